@@ -1,0 +1,46 @@
+#ifndef CUNUMPY_ASSERT_NO_TRANSFERS_HPP
+#define CUNUMPY_ASSERT_NO_TRANSFERS_HPP
+
+#include <type_traits>
+#include <utility>
+
+#include <cunumpy/source_location.hpp>
+#include <cunumpy/transfer_counter.hpp>
+#include <cunumpy/transfer_error.hpp>
+
+namespace cunumpy {
+namespace Impl {
+/// Throws TransferError when `counter` holds a host/device copy or a marker
+/// (kernel_conversion, fallback).
+void throw_if_transfers(const profiling::TransferCounter& counter,
+                        SourceLocation where);
+} // namespace Impl
+
+namespace profiling {
+
+/// Runs `f()` and returns its result; throws cunumpy::TransferError, whose
+/// message is the transfer report, when `f` copied between host and device
+/// (to_host, to_device) or ran host code on the device backend
+/// (kernel_conversion, fallback), whoever made the copy. Device-only copies
+/// (device_copy) and syncs are allowed. An exception thrown by `f` passes
+/// through unchanged.
+template <class F>
+decltype(auto)
+assert_no_transfers(F&& f, SourceLocation where = SourceLocation::current()) {
+  auto counted = count_transfers();
+  if constexpr (std::is_void_v<std::invoke_result_t<F>>) {
+    std::forward<F>(f)();
+    counted.stop();
+    cunumpy::Impl::throw_if_transfers(counted.counter(), where);
+  } else {
+    decltype(auto) result = std::forward<F>(f)();
+    counted.stop();
+    cunumpy::Impl::throw_if_transfers(counted.counter(), where);
+    return static_cast<std::invoke_result_t<F>>(result);
+  }
+}
+
+} // namespace profiling
+} // namespace cunumpy
+
+#endif

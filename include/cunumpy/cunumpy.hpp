@@ -1,0 +1,16 @@
+#ifndef CUNUMPY_CUNUMPY_HPP
+#define CUNUMPY_CUNUMPY_HPP
+
+// cunumpy: explicit, counted and enforceable host/device copies for Kokkos.
+
+#include <cunumpy/as_device_array.hpp>
+#include <cunumpy/assert_no_transfers.hpp>
+#include <cunumpy/conversions.hpp>
+#include <cunumpy/event.hpp>
+#include <cunumpy/source_location.hpp>
+#include <cunumpy/spaces.hpp>
+#include <cunumpy/transfer_counter.hpp>
+#include <cunumpy/transfer_error.hpp>
+#include <cunumpy/version.hpp>
+
+#endif

@@ -1,0 +1,85 @@
+#ifndef CUNUMPY_EVENT_HPP
+#define CUNUMPY_EVENT_HPP
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cunumpy {
+
+/// What an event is. `to_host`, `to_device` and `device_copy` are physical
+/// copies; `kernel_conversion` and `fallback` are markers without bytes;
+/// `sync` is a host wait, counted apart from the transfers.
+enum class EventKind : std::uint8_t {
+  to_host,
+  to_device,
+  device_copy,
+  kernel_conversion,
+  fallback,
+  sync,
+};
+
+inline constexpr std::size_t event_kind_count = 6;
+
+/// Every kind, in the order reports list them.
+inline constexpr std::array<EventKind, event_kind_count> all_event_kinds = {
+    EventKind::to_host,  EventKind::to_device,   EventKind::kernel_conversion,
+    EventKind::fallback, EventKind::device_copy, EventKind::sync};
+
+/// The name of `kind` as it appears in reports and rule files: "to_host".
+std::string_view to_string(EventKind kind) noexcept;
+
+/// The kind named `name` ("to_host", ...), or nothing for an unknown name.
+std::optional<EventKind> parse_event_kind(std::string_view name) noexcept;
+
+/// True for the kinds that move bytes: to_host, to_device, device_copy.
+constexpr bool is_copy(EventKind kind) noexcept {
+  return kind == EventKind::to_host || kind == EventKind::to_device ||
+         kind == EventKind::device_copy;
+}
+
+/// Where an event was caused: the caller of a cunumpy function, or the first
+/// stack frame outside Kokkos, cunumpy and the system libraries for a raw
+/// Kokkos call. `line` is 0 when no debug information was found; `file` then
+/// names the module and offset.
+struct CallSite {
+  std::string file;
+  int line = 0;
+  std::string function;
+
+  bool known() const noexcept { return !file.empty(); }
+  /// "file:line", "file" without a line, "<unknown>" when not known.
+  std::string str() const;
+};
+
+/// One recorded event.
+struct Event {
+  EventKind kind = EventKind::to_host;
+  /// Bytes moved (0 for markers and syncs).
+  std::uint64_t nbytes = 0;
+  /// What caused it: "to_device(shape=(100000,), dtype=float64)" for a
+  /// cunumpy call, `deep_copy("label", nbytes=800)` for a raw Kokkos copy.
+  std::string what;
+  /// The Kokkos label of the source view (of the fence for syncs).
+  std::string label;
+  std::string src_space;
+  std::string dst_space;
+  CallSite site;
+  /// The host waited for it (copies followed by their fence, every sync).
+  bool blocking = true;
+  /// A copy the host did not wait for (shown `[async]`).
+  bool async = false;
+  /// A wait the program did not ask for, e.g. a scalar read (`[implicit]`).
+  bool implicit = false;
+  /// Small integer naming the host thread that caused it.
+  std::uint32_t thread = 0;
+  /// Seconds since cunumpy started recording, and the event's duration.
+  double timestamp = 0.0;
+  double duration = 0.0;
+};
+
+} // namespace cunumpy
+
+#endif

@@ -1,0 +1,138 @@
+#ifndef CUNUMPY_IMPL_RECORDER_HPP
+#define CUNUMPY_IMPL_RECORDER_HPP
+
+// The part of the recorder that inline front-end code needs: installing the
+// Kokkos Tools hooks and attributing the events a cunumpy call causes to the
+// caller. The recorder itself lives in src/core.
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include <cunumpy/event.hpp>
+#include <cunumpy/source_location.hpp>
+
+namespace Kokkos {
+template <class T> struct complex;
+}
+
+namespace cunumpy::Impl {
+
+/// Installs cunumpy's Kokkos Tools callbacks the first time it is called,
+/// keeping the callbacks installed before (a tool loaded through
+/// KOKKOS_TOOLS_LIBS, another in-process hook) and forwarding every event to
+/// them. Does nothing when the cunumpy plugin already feeds the recorder.
+/// Throws std::runtime_error when Kokkos is not initialized.
+void ensure_hooks();
+
+/// Shape and element type of an array, for event descriptions.
+struct ArrayShape {
+  int rank = 0;
+  std::size_t extents[8] = {};
+  const char* dtype = "unknown";
+};
+
+/// "(100000,)", "()", "(3, 4)": the shape as Python writes a tuple.
+std::string shape_string(const ArrayShape& shape);
+
+/// The NumPy name of an element type: "float64", "int32", "complex128"...
+template <class T> constexpr const char* dtype_name() noexcept {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, bool>) {
+    return "bool";
+  } else if constexpr (std::is_integral_v<U>) {
+    constexpr bool s = std::is_signed_v<U>;
+    switch (sizeof(U)) {
+    case 1:
+      return s ? "int8" : "uint8";
+    case 2:
+      return s ? "int16" : "uint16";
+    case 4:
+      return s ? "int32" : "uint32";
+    default:
+      return s ? "int64" : "uint64";
+    }
+  } else if constexpr (std::is_same_v<U, float>) {
+    return "float32";
+  } else if constexpr (std::is_same_v<U, double>) {
+    return "float64";
+  } else if constexpr (std::is_same_v<U, std::complex<float>> ||
+                       std::is_same_v<U, Kokkos::complex<float>>) {
+    return "complex64";
+  } else if constexpr (std::is_same_v<U, std::complex<double>> ||
+                       std::is_same_v<U, Kokkos::complex<double>>) {
+    return "complex128";
+  } else {
+    return "unknown";
+  }
+}
+
+/// While alive, the events this thread causes are attributed to a cunumpy
+/// call: its caller's file and line, and a description such as
+/// "to_device(shape=(100000,), dtype=float64)". Scopes nest: an inner scope
+/// keeps the outer scope's call site (the user's line) and its own
+/// description. With `async`, the copies inside are recorded as copies the
+/// host did not wait for, whatever the Kokkos version reports.
+class ApiScope {
+public:
+  ApiScope(std::string_view api, SourceLocation where,
+           const ArrayShape* shape = nullptr, bool async = false);
+  /// For front ends that know the caller's location as text (Python).
+  ApiScope(std::string_view what, std::string_view file, int line,
+           std::string_view function, bool async = false);
+  ~ApiScope();
+
+  ApiScope(const ApiScope&) = delete;
+  ApiScope& operator=(const ApiScope&) = delete;
+
+  /// The innermost scope of the calling thread, or null.
+  static ApiScope* current() noexcept;
+
+  const std::string& what() const noexcept { return what_; }
+  const std::string& file() const noexcept { return file_; }
+  int line() const noexcept { return line_; }
+  const std::string& function() const noexcept { return function_; }
+  bool async() const noexcept { return async_; }
+
+  /// Recorder cache: interned ids of the call site and description.
+  std::uint32_t site_id = 0;
+  std::uint32_t what_id = 0;
+
+private:
+  void enter();
+
+  ApiScope* outer_ = nullptr;
+  std::string what_;
+  std::string file_;
+  int line_ = 0;
+  std::string function_;
+  bool async_ = false;
+};
+
+/// Records a marker event (`kernel_conversion`, `fallback`) with no bytes.
+void record_marker(EventKind kind, std::string_view what, SourceLocation where);
+
+/// While alive, a host wait the scope stands for (`synchronize()`, the wait of
+/// an async result) is recorded once: from the Kokkos fence event when the
+/// Kokkos version reports fences, else by the scope itself when it ends.
+class SyncScope {
+public:
+  SyncScope(std::string_view what, SourceLocation where, bool implicit = false);
+  ~SyncScope();
+
+  SyncScope(const SyncScope&) = delete;
+  SyncScope& operator=(const SyncScope&) = delete;
+
+private:
+  ApiScope api_;
+  std::uint64_t fences_before_;
+  double start_;
+  bool implicit_;
+};
+
+} // namespace cunumpy::Impl
+
+#endif

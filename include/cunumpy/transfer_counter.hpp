@@ -1,0 +1,142 @@
+#ifndef CUNUMPY_TRANSFER_COUNTER_HPP
+#define CUNUMPY_TRANSFER_COUNTER_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cunumpy/event.hpp>
+
+namespace cunumpy {
+namespace Impl {
+struct CounterState;
+}
+
+namespace profiling {
+
+/// Events aggregated by call site: every event of one kind, site,
+/// description and blocking/implicit flags adds to one summary, so a counter's
+/// memory depends on the number of sites, not on the number of events.
+struct SiteSummary {
+  EventKind kind = EventKind::to_host;
+  CallSite site;
+  std::string what;
+  bool blocking = true;
+  bool async = false;
+  bool implicit = false;
+  std::uint64_t count = 0;
+  std::uint64_t nbytes = 0;     ///< sum over the events
+  std::uint64_t max_nbytes = 0; ///< largest single event
+  double seconds = 0.0;         ///< time spent in the events
+};
+
+/// Counts the events recorded while it is attached (by count_transfers or a
+/// TransferBudget phase): totals per kind, bytes, time, aggregates per call
+/// site, and the most recent raw events (a bounded number; counts stay exact
+/// however many events there are). Safe to read while other threads record.
+class TransferCounter {
+public:
+  /// `max_events` raw events are kept (the newest); 0 keeps none.
+  explicit TransferCounter(std::size_t max_events = default_max_events);
+  ~TransferCounter();
+  TransferCounter(TransferCounter&&) noexcept;
+  TransferCounter& operator=(TransferCounter&&) noexcept;
+  TransferCounter(const TransferCounter&) = delete;
+  TransferCounter& operator=(const TransferCounter&) = delete;
+
+  static constexpr std::size_t default_max_events = 4096;
+
+  /// Transfers and markers: to_host + to_device + device_copy +
+  /// kernel_conversion + fallback. Syncs are not included.
+  std::uint64_t total() const;
+  std::uint64_t to_host() const;
+  std::uint64_t to_device() const;
+  std::uint64_t device_copy() const;
+  std::uint64_t kernel_conversion() const;
+  std::uint64_t fallback() const;
+  std::uint64_t syncs() const;
+  std::uint64_t count(EventKind kind) const;
+
+  std::uint64_t bytes_to_host() const;
+  std::uint64_t bytes_to_device() const;
+  std::uint64_t bytes(EventKind kind) const;
+  /// Seconds spent in events of `kind` (copy time, or wait time for syncs).
+  double seconds(EventKind kind) const;
+  /// Copies of `kind` the host did not wait for.
+  std::uint64_t async_count(EventKind kind) const;
+
+  /// The newest raw events, oldest first (at most `max_events`).
+  std::vector<Event> events() const;
+  /// Events that were counted but are no longer kept as raw events.
+  std::uint64_t events_dropped() const;
+  /// Aggregates per call site, in report order.
+  std::vector<SiteSummary> sites() const;
+
+  /// The seed's report: a summary line, then one section per kind with one
+  /// line per call site, e.g.
+  /// `  file.cpp:17: to_device(shape=(100000,), dtype=float64) (x10)`.
+  std::string report() const;
+
+  /// Forgets every event.
+  void clear();
+
+  /// The shared state the recorder writes into (for front ends).
+  const std::shared_ptr<cunumpy::Impl::CounterState>& state() const noexcept {
+    return state_;
+  }
+
+private:
+  std::shared_ptr<cunumpy::Impl::CounterState> state_;
+};
+
+/// While alive, counts every event of every thread into a counter. Returned
+/// by count_transfers(); scopes nest, each counter sees the events of its
+/// whole lifetime.
+class TransferCountScope {
+public:
+  explicit TransferCountScope(TransferCounter& counter);
+  TransferCountScope();
+  ~TransferCountScope();
+  TransferCountScope(TransferCountScope&&) noexcept;
+  TransferCountScope& operator=(TransferCountScope&&) = delete;
+  TransferCountScope(const TransferCountScope&) = delete;
+  TransferCountScope& operator=(const TransferCountScope&) = delete;
+
+  /// The counter the scope counts into.
+  TransferCounter& counter() noexcept { return *counter_; }
+  const TransferCounter& counter() const noexcept { return *counter_; }
+
+  /// Stops counting before the scope ends; the counter keeps its events.
+  void stop() noexcept;
+
+private:
+  std::unique_ptr<TransferCounter> owned_;
+  TransferCounter* counter_ = nullptr;
+  std::shared_ptr<cunumpy::Impl::CounterState> attached_;
+};
+
+/// Counts the host/device copies, markers and syncs of every thread, whoever
+/// makes them (cunumpy, Kokkos::deep_copy, DualView, Kokkos Kernels), until
+/// the returned scope ends:
+///
+///     auto counted = cunumpy::profiling::count_transfers();
+///     step(state, dt);
+///     std::cout << counted.counter().report();
+[[nodiscard]] TransferCountScope count_transfers();
+
+/// Adds the events until the returned scope ends to `counter`, e.g. to
+/// accumulate over several calls. `counter` must outlive the scope.
+[[nodiscard]] TransferCountScope count_transfers(TransferCounter& counter);
+
+/// Stack frames captured per event that no cunumpy call explains (a raw
+/// Kokkos::deep_copy), to find its file and line; 0 turns capture off and
+/// such events get the unknown site. Default 32, or CUNUMPY_BACKTRACE.
+void set_backtrace_depth(int depth);
+int backtrace_depth();
+
+} // namespace profiling
+} // namespace cunumpy
+
+#endif

@@ -1,0 +1,338 @@
+#include "call_sites.hpp"
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#ifdef CUNUMPY_HAVE_LIBDW
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#endif
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace cunumpy::Impl {
+namespace {
+
+std::string demangle(const char* name) {
+  if (name == nullptr)
+    return {};
+  int status = 0;
+  char* readable = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || readable == nullptr)
+    return name;
+  std::string result(readable);
+  std::free(readable);
+  return result;
+}
+
+std::string_view basename_of(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
+bool contains_nocase(std::string_view text, std::string_view part) {
+  auto it = std::search(text.begin(), text.end(), part.begin(), part.end(),
+                        [](char a, char b) {
+                          return std::tolower(static_cast<unsigned char>(a)) ==
+                                 std::tolower(static_cast<unsigned char>(b));
+                        });
+  return it != text.end();
+}
+
+std::uint64_t hash_frames(const void* const* frames, int count) {
+  std::uint64_t hash = 1469598103934665603ull; // FNV-1a over the addresses
+  for (int i = 0; i < count; ++i) {
+    auto value = reinterpret_cast<std::uintptr_t>(frames[i]);
+    hash ^= value;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+} // namespace
+
+bool is_library_frame(const SourceFrame& frame) {
+  const std::string_view module = basename_of(frame.module);
+  // Kokkos, Kokkos Kernels, Trilinos' Kokkos, cunumpy and its plugin/module.
+  if (contains_nocase(module, "kokkos") || starts_with(module, "libcunumpy") ||
+      starts_with(module, "_core.") || starts_with(module, "_core.cpython"))
+    return true;
+  // The C and C++ runtimes and the Python interpreter.
+  for (std::string_view runtime :
+       {"libc.so", "libc-", "libstdc++", "libgcc_s", "ld-linux", "libm.so",
+        "libpthread", "libdl.so", "libpython", "libgomp", "python3"})
+    if (starts_with(module, runtime))
+      return true;
+  if (module == "python")
+    return true;
+  const std::string_view file = frame.file;
+  if (!file.empty()) {
+    const std::string_view name = basename_of(file);
+    if (starts_with(name, "Kokkos") || contains(file, "/include/cunumpy/") ||
+        starts_with(file, "/usr/include/") || contains(file, "/desul/") ||
+        contains(file, "/mdspan/") || contains(file, "/pybind11/"))
+      return true;
+    return false;
+  }
+  // No line information: judge by the function's namespace.
+  const std::string_view function = frame.function;
+  return starts_with(function, "Kokkos::") ||
+         starts_with(function, "cunumpy::") || starts_with(function, "std::") ||
+         starts_with(function, "KokkosBlas::") ||
+         starts_with(function, "KokkosSparse::") ||
+         starts_with(function, "pybind11::");
+}
+
+SiteTable::SiteTable() : symbolizer_(std::make_unique<Symbolizer>()) {
+  entries_.emplace_back(); // id 0: unknown
+  entries_.front().resolved = CallSite{};
+}
+
+SiteTable::~SiteTable() = default;
+
+std::uint32_t SiteTable::known(std::string_view file, int line,
+                               std::string_view function) {
+  std::string key;
+  key.reserve(file.size() + function.size() + 16);
+  key.append(file).append(1, '\0').append(std::to_string(line));
+  key.append(1, '\0').append(function);
+  auto found = known_index_.find(key);
+  if (found != known_index_.end())
+    return found->second;
+  const auto id = static_cast<std::uint32_t>(entries_.size());
+  Entry& entry = entries_.emplace_back();
+  entry.resolved = CallSite{std::string(file), line,
+                            demangle(std::string(function).c_str())};
+  known_index_.emplace(std::move(key), id);
+  return id;
+}
+
+std::uint32_t SiteTable::stack(const void* const* frames, int count,
+                               std::uint32_t fallback) {
+  if (count <= 0)
+    return fallback;
+  const std::uint64_t hash =
+      hash_frames(frames, count) ^ (std::uint64_t(fallback) << 1);
+  auto range = stack_index_.equal_range(hash);
+  for (auto it = range.first; it != range.second; ++it) {
+    const Entry& entry = entries_[it->second];
+    if (entry.fallback == fallback &&
+        entry.frames.size() == static_cast<std::size_t>(count) &&
+        std::equal(entry.frames.begin(), entry.frames.end(), frames))
+      return it->second;
+  }
+  const auto id = static_cast<std::uint32_t>(entries_.size());
+  Entry& entry = entries_.emplace_back();
+  entry.frames.assign(frames, frames + count);
+  entry.fallback = fallback;
+  stack_index_.emplace(hash, id);
+  return id;
+}
+
+const CallSite& SiteTable::resolve(std::uint32_t id) {
+  if (id >= entries_.size())
+    id = 0;
+  Entry& entry = entries_[id];
+  if (!entry.resolved)
+    entry.resolved = symbolize(entry);
+  return *entry.resolved;
+}
+
+CallSite SiteTable::symbolize(const Entry& entry) {
+  // The first source frame outside the libraries, preferring one with a
+  // line; else the fallback site; else the first frame with a module.
+  std::optional<SourceFrame> without_line;
+  for (const void* pc : entry.frames) {
+    for (SourceFrame& frame : symbolizer_->frames(pc)) {
+      if (is_library_frame(frame))
+        continue;
+      if (frame.line > 0)
+        return CallSite{frame.file, frame.line, frame.function};
+      if (!without_line)
+        without_line = std::move(frame);
+    }
+  }
+  if (entry.fallback != 0)
+    return resolve(entry.fallback);
+  if (without_line) {
+    char offset[32];
+    std::snprintf(offset, sizeof offset, "+0x%zx",
+                  static_cast<std::size_t>(without_line->offset));
+    std::string file =
+        without_line->file.empty()
+            ? std::string(basename_of(without_line->module)) + offset
+            : without_line->file;
+    return CallSite{std::move(file), 0, without_line->function};
+  }
+  return CallSite{};
+}
+
+#ifdef CUNUMPY_HAVE_LIBDW
+
+struct Symbolizer::State {
+  Dwfl_Callbacks callbacks{};
+  char* debuginfo_path = nullptr;
+  Dwfl* dwfl = nullptr;
+
+  State() {
+    callbacks.find_elf = dwfl_linux_proc_find_elf;
+    callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    callbacks.debuginfo_path = &debuginfo_path;
+    report();
+  }
+  ~State() {
+    if (dwfl != nullptr)
+      dwfl_end(dwfl);
+  }
+
+  // (Re)reads the modules mapped into this process; called again when an
+  // address falls in a library loaded after the last report.
+  void report() {
+    if (dwfl == nullptr)
+      dwfl = dwfl_begin(&callbacks);
+    if (dwfl == nullptr)
+      return;
+    dwfl_report_begin(dwfl);
+    dwfl_linux_proc_report(dwfl, getpid());
+    dwfl_report_end(dwfl, nullptr, nullptr);
+  }
+};
+
+namespace {
+
+const char* die_name(Dwarf_Die* die) {
+  Dwarf_Attribute attribute;
+  for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
+    if (dwarf_attr_integrate(die, name, &attribute) != nullptr) {
+      if (const char* text = dwarf_formstring(&attribute))
+        return text;
+    }
+  }
+  return nullptr;
+}
+
+std::string function_name(Dwarf_Die* die) {
+  const char* name = die_name(die);
+  return name != nullptr ? demangle(name) : std::string();
+}
+
+} // namespace
+
+Symbolizer::Symbolizer() : state_(std::make_unique<State>()) {}
+Symbolizer::~Symbolizer() = default;
+
+std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
+  std::vector<SourceFrame> result;
+  if (state_->dwfl == nullptr || return_address == nullptr)
+    return result;
+  // A return address points after the call; look up the call itself.
+  const auto pc = reinterpret_cast<Dwarf_Addr>(return_address) - 1;
+  Dwfl_Module* module = dwfl_addrmodule(state_->dwfl, pc);
+  if (module == nullptr) {
+    state_->report();
+    module = dwfl_addrmodule(state_->dwfl, pc);
+  }
+  if (module == nullptr)
+    return result;
+
+  Dwarf_Addr module_start = 0;
+  const char* module_name =
+      dwfl_module_info(module, nullptr, &module_start, nullptr, nullptr,
+                       nullptr, nullptr, nullptr);
+  SourceFrame current;
+  current.module = module_name != nullptr ? module_name : "";
+  current.offset = static_cast<std::uintptr_t>(pc - module_start);
+  current.function = demangle(dwfl_module_addrname(module, pc));
+
+  if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {
+    int line_number = 0;
+    const char* file =
+        dwfl_lineinfo(line, nullptr, &line_number, nullptr, nullptr, nullptr);
+    if (file != nullptr) {
+      current.file = file;
+      current.line = line_number;
+    }
+  }
+
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* cu = dwfl_module_addrdie(module, pc, &bias);
+  Dwarf_Die* scopes = nullptr;
+  const int count = cu != nullptr ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+  Dwarf_Files* files = nullptr;
+  size_t file_count = 0;
+  if (cu != nullptr)
+    dwarf_getsrcfiles(cu, &files, &file_count);
+
+  for (int i = 0; i < count; ++i) {
+    Dwarf_Die* scope = &scopes[i];
+    const int tag = dwarf_tag(scope);
+    if (tag == DW_TAG_inlined_subroutine) {
+      // `current` is inside the inlined function; its call site is the
+      // location in the caller.
+      std::string name = function_name(scope);
+      if (!name.empty())
+        current.function = std::move(name);
+      result.push_back(current);
+      Dwarf_Attribute attribute;
+      Dwarf_Word value = 0;
+      if (files != nullptr &&
+          dwarf_formudata(dwarf_attr(scope, DW_AT_call_file, &attribute),
+                          &value) == 0) {
+        const char* file = dwarf_filesrc(files, value, nullptr, nullptr);
+        current.file = file != nullptr ? file : "";
+      }
+      if (dwarf_formudata(dwarf_attr(scope, DW_AT_call_line, &attribute),
+                          &value) == 0)
+        current.line = static_cast<int>(value);
+      current.function.clear();
+    } else if (tag == DW_TAG_subprogram) {
+      std::string name = function_name(scope);
+      if (!name.empty())
+        current.function = std::move(name);
+      break;
+    }
+  }
+  std::free(scopes);
+  if (current.function.empty())
+    current.function = demangle(dwfl_module_addrname(module, pc));
+  result.push_back(std::move(current));
+  return result;
+}
+
+#else // without libdw: module and symbol names from the dynamic linker
+
+struct Symbolizer::State {};
+Symbolizer::Symbolizer() = default;
+Symbolizer::~Symbolizer() = default;
+
+std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
+  std::vector<SourceFrame> result;
+  Dl_info info{};
+  const void* pc = static_cast<const char*>(return_address) - 1;
+  if (dladdr(pc, &info) == 0)
+    return result;
+  SourceFrame frame;
+  frame.module = info.dli_fname != nullptr ? info.dli_fname : "";
+  frame.function = demangle(info.dli_sname);
+  frame.offset = reinterpret_cast<std::uintptr_t>(pc) -
+                 reinterpret_cast<std::uintptr_t>(info.dli_fbase);
+  result.push_back(std::move(frame));
+  return result;
+}
+
+#endif
+
+} // namespace cunumpy::Impl

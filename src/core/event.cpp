@@ -1,0 +1,38 @@
+#include <cunumpy/event.hpp>
+
+namespace cunumpy {
+
+std::string_view to_string(EventKind kind) noexcept {
+  switch (kind) {
+  case EventKind::to_host:
+    return "to_host";
+  case EventKind::to_device:
+    return "to_device";
+  case EventKind::device_copy:
+    return "device_copy";
+  case EventKind::kernel_conversion:
+    return "kernel_conversion";
+  case EventKind::fallback:
+    return "fallback";
+  case EventKind::sync:
+    return "sync";
+  }
+  return "unknown";
+}
+
+std::optional<EventKind> parse_event_kind(std::string_view name) noexcept {
+  for (EventKind kind : all_event_kinds)
+    if (to_string(kind) == name)
+      return kind;
+  return std::nullopt;
+}
+
+std::string CallSite::str() const {
+  if (file.empty())
+    return "<unknown>";
+  if (line <= 0)
+    return file;
+  return file + ":" + std::to_string(line);
+}
+
+} // namespace cunumpy

@@ -1,0 +1,157 @@
+#ifndef CUNUMPY_SRC_RECORDER_HPP
+#define CUNUMPY_SRC_RECORDER_HPP
+
+// The recorder: one per process. Kokkos Tools events (from the in-process
+// hooks or from the plugin) and cunumpy's own calls arrive through the
+// functions of namespace `feed`; each becomes a RawEvent dispatched, under
+// one mutex, to every attached sink: counters, budgets, the plugin's report.
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <cunumpy/event.hpp>
+
+#include "call_sites.hpp"
+#include "string_table.hpp"
+
+namespace cunumpy::Impl {
+
+/// An event as the recorder stores it: strings and call sites are ids.
+struct RawEvent {
+  EventKind kind = EventKind::to_host;
+  bool blocking = true;
+  bool implicit = false;
+  std::uint32_t thread = 0;
+  std::uint64_t nbytes = 0;
+  std::uint32_t site = 0;      ///< SiteTable id
+  std::uint32_t what = 0;      ///< StringTable id of the description
+  std::uint32_t label = 0;     ///< StringTable id
+  std::uint32_t src_space = 0; ///< StringTable id
+  std::uint32_t dst_space = 0; ///< StringTable id
+  double start = 0.0;          ///< seconds since the recorder started
+  double duration = 0.0;
+
+  bool async() const noexcept { return is_copy(kind) && !blocking; }
+};
+
+/// A DualView sync or modify, with the copy a sync caused (if any).
+struct DualViewEvent {
+  std::uint32_t label = 0;
+  const void* pointer = nullptr;
+  bool sync = true;    ///< sync (else modify)
+  bool device = true;  ///< sync to / modify on the device side
+  bool copied = false; ///< a sync that copied
+  EventKind copy_kind = EventKind::to_device;
+  std::uint64_t nbytes = 0;
+  std::uint32_t site = 0;
+  double time = 0.0;
+};
+
+/// Receives the recorder's events. Every call is made with the recorder's
+/// mutex held; a sink must not call back into the recorder's locking API.
+class EventSink {
+public:
+  virtual ~EventSink() = default;
+  virtual void on_event(const RawEvent& event) = 0;
+  virtual void on_region_push(std::uint32_t /*name*/, double /*time*/) {}
+  virtual void on_region_pop(double /*time*/) {}
+  virtual void on_dual_view(const DualViewEvent& /*event*/) {}
+};
+
+/// Converts a raw event into the public Event (resolving ids). Needs the
+/// recorder's mutex held.
+Event to_public(const RawEvent& event);
+
+class Recorder {
+public:
+  static Recorder& instance();
+
+  std::mutex& mutex() noexcept { return mutex_; }
+
+  /// Sinks receive every event while attached; attaching one twice counts
+  /// once (the second attach only raises a reference count).
+  void attach(EventSink* sink);
+  void detach(EventSink* sink);
+  bool has_sinks() const noexcept {
+    return sink_count_.load(std::memory_order_acquire) > 0;
+  }
+
+  // With the mutex held:
+  StringTable& strings() noexcept { return strings_; }
+  SiteTable& sites() noexcept { return sites_; }
+  void dispatch(const RawEvent& event);
+  void dispatch_region_push(std::uint32_t name, double time);
+  void dispatch_region_pop(double time);
+  void dispatch_dual_view(const DualViewEvent& event);
+
+  /// Seconds since the recorder started.
+  double now() const noexcept;
+
+  /// Stack frames captured per event without a cunumpy call site
+  /// (CUNUMPY_BACKTRACE; 0 turns capture off).
+  int backtrace_depth() const noexcept {
+    return backtrace_depth_.load(std::memory_order_relaxed);
+  }
+  void set_backtrace_depth(int depth) noexcept;
+
+  /// Set by the plugin: Kokkos feeds the recorder through it, so the
+  /// in-process hooks must not be installed as well.
+  void set_fed_by_plugin(bool value) noexcept { fed_by_plugin_ = value; }
+  bool fed_by_plugin() const noexcept { return fed_by_plugin_; }
+
+  /// A front end's guess at the caller when no cunumpy call is active (the
+  /// Python module: the current Python line). Called without the mutex, on
+  /// the thread of the event; returns false when it knows nothing.
+  using SiteProvider = bool (*)(std::string& file, int& line,
+                                std::string& function);
+  void set_site_provider(SiteProvider provider) noexcept {
+    site_provider_.store(provider, std::memory_order_release);
+  }
+  SiteProvider site_provider() const noexcept {
+    return site_provider_.load(std::memory_order_acquire);
+  }
+
+private:
+  Recorder();
+
+  std::mutex mutex_;
+  std::vector<std::pair<EventSink*, int>> sinks_;
+  std::atomic<int> sink_count_{0};
+  StringTable strings_;
+  SiteTable sites_;
+  std::atomic<int> backtrace_depth_;
+  std::atomic<SiteProvider> site_provider_{nullptr};
+  bool fed_by_plugin_ = false;
+};
+
+/// The entry points of Kokkos Tools events, shared by the in-process hooks
+/// and the plugin. None of them throws.
+namespace feed {
+void begin_deep_copy(const char* dst_space, const char* dst_label,
+                     const void* dst_ptr, const char* src_space,
+                     const char* src_label, const void* src_ptr,
+                     std::uint64_t size) noexcept;
+void end_deep_copy() noexcept;
+void begin_fence(const char* name, std::uint32_t device_id) noexcept;
+void end_fence() noexcept;
+void push_region(const char* name) noexcept;
+void pop_region() noexcept;
+void dual_view_sync(const char* label, const void* ptr,
+                    bool to_device) noexcept;
+void dual_view_modify(const char* label, const void* ptr,
+                      bool on_device) noexcept;
+} // namespace feed
+
+/// Number of fence events seen on the calling thread (for SyncScope).
+std::uint64_t thread_fence_count() noexcept;
+
+/// Changes whenever a device space is registered (invalidates caches).
+std::uint64_t device_space_generation() noexcept;
+
+} // namespace cunumpy::Impl
+
+#endif

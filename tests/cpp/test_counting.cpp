@@ -1,0 +1,253 @@
+// Counting: every copy Kokkos makes between host and device is recorded,
+// whoever made it, with its size, direction and the line that caused it.
+
+#include <atomic>
+#include <gtest/gtest-spi.h>
+#include <thread>
+#include <vector>
+
+#include <Kokkos_DualView.hpp>
+
+#include <cunumpy/testing/gtest.hpp>
+
+#include "test_helpers.hpp"
+
+#if CUNUMPY_HAS_FAKE_DEVICE
+
+namespace {
+
+using cunumpy::EventKind;
+using cunumpy::TransferError;
+using cunumpy::profiling::assert_no_transfers;
+using cunumpy::profiling::count_transfers;
+using cunumpy::profiling::TransferCounter;
+using cunumpy::testing::FakeDevice;
+using cunumpy_tests::iota_host;
+using cunumpy_tests::site;
+
+using DeviceVector = Kokkos::View<double*, FakeDevice>;
+using HostVector = Kokkos::View<double*, Kokkos::HostSpace>;
+
+TEST(Counting, ReportFollowsTheSeedFormat) {
+  auto host = iota_host(100000);
+  DeviceVector device("device", 100000);
+  auto counted = count_transfers();
+  int up_line = 0, down_line = 0;
+  for (int step = 0; step < 10; ++step) {
+    up_line = __LINE__ + 1;
+    device = cunumpy::to_device<FakeDevice>(host);
+    down_line = __LINE__ + 1;
+    host = cunumpy::to_host(device);
+  }
+  const auto& counter = counted.counter();
+  EXPECT_EQ(counter.total(), 20u);
+  const std::string expected =
+      "20 transfer(s) through cunumpy (10 to_host, 10 to_device, 0 "
+      "kernel_conversion, 0 fallback, 0 device_copy)\n"
+      "  to_host (10):\n"
+      "    " +
+      site(__FILE__, down_line) +
+      ": to_host(shape=(100000,), dtype=float64) (x10)\n"
+      "  to_device (10):\n"
+      "    " +
+      site(__FILE__, up_line) +
+      ": to_device(shape=(100000,), dtype=float64) (x10)\n";
+  EXPECT_EQ(counter.report(), expected);
+}
+
+TEST(Counting, RawDeepCopyIsAttributedToItsSourceLine) {
+  auto host = iota_host(64, "raw_host");
+  DeviceVector device("raw_device", 64);
+  auto counted = count_transfers();
+  const int line = __LINE__ + 1;
+  Kokkos::deep_copy(device, host);
+  const auto events = counted.counter().events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, EventKind::to_device);
+  EXPECT_EQ(events[0].nbytes, 64 * sizeof(double));
+  EXPECT_EQ(events[0].site.str(), site(__FILE__, line))
+      << counted.counter().report();
+  EXPECT_EQ(events[0].what, "deep_copy(\"raw_host\", nbytes=512)");
+}
+
+TEST(Counting, MirrorAndCopyIsCountedHostToHostIsNot) {
+  DeviceVector device("d", 32);
+  auto counted = count_transfers();
+  auto mirror =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), device);
+  HostVector other("other", 32);
+  Kokkos::deep_copy(other, mirror); // host to host: not a transfer
+  EXPECT_EQ(counted.counter().to_host(), 1u);
+  EXPECT_EQ(counted.counter().total(), 1u);
+}
+
+TEST(Counting, DeviceToDeviceIsADeviceCopy) {
+  DeviceVector a("a", 10), b("b", 10);
+  auto counted = count_transfers();
+  Kokkos::deep_copy(b, a);
+  EXPECT_EQ(counted.counter().device_copy(), 1u);
+  EXPECT_EQ(counted.counter().bytes(EventKind::device_copy), 80u);
+  EXPECT_EQ(counted.counter().total(), 1u);
+}
+
+TEST(Counting, ScalarReadIsAnImplicitSync) {
+  Kokkos::View<double, FakeDevice> norm("norm");
+  auto counted = count_transfers();
+  double value = 0.0;
+  Kokkos::deep_copy(value, norm);
+  const auto& counter = counted.counter();
+  EXPECT_EQ(counter.to_host(), 1u);
+  EXPECT_EQ(counter.bytes_to_host(), 8u);
+  EXPECT_EQ(counter.syncs(), 1u);
+  EXPECT_EQ(counter.total(), 1u); // syncs are not transfers
+  const auto events = counter.events();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].kind, EventKind::sync);
+  EXPECT_TRUE(events[1].implicit);
+  EXPECT_NE(counter.report().find("[implicit]"), std::string::npos);
+}
+
+TEST(Counting, DualViewSyncIsCounted) {
+  Kokkos::DualView<double*, FakeDevice> dual("dual", 100);
+  auto counted = count_transfers();
+  dual.modify_host();
+  dual.sync_device();
+  dual.modify_device();
+  dual.sync_host();
+  EXPECT_EQ(counted.counter().to_device(), 1u);
+  EXPECT_EQ(counted.counter().to_host(), 1u);
+  EXPECT_EQ(counted.counter().bytes_to_device(), 800u);
+}
+
+TEST(Counting, ScopesNestAndAccumulate) {
+  auto host = iota_host(4);
+  TransferCounter accumulated;
+  for (int call = 0; call < 3; ++call) {
+    auto outer = count_transfers(accumulated);
+    auto inner = count_transfers();
+    (void)cunumpy::to_device<FakeDevice>(host);
+    EXPECT_EQ(inner.counter().to_device(), 1u);
+  }
+  EXPECT_EQ(accumulated.to_device(), 3u);
+  // Attaching a counter twice counts once.
+  {
+    auto a = count_transfers(accumulated);
+    auto b = count_transfers(accumulated);
+    (void)cunumpy::to_device<FakeDevice>(host);
+  }
+  EXPECT_EQ(accumulated.to_device(), 4u);
+  // After its scope, a counter no longer counts.
+  (void)cunumpy::to_device<FakeDevice>(host);
+  EXPECT_EQ(accumulated.to_device(), 4u);
+}
+
+TEST(Counting, StopEndsCountingEarly) {
+  auto host = iota_host(4);
+  auto counted = count_transfers();
+  (void)cunumpy::to_device<FakeDevice>(host);
+  counted.stop();
+  (void)cunumpy::to_device<FakeDevice>(host);
+  EXPECT_EQ(counted.counter().to_device(), 1u);
+}
+
+TEST(Counting, EventsFromManyThreadsAreAllCounted) {
+  constexpr int threads = 4;
+  constexpr int copies = 2000;
+  auto counted = count_transfers();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([] {
+      HostVector host("h", 8);
+      DeviceVector device("d", 8);
+      for (int i = 0; i < copies; ++i)
+        Kokkos::deep_copy(device, host);
+    });
+  for (auto& worker : workers)
+    worker.join();
+  EXPECT_EQ(counted.counter().to_device(), std::uint64_t(threads * copies));
+  EXPECT_EQ(counted.counter().bytes_to_device(),
+            std::uint64_t(threads * copies * 8 * sizeof(double)));
+}
+
+TEST(Counting, RawEventsAreBoundedCountsStayExact) {
+  HostVector host("h", 1);
+  DeviceVector device("d", 1);
+  TransferCounter counter(100);
+  {
+    auto counted = count_transfers(counter);
+    for (int i = 0; i < 5000; ++i)
+      Kokkos::deep_copy(device, host);
+  }
+  EXPECT_EQ(counter.to_device(), 5000u);
+  EXPECT_EQ(counter.events().size(), 100u);
+  EXPECT_EQ(counter.events_dropped(), 4900u);
+  ASSERT_EQ(counter.sites().size(), 1u);
+  EXPECT_EQ(counter.sites()[0].count, 5000u);
+  counter.clear();
+  EXPECT_EQ(counter.total(), 0u);
+  EXPECT_TRUE(counter.events().empty());
+}
+
+TEST(Counting, CallSiteCaptureCanBeTurnedOff) {
+  HostVector host("h", 1);
+  DeviceVector device("d", 1);
+  const int saved = cunumpy::profiling::backtrace_depth();
+  cunumpy::profiling::set_backtrace_depth(0);
+  auto counted = count_transfers();
+  Kokkos::deep_copy(device, host);
+  cunumpy::profiling::set_backtrace_depth(saved);
+  const auto events = counted.counter().events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_FALSE(events[0].site.known());
+  EXPECT_EQ(events[0].site.str(), "<unknown>");
+  // cunumpy's own calls know their caller without a stack.
+  cunumpy::profiling::set_backtrace_depth(0);
+  (void)cunumpy::to_device<FakeDevice>(host);
+  cunumpy::profiling::set_backtrace_depth(saved);
+  EXPECT_TRUE(counted.counter().events().back().site.known());
+}
+
+TEST(AssertNoTransfers, PassesForDeviceOnlyWork) {
+  DeviceVector a("a", 10), b("b", 10);
+  const int result = assert_no_transfers([&] {
+    Kokkos::deep_copy(b, a); // device_copy: allowed
+    return 7;
+  });
+  EXPECT_EQ(result, 7);
+}
+
+TEST(AssertNoTransfers, ThrowsWithTheReportNamingTheLine) {
+  auto host = iota_host(10);
+  int line = 0;
+  try {
+    assert_no_transfers([&] {
+      line = __LINE__ + 1;
+      (void)cunumpy::to_device<FakeDevice>(host);
+    });
+    FAIL() << "expected cunumpy::TransferError";
+  } catch (const TransferError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("1 transfer(s) through cunumpy"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find(site(__FILE__, line)), std::string::npos) << message;
+  }
+}
+
+TEST(AssertNoTransfers, ExceptionsOfTheCallablePassThrough) {
+  EXPECT_THROW(
+      assert_no_transfers([] { throw std::logic_error("from the callable"); }),
+      std::logic_error);
+}
+
+TEST(AssertNoTransfers, GoogleTestMacros) {
+  DeviceVector a("a", 10), b("b", 10);
+  EXPECT_NO_TRANSFERS(Kokkos::deep_copy(b, a));
+  ASSERT_NO_TRANSFERS(Kokkos::deep_copy(b, a));
+  auto host = iota_host(10);
+  EXPECT_NONFATAL_FAILURE(EXPECT_NO_TRANSFERS(Kokkos::deep_copy(a, host)),
+                          "to_device (1)");
+}
+
+} // namespace
+
+#endif // CUNUMPY_HAS_FAKE_DEVICE
