@@ -9,6 +9,7 @@
 #include <cunumpy/event.hpp>
 #include <cunumpy/source_location.hpp>
 #include <cunumpy/spaces.hpp>
+#include <cunumpy/transfer_budget.hpp>
 #include <cunumpy/transfer_counter.hpp>
 #include <cunumpy/transfer_error.hpp>
 #include <cunumpy/version.hpp>

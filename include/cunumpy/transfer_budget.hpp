@@ -1,0 +1,280 @@
+#ifndef CUNUMPY_TRANSFER_BUDGET_HPP
+#define CUNUMPY_TRANSFER_BUDGET_HPP
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <cunumpy/event.hpp>
+#include <cunumpy/transfer_counter.hpp>
+
+namespace cunumpy {
+namespace Impl {
+struct BudgetState;
+}
+
+namespace profiling {
+
+/// Limits on the events of one kind in a phase. Unset limits do not apply.
+///
+///     Limits().max_nbytes(8).blocking(false)   // non-blocking scalar reads
+class Limits {
+public:
+  /// No single event may move more than `bytes`.
+  Limits& max_nbytes(std::uint64_t bytes) & {
+    max_nbytes_ = bytes;
+    return *this;
+  }
+  /// At most `count` events in the phase, over all its calls.
+  Limits& max_count(std::uint64_t count) & {
+    max_count_ = count;
+    return *this;
+  }
+  /// At most `bytes` in all events of the phase together.
+  Limits& max_total_bytes(std::uint64_t bytes) & {
+    max_total_bytes_ = bytes;
+    return *this;
+  }
+  /// Every event must have this `blocking` value (false: the host did not
+  /// wait for the copy).
+  Limits& blocking(bool value) & {
+    blocking_ = value;
+    return *this;
+  }
+  /// Every event must have this `implicit` value (false rejects waits the
+  /// program did not ask for, such as scalar reads).
+  Limits& implicit(bool value) & {
+    implicit_ = value;
+    return *this;
+  }
+  // Rvalue overloads, so `Limits().max_nbytes(8).blocking(false)` is a
+  // Limits and not a reference to a temporary.
+  Limits&& max_nbytes(std::uint64_t bytes) && {
+    return std::move(max_nbytes(bytes));
+  }
+  Limits&& max_count(std::uint64_t count) && {
+    return std::move(max_count(count));
+  }
+  Limits&& max_total_bytes(std::uint64_t bytes) && {
+    return std::move(max_total_bytes(bytes));
+  }
+  Limits&& blocking(bool value) && { return std::move(blocking(value)); }
+  Limits&& implicit(bool value) && { return std::move(implicit(value)); }
+
+  std::optional<std::uint64_t> max_nbytes() const { return max_nbytes_; }
+  std::optional<std::uint64_t> max_count() const { return max_count_; }
+  std::optional<std::uint64_t> max_total_bytes() const {
+    return max_total_bytes_;
+  }
+  std::optional<bool> blocking() const { return blocking_; }
+  std::optional<bool> implicit() const { return implicit_; }
+
+  /// "max_nbytes=8, blocking=false", or "no limits".
+  std::string str() const;
+
+private:
+  std::optional<std::uint64_t> max_nbytes_;
+  std::optional<std::uint64_t> max_count_;
+  std::optional<std::uint64_t> max_total_bytes_;
+  std::optional<bool> blocking_;
+  std::optional<bool> implicit_;
+};
+
+/// The rule of a phase: the listed kinds are allowed within their limits;
+/// every other kind is forbidden, except the ignored kinds (by default
+/// device_copy and sync). `calls` is the number of calls the phase must have
+/// had. A default Rule forbids every host/device copy and marker.
+class Rule {
+public:
+  Rule& allow(EventKind kind, Limits limits = {}) & {
+    allowed_[kind] = std::move(limits);
+    return *this;
+  }
+  /// Replaces the ignored kinds (default: device_copy and sync).
+  Rule& ignore(std::initializer_list<EventKind> kinds) & {
+    ignored_ = std::set<EventKind>(kinds);
+    return *this;
+  }
+  Rule& ignore(std::set<EventKind> kinds) & {
+    ignored_ = std::move(kinds);
+    return *this;
+  }
+  Rule& calls(std::uint64_t count) & {
+    calls_ = count;
+    return *this;
+  }
+  Rule&& allow(EventKind kind, Limits limits = {}) && {
+    return std::move(allow(kind, std::move(limits)));
+  }
+  Rule&& ignore(std::initializer_list<EventKind> kinds) && {
+    return std::move(ignore(kinds));
+  }
+  Rule&& ignore(std::set<EventKind> kinds) && {
+    return std::move(ignore(std::move(kinds)));
+  }
+  Rule&& calls(std::uint64_t count) && { return std::move(calls(count)); }
+
+  const std::map<EventKind, Limits>& allowed() const { return allowed_; }
+  const std::set<EventKind>& ignored() const { return ignored_; }
+  std::optional<std::uint64_t> calls() const { return calls_; }
+
+  /// "allow to_host (max_nbytes=8); ignore device_copy, sync; calls=100".
+  std::string str() const;
+
+private:
+  std::map<EventKind, Limits> allowed_;
+  std::set<EventKind> ignored_{EventKind::device_copy, EventKind::sync};
+  std::optional<std::uint64_t> calls_;
+};
+
+/// One broken rule: its phase, the limit that was exceeded and the events
+/// that did it, with the file and line where they happened.
+struct Violation {
+  std::string phase;
+  /// The kind the limit is about; empty for `calls`.
+  std::optional<EventKind> kind;
+  /// "forbidden", "max_nbytes", "max_count", "max_total_bytes", "blocking",
+  /// "implicit" or "calls".
+  std::string limit;
+  /// The limit's value and what happened: "8" and "800000".
+  std::string allowed;
+  std::string actual;
+  /// The offending events, aggregated by call site.
+  std::vector<SiteSummary> events;
+
+  /// A readable paragraph: the rule, then one line per offending site.
+  std::string str() const;
+};
+
+class TransferBudget;
+
+/// Scope of a phase: events recorded while it is the innermost open phase
+/// count in it. Returned by TransferBudget::phase.
+class PhaseScope {
+public:
+  PhaseScope(PhaseScope&& other) noexcept;
+  PhaseScope& operator=(PhaseScope&&) = delete;
+  PhaseScope(const PhaseScope&) = delete;
+  PhaseScope& operator=(const PhaseScope&) = delete;
+  ~PhaseScope();
+
+  /// The phase's counter (all its calls so far).
+  TransferCounter& counter();
+  /// Closes the phase before the scope ends.
+  void close() noexcept;
+
+private:
+  friend class TransferBudget;
+  PhaseScope(std::shared_ptr<Impl::BudgetState> state, std::string name);
+
+  std::shared_ptr<Impl::BudgetState> state_;
+  std::string name_;
+  std::uint64_t token_ = 0;
+};
+
+/// Counts transfers per named phase and checks a rule for each, so that a
+/// test or a CI job fails when a copy sneaks into a phase that must not
+/// copy. Phases are explicit (phase(), count()) or Kokkos profiling regions
+/// (pushRegion/popRegion, ScopedRegion), named by the region. Phases nest: an
+/// event counts in the innermost open phase only. The open phases are shared
+/// by all host threads (as Kokkos regions are).
+///
+///     TransferBudget budget(false);
+///     auto integrate = budget.count("integrate", [&](double dt) { ... });
+///     budget.start();
+///     for (int step = 0; step < n; ++step) integrate(dt);
+///     budget.require("integrate", Rule().calls(n));   // no transfers
+///     budget.check();                                 // throws TransferError
+class TransferBudget {
+public:
+  /// With `started == false` phases run uncounted until start().
+  explicit TransferBudget(bool started = true);
+  ~TransferBudget();
+  TransferBudget(TransferBudget&&) noexcept;
+  TransferBudget& operator=(TransferBudget&&) noexcept;
+  TransferBudget(const TransferBudget&) = delete;
+  TransferBudget& operator=(const TransferBudget&) = delete;
+
+  /// A budget with the rules of the TOML file at `path` (see require_file).
+  static TransferBudget from_file(const std::string& path, bool started = true);
+  /// Adds the rules of a TOML rule file:
+  ///
+  ///     [phases.integrate]
+  ///     calls = 100
+  ///     allow.to_host = { max_nbytes = 8, blocking = false }
+  ///     ignore = ["device_copy", "sync"]
+  ///
+  /// Throws std::invalid_argument naming the file, the line and the key for
+  /// syntax errors, unknown keys and kinds, and bad limits.
+  TransferBudget& require_file(const std::string& path);
+  /// The same from TOML text; `source` names it in errors.
+  TransferBudget& require_toml(std::string_view toml,
+                               const std::string& source = "<string>");
+
+  /// Counting starts (again); phases entered before are not counted.
+  void start();
+  /// Counting stops; phases keep what they counted.
+  void stop();
+  bool started() const;
+
+  /// Opens phase `name` until the returned scope ends. A phase entered while
+  /// the innermost open phase has the same name (an explicit phase and a
+  /// region of the same name) is the same call, not a new one.
+  [[nodiscard]] PhaseScope phase(std::string name);
+
+  /// Wraps `f`: the returned callable forwards its arguments to `f` inside
+  /// phase `name` and returns what `f` returns (the seed's decorator). It
+  /// shares the budget's state, so it stays valid if the budget is moved.
+  template <class F> auto count(std::string name, F f) {
+    return [state = state_, name = std::move(name),
+            f = std::move(f)](auto&&... args) mutable -> decltype(auto) {
+      PhaseScope scope(state, name);
+      return std::invoke(f, std::forward<decltype(args)>(args)...);
+    };
+  }
+
+  /// The counter of phase `name` (created empty when unknown).
+  TransferCounter& operator[](const std::string& name);
+  /// How many times phase `name` was entered while counting.
+  std::uint64_t calls(const std::string& name) const;
+  /// The phases seen or required, in first-seen order.
+  std::vector<std::string> phases() const;
+
+  /// Sets the rule of phase `name` (replacing an earlier one). Throws
+  /// std::invalid_argument when a kind is both allowed and ignored.
+  TransferBudget& require(const std::string& name, Rule rule);
+  /// The rule of phase `name`, if any.
+  std::optional<Rule> rule(const std::string& name) const;
+
+  /// Every broken rule, with the offending events and their call sites.
+  std::vector<Violation> violations() const;
+  /// Throws cunumpy::TransferError whose message is report() when a rule is
+  /// broken.
+  void check() const;
+  /// Every phase's events, then the broken rules.
+  std::string report() const;
+
+  /// Counts every event while counting, whatever its phase.
+  TransferCounter& total();
+
+  const std::shared_ptr<Impl::BudgetState>& state() const noexcept {
+    return state_;
+  }
+
+private:
+  std::shared_ptr<Impl::BudgetState> state_;
+};
+
+} // namespace profiling
+} // namespace cunumpy
+
+#endif

@@ -1,0 +1,68 @@
+#ifndef CUNUMPY_SRC_BUDGET_STATE_HPP
+#define CUNUMPY_SRC_BUDGET_STATE_HPP
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <cunumpy/transfer_budget.hpp>
+
+#include "counter_state.hpp"
+#include "recorder.hpp"
+
+namespace cunumpy::Impl {
+
+/// What a TransferBudget holds: the open phases, a counter per phase, and
+/// the rules. A sink of the recorder; every member is read and written under
+/// the recorder's mutex.
+struct BudgetState final : EventSink {
+  struct Phase {
+    std::unique_ptr<profiling::TransferCounter> counter =
+        std::make_unique<profiling::TransferCounter>();
+    std::uint64_t calls = 0;
+  };
+  struct OpenPhase {
+    std::string name;
+    std::uint64_t token = 0; ///< 0 for a Kokkos region
+  };
+
+  explicit BudgetState(bool started) : started(started) {}
+
+  void on_event(const RawEvent& event) override;
+  void on_region_push(std::uint32_t name, double time) override;
+  void on_region_pop(double time) override;
+
+  Phase& phase(const std::string& name);
+  const Phase* find(const std::string& name) const;
+  /// Opens `name`; returns the token that closes it.
+  std::uint64_t open(const std::string& name, bool region);
+  void close(std::uint64_t token);
+
+  std::vector<profiling::Violation> violations() const;
+  std::string report() const;
+
+  bool started;
+  std::vector<OpenPhase> open_phases;
+  std::uint64_t next_token = 1;
+  std::map<std::string, Phase> phases;
+  std::vector<std::string> order; ///< phase names, first seen first
+  std::vector<std::pair<std::string, profiling::Rule>> rules;
+  profiling::TransferCounter total;
+  profiling::TransferCounter outside; ///< events in no phase
+};
+
+/// The rules of a TOML rule file (see TransferBudget::require_file), in file
+/// order. Throws std::invalid_argument naming `source`, the line and the key.
+std::vector<std::pair<std::string, profiling::Rule>>
+parse_rules(std::string_view toml, const std::string& source);
+
+/// Throws std::invalid_argument when `rule` allows a kind it also ignores.
+void validate_rule(const std::string& phase, const profiling::Rule& rule,
+                   const std::string& where);
+
+} // namespace cunumpy::Impl
+
+#endif

@@ -1,0 +1,452 @@
+// TransferBudget: transfers per phase, rules, Kokkos regions as phases, and
+// the TOML rule file.
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+
+#include "test_helpers.hpp"
+
+namespace {
+
+using cunumpy::EventKind;
+using cunumpy::TransferError;
+using cunumpy::profiling::Limits;
+using cunumpy::profiling::Rule;
+using cunumpy::profiling::TransferBudget;
+using cunumpy_tests::site;
+
+/// A marker event: works on every Kokkos, with or without a device.
+void marker(
+    cunumpy::SourceLocation where = cunumpy::SourceLocation::current()) {
+  cunumpy::Impl::record_marker(EventKind::fallback, "kernel()", where);
+}
+
+/// A file that is removed when the test ends.
+class TemporaryFile {
+public:
+  TemporaryFile(const std::string& name, const std::string& text)
+      : path_(::testing::TempDir() + name) {
+    std::ofstream(path_) << text;
+  }
+  ~TemporaryFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+private:
+  std::string path_;
+};
+
+/// The message of the std::invalid_argument that `f` throws.
+template <class F> std::string invalid_argument_of(F f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "expected std::invalid_argument";
+  return {};
+}
+
+TEST(Budget, PhasesCountTheirEventsAndCalls) {
+  TransferBudget budget;
+  for (int i = 0; i < 3; ++i) {
+    auto phase = budget.phase("solve");
+    marker();
+  }
+  EXPECT_EQ(budget.calls("solve"), 3u);
+  EXPECT_EQ(budget["solve"].fallback(), 3u);
+  EXPECT_EQ(budget.calls("never"), 0u);
+  EXPECT_EQ(budget["never"].total(), 0u);
+}
+
+TEST(Budget, EventsCountInTheInnermostPhaseOnly) {
+  TransferBudget budget;
+  {
+    auto outer = budget.phase("outer");
+    marker();
+    {
+      auto inner = budget.phase("inner");
+      marker();
+      marker();
+    }
+  }
+  EXPECT_EQ(budget["outer"].fallback(), 1u);
+  EXPECT_EQ(budget["inner"].fallback(), 2u);
+  EXPECT_EQ(budget.total().fallback(), 3u);
+}
+
+TEST(Budget, NotStartedPhasesRunUncountedUntilStart) {
+  TransferBudget budget(false);
+  EXPECT_FALSE(budget.started());
+  {
+    auto setup = budget.phase("setup");
+    marker();
+  }
+  budget.start();
+  {
+    auto step = budget.phase("step");
+    marker();
+  }
+  budget.stop();
+  {
+    auto step = budget.phase("step");
+    marker();
+  }
+  EXPECT_EQ(budget.calls("setup"), 0u);
+  EXPECT_EQ(budget["setup"].total(), 0u);
+  EXPECT_EQ(budget.calls("step"), 1u);
+  EXPECT_EQ(budget["step"].total(), 1u);
+}
+
+TEST(Budget, CountWrapsCallablesWithArgumentsAndResults) {
+  TransferBudget budget;
+  auto add = budget.count("add", [](int a, const std::string& b) {
+    marker();
+    return a + static_cast<int>(b.size());
+  });
+  EXPECT_EQ(add(1, "abc"), 4);
+  EXPECT_EQ(add(2, ""), 2);
+  int value = 5;
+  auto reference = budget.count("ref", [](int& x) -> int& { return x; });
+  reference(value) = 9;
+  EXPECT_EQ(value, 9);
+  auto move_only =
+      budget.count("move", [](std::unique_ptr<int> p) { return *p; });
+  EXPECT_EQ(move_only(std::make_unique<int>(3)), 3);
+  EXPECT_EQ(budget.calls("add"), 2u);
+  EXPECT_EQ(budget["add"].fallback(), 2u);
+  EXPECT_EQ(budget.calls("ref"), 1u);
+}
+
+TEST(Budget, AnExceptionInsideAPhaseClosesIt) {
+  TransferBudget budget;
+  auto failing = budget.count("failing", [] {
+    marker();
+    throw std::runtime_error("inside the phase");
+  });
+  EXPECT_THROW(failing(), std::runtime_error);
+  marker(); // outside any phase now
+  EXPECT_EQ(budget["failing"].fallback(), 1u);
+  EXPECT_EQ(budget.calls("failing"), 1u);
+  EXPECT_EQ(budget.total().fallback(), 2u);
+}
+
+TEST(Budget, KokkosRegionsArePhases) {
+  TransferBudget budget;
+  for (int i = 0; i < 2; ++i) {
+    Kokkos::Profiling::pushRegion("integrate");
+    marker();
+    Kokkos::Profiling::pushRegion("inner");
+    marker();
+    Kokkos::Profiling::popRegion();
+    Kokkos::Profiling::popRegion();
+  }
+  EXPECT_EQ(budget.calls("integrate"), 2u);
+  EXPECT_EQ(budget["integrate"].fallback(), 2u);
+  EXPECT_EQ(budget["inner"].fallback(), 2u);
+  budget.require("integrate", Rule());
+  EXPECT_EQ(budget.violations().size(), 1u);
+}
+
+TEST(Budget, ARegionInsideAPhaseOfTheSameNameIsOneCall) {
+  TransferBudget budget;
+  auto step = budget.count("step", [] {
+    Kokkos::Profiling::pushRegion("step");
+    marker();
+    Kokkos::Profiling::popRegion();
+  });
+  step();
+  step();
+  EXPECT_EQ(budget.calls("step"), 2u);
+  EXPECT_EQ(budget["step"].fallback(), 2u);
+}
+
+TEST(Budget, ADefaultRuleForbidsEveryTransferAndNamesTheLine) {
+  TransferBudget budget;
+  int line = 0;
+  {
+    auto phase = budget.phase("integrate");
+    line = __LINE__ + 1;
+    marker();
+  }
+  budget.require("integrate", Rule());
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].phase, "integrate");
+  EXPECT_EQ(violations[0].limit, "forbidden");
+  ASSERT_EQ(violations[0].events.size(), 1u);
+  EXPECT_EQ(violations[0].events[0].site.str(), site(__FILE__, line));
+  try {
+    budget.check();
+    FAIL() << "expected TransferError";
+  } catch (const TransferError& error) {
+    EXPECT_EQ(std::string(error.what()), budget.report());
+    EXPECT_NE(budget.report().find("phase 'integrate': fallback is not "
+                                   "allowed, got 1 event(s)"),
+              std::string::npos)
+        << budget.report();
+    EXPECT_NE(budget.report().find(site(__FILE__, line)), std::string::npos);
+  }
+}
+
+TEST(Budget, CallsRuleChecksTheCallCount) {
+  TransferBudget budget;
+  auto step = budget.count("step", [] {});
+  for (int i = 0; i < 3; ++i)
+    step();
+  budget.require("step", Rule().calls(3));
+  EXPECT_TRUE(budget.violations().empty());
+  budget.require("step", Rule().calls(4));
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].limit, "calls");
+  EXPECT_EQ(violations[0].allowed, "4");
+  EXPECT_EQ(violations[0].actual, "3");
+  budget.require("absent", Rule().calls(1));
+  EXPECT_EQ(budget.violations().size(), 2u);
+}
+
+TEST(Budget, IgnoredKindsAreNotChecked) {
+  TransferBudget budget;
+  {
+    auto phase = budget.phase("p");
+    marker();
+  }
+  budget.require("p", Rule().ignore({EventKind::fallback}));
+  EXPECT_TRUE(budget.violations().empty());
+}
+
+TEST(Budget, AKindBothAllowedAndIgnoredIsAnError) {
+  TransferBudget budget;
+  const std::string message = invalid_argument_of(
+      [&] { budget.require("p", Rule().allow(EventKind::sync)); });
+  EXPECT_NE(message.find("'sync' is both allowed and ignored"),
+            std::string::npos)
+      << message;
+}
+
+TEST(Budget, LimitsAndRulesDescribeThemselves) {
+  EXPECT_EQ(Limits().str(), "no limits");
+  EXPECT_EQ(Limits().max_nbytes(8).blocking(false).str(),
+            "max_nbytes=8, blocking=false");
+  EXPECT_EQ(Rule().str(), "allow nothing; ignore device_copy, sync");
+  EXPECT_EQ(Rule()
+                .allow(EventKind::to_host, Limits().max_count(10))
+                .ignore({EventKind::device_copy})
+                .calls(5)
+                .str(),
+            "allow to_host (max_count=10); ignore device_copy; calls=5");
+}
+
+#if CUNUMPY_HAS_FAKE_DEVICE
+
+using cunumpy::testing::FakeDevice;
+using DeviceVector = Kokkos::View<double*, FakeDevice>;
+using HostVector = Kokkos::View<double*, Kokkos::HostSpace>;
+
+TEST(Budget, MaxNbytesAndBlocking) {
+  Kokkos::View<double, FakeDevice> norm("norm");
+  DeviceVector state("state", 100);
+  TransferBudget budget;
+  auto iterate = budget.count("iterate", [&](bool add_big_copy) {
+    double value = 0;
+    Kokkos::deep_copy(value, norm); // 8 bytes, blocking
+    if (add_big_copy)
+      (void)cunumpy::to_host(state);
+  });
+  iterate(false);
+  budget.require("iterate",
+                 Rule().allow(EventKind::to_host, Limits().max_nbytes(8)));
+  EXPECT_TRUE(budget.violations().empty()) << budget.report();
+
+  budget.require(
+      "iterate",
+      Rule().allow(EventKind::to_host, Limits().max_nbytes(8).blocking(false)));
+  auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].limit, "blocking");
+
+  iterate(true);
+  budget.require("iterate",
+                 Rule().allow(EventKind::to_host, Limits().max_nbytes(8)));
+  violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].limit, "max_nbytes");
+  EXPECT_EQ(violations[0].actual, "800");
+  ASSERT_EQ(violations[0].events.size(), 1u); // only the big copy offends
+  EXPECT_EQ(violations[0].events[0].what,
+            "to_host(shape=(100,), dtype=float64)");
+}
+
+TEST(Budget, MaxCountAndMaxTotalBytes) {
+  DeviceVector state("state", 1000);
+  TransferBudget budget;
+  for (int i = 0; i < 4; ++i) {
+    auto output = budget.phase("output");
+    (void)cunumpy::to_host(state);
+  }
+  budget.require("output",
+                 Rule().allow(EventKind::to_host,
+                              Limits().max_count(4).max_total_bytes(32000)));
+  EXPECT_TRUE(budget.violations().empty()) << budget.report();
+  budget.require("output",
+                 Rule().allow(EventKind::to_host,
+                              Limits().max_count(3).max_total_bytes(31999)));
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 2u);
+  EXPECT_EQ(violations[0].limit, "max_count");
+  EXPECT_EQ(violations[0].actual, "4");
+  EXPECT_EQ(violations[1].limit, "max_total_bytes");
+  EXPECT_EQ(violations[1].actual, "32000");
+}
+
+TEST(Budget, ImplicitFalseRejectsScalarReads) {
+  Kokkos::View<double, FakeDevice> norm("norm");
+  TransferBudget budget;
+  {
+    auto phase = budget.phase("iterate");
+    double value = 0;
+    Kokkos::deep_copy(value, norm);
+  }
+  budget.require("iterate",
+                 Rule()
+                     .allow(EventKind::to_host, Limits().max_nbytes(8))
+                     .allow(EventKind::sync, Limits().implicit(false))
+                     .ignore({EventKind::device_copy}));
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].kind, EventKind::sync);
+  EXPECT_EQ(violations[0].limit, "implicit");
+}
+
+TEST(Budget, DeviceCopiesAreIgnoredByDefault) {
+  DeviceVector a("a", 10), b("b", 10);
+  TransferBudget budget;
+  {
+    auto phase = budget.phase("p");
+    Kokkos::deep_copy(b, a);
+  }
+  budget.require("p", Rule());
+  EXPECT_TRUE(budget.violations().empty());
+  budget.require("p", Rule().ignore({EventKind::sync}));
+  EXPECT_EQ(budget.violations().size(), 1u);
+}
+
+TEST(Budget, ACopyInTheTimeLoopIsReportedWithItsLine) {
+  HostVector host("host", 10);
+  DeviceVector device("device", 10);
+  TransferBudget budget(false);
+  int line = 0;
+  auto integrate = budget.count("integrate", [&](int step) {
+    if (step == 3) {
+      line = __LINE__ + 1;
+      Kokkos::deep_copy(host, device); // the copy that sneaked in
+    }
+  });
+  budget.start();
+  for (int step = 0; step < 5; ++step)
+    integrate(step);
+  budget.require("integrate", Rule().calls(5));
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u);
+  ASSERT_EQ(violations[0].events.size(), 1u);
+  EXPECT_EQ(violations[0].events[0].site.str(), site(__FILE__, line));
+  EXPECT_THROW(budget.check(), TransferError);
+}
+
+TEST(Budget, RuleFileFromTheIssue) {
+  TemporaryFile file("rules.toml", R"(
+[phases.integrate]
+calls = 2                                    # optional
+allow.to_host = { max_nbytes = 8, blocking = true }
+ignore = ["device_copy", "sync"]             # the default
+
+[phases.output]
+allow.to_host = { max_count = 10, max_total_bytes = 8000000 }
+)");
+  Kokkos::View<double, FakeDevice> norm("norm");
+  DeviceVector state("state", 100);
+  auto budget = TransferBudget::from_file(file.path());
+  for (int step = 0; step < 2; ++step) {
+    auto integrate = budget.phase("integrate");
+    double value;
+    Kokkos::deep_copy(value, norm);
+  }
+  {
+    auto output = budget.phase("output");
+    (void)cunumpy::to_host(state);
+  }
+  EXPECT_TRUE(budget.violations().empty()) << budget.report();
+  const auto rule = budget.rule("output");
+  ASSERT_TRUE(rule.has_value());
+  EXPECT_EQ(rule->allowed().at(EventKind::to_host).max_count(), 10u);
+}
+
+#endif // CUNUMPY_HAS_FAKE_DEVICE
+
+TEST(BudgetFile, PhasesWithoutTableAreUnconstrainedTablesWithoutAllowForbid) {
+  TransferBudget budget;
+  budget.require_toml("[phases.quiet]\n");
+  {
+    auto free = budget.phase("free");
+    marker();
+  }
+  {
+    auto quiet = budget.phase("quiet");
+    marker();
+  }
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].phase, "quiet");
+}
+
+TEST(BudgetFile, ErrorsNameTheFileTheLineAndTheKey) {
+  struct Case {
+    const char* toml;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"[phases.a]\nallow.to_hst = {}\n",
+       "rules.toml:2: key 'phases.a.allow.to_hst': unknown event kind "
+       "'to_hst'"},
+      {"[phases.a]\ncals = 3\n",
+       "rules.toml:2: key 'phases.a.cals': unknown key"},
+      {"[phases.a]\nallow.to_host = { max_nbytes = -1 }\n",
+       "rules.toml:2: key 'phases.a.allow.to_host.max_nbytes': must be a "
+       "non-negative integer, not -1"},
+      {"[phases.a]\nallow.to_host = { max_count = 2.5 }\n",
+       "rules.toml:2: key 'phases.a.allow.to_host.max_count': must be a "
+       "non-negative integer, not a float"},
+      {"[phases.a]\nallow.to_host = { max_size = 8 }\n",
+       "rules.toml:2: key 'phases.a.allow.to_host.max_size': unknown limit"},
+      {"[phases.a]\nallow.to_host = { blocking = 1 }\n",
+       "rules.toml:2: key 'phases.a.allow.to_host.blocking': must be true or "
+       "false"},
+      {"[phases.a]\nignore = [\"sink\"]\n",
+       "rules.toml:2: key 'phases.a.ignore': unknown event kind 'sink'"},
+      {"[phases.a]\nallow.sync = {}\n",
+       "rules.toml:1: key 'phases.a': phase 'a': 'sync' is both allowed and "
+       "ignored"},
+      {"[phase.a]\n", "rules.toml:1: key 'phase': unknown key"},
+      {"[phases.a]\ncalls = \"3\"\n",
+       "rules.toml:2: key 'phases.a.calls': must be a non-negative integer, "
+       "not a string"},
+      {"[phases.a\n", "rules.toml:1:"},
+  };
+  for (const Case& c : cases) {
+    TemporaryFile file("rules.toml", c.toml);
+    const std::string message = invalid_argument_of(
+        [&] { (void)TransferBudget::from_file(file.path()); });
+    EXPECT_NE(message.find(c.expected), std::string::npos)
+        << "for:\n"
+        << c.toml << "got: " << message;
+  }
+  const std::string missing = invalid_argument_of(
+      [] { (void)TransferBudget::from_file("/nonexistent/rules.toml"); });
+  EXPECT_NE(missing.find("cannot read rule file '/nonexistent/rules.toml'"),
+            std::string::npos)
+      << missing;
+}
+
+} // namespace
