@@ -77,6 +77,8 @@ struct CounterState final : EventSink {
 
   std::array<KindTotals, event_kind_count> totals{};
   std::unordered_map<AggregateKey, Aggregate, AggregateKeyHash> aggregates;
+  /// The aggregate of the previous event: loops repeat the same site.
+  std::pair<const AggregateKey, Aggregate>* last_aggregate = nullptr;
   std::uint64_t next_order = 0;
   std::size_t max_events;
   std::vector<RawEvent> ring;

@@ -4,7 +4,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <execinfo.h>
+#include <fstream>
+#include <thread>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define CUNUMPY_HAVE_TSC 1
+#endif
 
 #include <Kokkos_Core.hpp>
 
@@ -12,6 +17,7 @@
 #include <cunumpy/spaces.hpp>
 
 #include "environment.hpp"
+#include "stack_capture.hpp"
 
 namespace cunumpy::Impl {
 namespace {
@@ -42,7 +48,7 @@ struct CapturedSite {
       return;
     const int depth = recorder.backtrace_depth();
     if (depth > 0)
-      frame_count = ::backtrace(frames, std::min(depth, max_frames));
+      frame_count = capture_stack(frames, std::min(depth, max_frames));
     if (auto provider = recorder.site_provider())
       have_fallback = provider(fallback_file, fallback_line, fallback_function);
   }
@@ -73,7 +79,9 @@ struct InFlightCopy {
   std::uint32_t src_space = 0;
   std::uint32_t dst_space = 0;
   const void* dst_ptr = nullptr;
-  std::string label;
+  const void* src_ptr = nullptr;
+  std::string label;          ///< set when label_id is 0
+  std::uint32_t label_id = 0; ///< StringTable id, when already known
   CapturedSite site;
   double start = 0.0;
 };
@@ -95,6 +103,7 @@ struct SpaceCacheEntry {
 struct LastCopy {
   bool valid = false;
   const void* dst_ptr = nullptr;
+  const void* src_ptr = nullptr;
   EventKind kind = EventKind::to_host;
   std::uint64_t nbytes = 0;
   std::uint32_t site = 0;
@@ -114,8 +123,10 @@ struct ThreadState {
   SpaceCacheEntry spaces[8];
   unsigned next_space = 0;
   LastCopy last_copy;
-  // Cache of the last raw-copy description.
-  std::string what_label;
+  // Cache of the last label and raw-copy description.
+  std::string label;
+  std::uint32_t label_id = 0;
+  std::uint32_t what_label = 0;
   std::uint64_t what_nbytes = ~std::uint64_t(0);
   bool what_scalar = false;
   std::uint32_t what_id = 0;
@@ -134,9 +145,26 @@ struct ThreadState {
   }
 };
 
+// The per-thread state is reached through an initial-exec TLS pointer: the
+// default model of a shared library calls __tls_get_addr on every access,
+// which costs more than the rest of recording a copy.
+#define CUNUMPY_FAST_TLS __attribute__((tls_model("initial-exec")))
+thread_local ThreadState* fast_thread_state CUNUMPY_FAST_TLS = nullptr;
+
+struct ThreadStateOwner {
+  ThreadState* state = new ThreadState();
+  ~ThreadStateOwner() {
+    fast_thread_state = nullptr;
+    delete state;
+  }
+};
+
 ThreadState& thread_state() {
-  thread_local ThreadState state;
-  return state;
+  if (fast_thread_state == nullptr) {
+    thread_local ThreadStateOwner owner;
+    fast_thread_state = owner.state;
+  }
+  return *fast_thread_state;
 }
 
 /// The side and interned name of a memory space, cached per thread and
@@ -208,13 +236,13 @@ bool copy_is_blocking(const InFlightCopy& copy) {
 std::uint32_t raw_copy_description(Recorder& recorder, ThreadState& thread,
                                    const InFlightCopy& copy) {
   if (thread.what_id != 0 && thread.what_nbytes == copy.nbytes &&
-      thread.what_scalar == copy.scalar && thread.what_label == copy.label)
+      thread.what_scalar == copy.scalar && thread.what_label == copy.label_id)
     return thread.what_id;
   std::string what = copy.scalar ? "deep_copy(scalar <- \"" : "deep_copy(\"";
-  what += copy.label;
+  what += recorder.strings().view(copy.label_id);
   what += "\", nbytes=" + std::to_string(copy.nbytes) + ")";
   thread.what_id = recorder.strings().intern(what);
-  thread.what_label = copy.label;
+  thread.what_label = copy.label_id;
   thread.what_nbytes = copy.nbytes;
   thread.what_scalar = copy.scalar;
   return thread.what_id;
@@ -233,7 +261,9 @@ int backtrace_depth_from_environment() {
 
 } // namespace
 
-Recorder::Recorder() : backtrace_depth_(backtrace_depth_from_environment()) {}
+Recorder::Recorder() : backtrace_depth_(backtrace_depth_from_environment()) {
+  (void)now(); // calibrate the clock now, not during the first event
+}
 
 Recorder& Recorder::instance() {
   // Never destroyed: Kokkos may report events during static destruction.
@@ -285,10 +315,72 @@ void Recorder::dispatch_dual_view(const DualViewEvent& event) {
     entry.first->on_dual_view(event);
 }
 
+namespace {
+
+/// Seconds since start-up, read from the time-stamp counter where it ticks
+/// at a constant rate (about 8 ns a read instead of 20 for clock_gettime:
+/// every copy is timed twice), else from std::chrono::steady_clock.
+class Clock {
+public:
+  Clock() : epoch_(std::chrono::steady_clock::now()) {
+#ifdef CUNUMPY_HAVE_TSC
+    if (invariant_tsc()) {
+      // Calibrate against steady_clock over one millisecond.
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::uint64_t c0 = __rdtsc();
+      auto t1 = t0;
+      while (t1 - t0 < std::chrono::milliseconds(1))
+        t1 = std::chrono::steady_clock::now();
+      const std::uint64_t c1 = __rdtsc();
+      const double seconds = std::chrono::duration<double>(t1 - t0).count();
+      if (c1 > c0) {
+        seconds_per_tick_ = seconds / static_cast<double>(c1 - c0);
+        tsc_epoch_ =
+            c0 - static_cast<std::uint64_t>(
+                     std::chrono::duration<double>(t0 - epoch_).count() /
+                     seconds_per_tick_);
+        use_tsc_ = true;
+      }
+    }
+#endif
+  }
+
+  double now() const noexcept {
+#ifdef CUNUMPY_HAVE_TSC
+    if (use_tsc_)
+      return static_cast<double>(__rdtsc() - tsc_epoch_) * seconds_per_tick_;
+#endif
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         epoch_)
+        .count();
+  }
+
+private:
+  static bool invariant_tsc() {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(cpuinfo, line))
+      if (line.rfind("flags", 0) == 0)
+        return line.find(" constant_tsc") != std::string::npos &&
+               line.find(" nonstop_tsc") != std::string::npos;
+    return false;
+  }
+
+  std::chrono::steady_clock::time_point epoch_;
+  bool use_tsc_ = false;
+  std::uint64_t tsc_epoch_ = 0;
+  double seconds_per_tick_ = 0.0;
+};
+
+const Clock& clock() {
+  static const Clock* instance = new Clock();
+  return *instance;
+}
+
+} // namespace
+
 double Recorder::now() const noexcept {
-  static const auto epoch = std::chrono::steady_clock::now();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch)
-      .count();
+  return clock().now();
 }
 
 void Recorder::set_backtrace_depth(int depth) noexcept {
@@ -319,13 +411,16 @@ std::uint64_t thread_fence_count() noexcept {
   return thread_state().fence_count;
 }
 
+std::uint32_t thread_index() noexcept {
+  return thread_state().index;
+}
+
 namespace feed {
 
 void begin_deep_copy(const char* dst_space, const char* dst_label,
                      const void* dst_ptr, const char* src_space,
                      const char* src_label, const void* src_ptr,
                      std::uint64_t size) noexcept {
-  (void)src_ptr;
   try {
     ThreadState& thread = thread_state();
     InFlightCopy& copy = thread.push_copy();
@@ -348,7 +443,15 @@ void begin_deep_copy(const char* dst_space, const char* dst_label,
                   std::strcmp(dst_label, "Scalar") == 0;
     copy.nbytes = size;
     copy.dst_ptr = dst_ptr;
-    copy.label.assign(src_label != nullptr ? src_label : "");
+    copy.src_ptr = src_ptr;
+    // Loops copy the same views: reuse the last label's id when it matches.
+    const char* label = src_label != nullptr ? src_label : "";
+    if (thread.label_id != 0 && thread.label == label) {
+      copy.label_id = thread.label_id;
+    } else {
+      copy.label_id = 0;
+      copy.label.assign(label);
+    }
     copy.site.capture(recorder);
     copy.start = recorder.now();
   } catch (...) {
@@ -377,7 +480,12 @@ void end_deep_copy() noexcept {
     {
       std::lock_guard lock(recorder.mutex());
       event.site = copy.site.intern(recorder);
-      event.label = recorder.strings().intern(copy.label);
+      if (copy.label_id == 0) {
+        thread.label = copy.label;
+        thread.label_id = recorder.strings().intern(copy.label);
+        copy.label_id = thread.label_id;
+      }
+      event.label = copy.label_id;
       event.what = copy.site.api != nullptr
                        ? api_description(recorder, copy.site.api)
                        : raw_copy_description(recorder, thread, copy);
@@ -394,7 +502,8 @@ void end_deep_copy() noexcept {
     }
     for (std::size_t i = 0; i < thread.copy_depth; ++i)
       thread.copies[i].has_recorded_child = true;
-    thread.last_copy = {true, copy.dst_ptr, copy.kind, copy.nbytes, event.site};
+    thread.last_copy = {true,      copy.dst_ptr, copy.src_ptr,
+                        copy.kind, copy.nbytes,  event.site};
   } catch (...) {
   }
 }
@@ -500,6 +609,7 @@ void dual_view_event(const char* label, const void* ptr, bool sync,
     const auto reported = reinterpret_cast<std::uintptr_t>(ptr);
     if (data >= reported && data - reported <= 256) {
       event.copied = true;
+      event.source = last.src_ptr;
       event.copy_kind = last.kind;
       event.nbytes = last.nbytes;
       event.site = last.site;
@@ -539,7 +649,7 @@ void dual_view_modify(const char* label, const void* ptr,
 // ApiScope, SyncScope and markers: the recorder side of cunumpy's own calls.
 
 namespace {
-thread_local ApiScope* current_api_scope = nullptr;
+thread_local ApiScope* current_api_scope CUNUMPY_FAST_TLS = nullptr;
 } // namespace
 
 ApiScope::ApiScope(std::string_view api, SourceLocation where,

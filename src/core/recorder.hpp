@@ -42,6 +42,9 @@ struct RawEvent {
 struct DualViewEvent {
   std::uint32_t label = 0;
   const void* pointer = nullptr;
+  /// A sync that copied: the data of the copy's source (the other side of
+  /// the DualView), to pair the sync with the modify it resolves.
+  const void* source = nullptr;
   bool sync = true;    ///< sync (else modify)
   bool device = true;  ///< sync to / modify on the device side
   bool copied = false; ///< a sync that copied
@@ -148,6 +151,9 @@ void dual_view_modify(const char* label, const void* ptr,
 
 /// Number of fence events seen on the calling thread (for SyncScope).
 std::uint64_t thread_fence_count() noexcept;
+
+/// The small integer naming the calling thread in events (RawEvent::thread).
+std::uint32_t thread_index() noexcept;
 
 /// Changes whenever a device space is registered (invalidates caches).
 std::uint64_t device_space_generation() noexcept;

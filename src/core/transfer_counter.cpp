@@ -33,17 +33,20 @@ void CounterState::add(const RawEvent& event) {
 
   AggregateKey key{event.kind, event.blocking, event.implicit, event.site,
                    event.what};
-  auto found = aggregates.find(key);
-  if (found == aggregates.end()) {
-    if (aggregates.size() >= max_aggregates) {
-      key.site = 0;
-      key.what = Recorder::instance().strings().intern("(other sites)");
+  if (last_aggregate == nullptr || !(last_aggregate->first == key)) {
+    auto found = aggregates.find(key);
+    if (found == aggregates.end()) {
+      if (aggregates.size() >= max_aggregates) {
+        key.site = 0;
+        key.what = Recorder::instance().strings().intern("(other sites)");
+      }
+      found = aggregates.try_emplace(key).first;
+      if (found->second.count == 0)
+        found->second.order = next_order++;
     }
-    found = aggregates.try_emplace(key).first;
-    if (found->second.count == 0)
-      found->second.order = next_order++;
+    last_aggregate = &*found; // map nodes never move
   }
-  Aggregate& aggregate = found->second;
+  Aggregate& aggregate = last_aggregate->second;
   ++aggregate.count;
   aggregate.nbytes += event.nbytes;
   aggregate.max_nbytes = std::max(aggregate.max_nbytes, event.nbytes);
@@ -64,6 +67,7 @@ void CounterState::add(const RawEvent& event) {
 
 void CounterState::clear() {
   totals = {};
+  last_aggregate = nullptr;
   aggregates.clear();
   next_order = 0;
   ring.clear();

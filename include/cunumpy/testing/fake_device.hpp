@@ -8,6 +8,8 @@
 // removed logical memory spaces in 4.3, where CUNUMPY_HAS_FAKE_DEVICE is 0 and
 // tests that need a distinct device skip.
 
+#include <type_traits>
+
 #include <Kokkos_Core.hpp>
 
 #include <cunumpy/spaces.hpp>
@@ -41,6 +43,17 @@ using FakeDevice = Kokkos::Experimental::LogicalMemorySpace<
 inline void register_fake_device() {
   register_device_space(fake_device_name);
 }
+
+/// The device memory space examples and demos run on: the device of this
+/// Kokkos build, or the fake device on a host-only Kokkos 3 build (call
+/// register_fake_device() first), or HostSpace when neither exists.
+#if CUNUMPY_HAS_FAKE_DEVICE
+using example_device_space =
+    std::conditional_t<has_device_backend, default_device_memory_space,
+                       FakeDevice>;
+#else
+using example_device_space = default_device_memory_space;
+#endif
 
 } // namespace cunumpy::testing
 

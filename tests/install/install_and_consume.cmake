@@ -1,0 +1,35 @@
+# Run by ctest: install, relocate, consume. Fails with the failing step's log.
+function(run step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status
+                  OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "${step} failed (${status}):\n${output}")
+  endif()
+  set(last_output "${output}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE "${WORK_DIR}")
+run("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
+foreach(file IN ITEMS include/cunumpy/cunumpy.hpp lib/cmake/cunumpy/cunumpyConfig.cmake
+                      lib/cmake/cunumpy/cunumpyConfigVersion.cmake
+                      lib/cmake/cunumpy/cunumpyKokkos.cmake)
+  if(NOT EXISTS "${WORK_DIR}/prefix/${file}")
+    message(FATAL_ERROR "not installed: ${file}")
+  endif()
+endforeach()
+# The package must work from any prefix.
+file(RENAME "${WORK_DIR}/prefix" "${WORK_DIR}/moved")
+set(kokkos_hint)
+if(KOKKOS_DIR)
+  set(kokkos_hint "-DKokkos_DIR=${KOKKOS_DIR}")
+endif()
+run("configure the example" ${CMAKE_COMMAND} -S "${EXAMPLE_DIR}" -B "${WORK_DIR}/example"
+    -G "${GENERATOR}" -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+    -DCMAKE_PREFIX_PATH=${WORK_DIR}/moved ${kokkos_hint})
+run("build the example" ${CMAKE_COMMAND} --build "${WORK_DIR}/example")
+file(GLOB program "${WORK_DIR}/example/time_loop")
+run("run the example" "${program}" 20)
+if(NOT last_output MATCHES "right way: 2 transfer\\(s\\)")
+  message(FATAL_ERROR "unexpected output:\n${last_output}")
+endif()
+message(STATUS "${last_output}")

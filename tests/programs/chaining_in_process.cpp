@@ -1,0 +1,63 @@
+// Callbacks another in-process hook installed before cunumpy keep receiving
+// every event after cunumpy installs its own.
+
+#include <Kokkos_Core.hpp>
+
+#include <cunumpy/cunumpy.hpp>
+#include <cunumpy/testing/fake_device.hpp>
+
+#include "check.hpp"
+
+namespace {
+
+int copies = 0, copy_ends = 0, regions = 0, region_pops = 0;
+
+void begin_copy(Kokkos::Tools::SpaceHandle, const char*, const void*,
+                Kokkos::Tools::SpaceHandle, const char*, const void*,
+                uint64_t) {
+  ++copies;
+}
+void end_copy() {
+  ++copy_ends;
+}
+void push(const char*) {
+  ++regions;
+}
+void pop() {
+  ++region_pops;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+#if CUNUMPY_HAS_FAKE_DEVICE
+  using cunumpy::testing::FakeDevice;
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  cunumpy::testing::register_fake_device();
+  auto callbacks = Kokkos::Tools::Experimental::get_callbacks();
+  callbacks.begin_deep_copy = &begin_copy;
+  callbacks.end_deep_copy = &end_copy;
+  callbacks.push_region = &push;
+  callbacks.pop_region = &pop;
+  Kokkos::Tools::Experimental::set_callbacks(callbacks);
+
+  Kokkos::View<double*, Kokkos::HostSpace> host("host", 10);
+  Kokkos::View<double*, FakeDevice> device("device", 10);
+  const int before = copies;
+  auto counted = cunumpy::profiling::count_transfers(); // installs cunumpy
+  Kokkos::Profiling::pushRegion("step");
+  Kokkos::deep_copy(device, host);
+  (void)cunumpy::to_host(device);
+  Kokkos::Profiling::popRegion();
+  CHECK_EQ(counted.counter().total(), std::uint64_t(2));
+  CHECK_EQ(copies - before, 2);
+  CHECK_EQ(copy_ends, copies);
+  CHECK_EQ(regions, 1);
+  CHECK_EQ(region_pops, 1);
+  return failures() == 0 ? 0 : 1;
+#else
+  (void)argc;
+  (void)argv;
+  return 77;
+#endif
+}

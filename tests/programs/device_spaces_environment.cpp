@@ -1,0 +1,34 @@
+// CUNUMPY_DEVICE_SPACES makes spaces device spaces without code: run with
+// CUNUMPY_DEVICE_SPACES=FakeDevice copies to the fake device are transfers;
+// without it, they are host-to-host copies and not counted.
+
+#include <cstdlib>
+
+#include <Kokkos_Core.hpp>
+
+#include <cunumpy/cunumpy.hpp>
+#include <cunumpy/testing/fake_device.hpp>
+
+#include "check.hpp"
+
+int main(int argc, char** argv) {
+#if CUNUMPY_HAS_FAKE_DEVICE
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  const bool registered = std::getenv("CUNUMPY_DEVICE_SPACES") != nullptr;
+  Kokkos::View<double*, Kokkos::HostSpace> host("host", 10);
+  Kokkos::View<double*, cunumpy::testing::FakeDevice> device("device", 10);
+  auto counted = cunumpy::profiling::count_transfers();
+  Kokkos::deep_copy(device, host);
+  CHECK_EQ(counted.counter().to_device(), std::uint64_t(registered ? 1 : 0));
+  CHECK_EQ(cunumpy::space_side("Other") == cunumpy::SpaceSide::device,
+           registered);
+  CHECK_EQ(cunumpy::space_side("Cuda") == cunumpy::SpaceSide::device, true);
+  CHECK_EQ(cunumpy::space_side("CudaHostPinned") == cunumpy::SpaceSide::host,
+           true);
+  return failures() == 0 ? 0 : 1;
+#else
+  (void)argc;
+  (void)argv;
+  return 77;
+#endif
+}
