@@ -8,6 +8,7 @@
 
 #include "check.hpp"
 
+#if CUNUMPY_HAS_FAKE_DEVICE
 namespace {
 
 int copies = 0, copy_ends = 0, regions = 0, region_pops = 0;
@@ -28,6 +29,7 @@ void pop() {
 }
 
 } // namespace
+#endif
 
 int main(int argc, char** argv) {
 #if CUNUMPY_HAS_FAKE_DEVICE

@@ -82,7 +82,8 @@ void require_allocated(const View& view, const char* function,
                        const char* argument) {
   if (view.data() == nullptr &&
       (view.size() > 0 || rank_v<View> == 0 || !view.is_allocated()))
-    throw_unallocated(function, argument, view.label());
+    throw_unallocated(function, argument,
+                      view.is_allocated() ? std::string(view.label()) : "");
 }
 
 /// Contiguous host ranges: std::vector, std::array, spans.
