@@ -26,7 +26,8 @@ struct BudgetState final : EventSink {
   };
   struct OpenPhase {
     std::string name;
-    std::uint64_t token = 0; ///< 0 for a Kokkos region
+    std::uint64_t token = 0;  ///< 0 for a Kokkos region
+    bool transparent = false; ///< a library's own region: not a phase
   };
 
   explicit BudgetState(bool started) : started(started) {}
@@ -36,6 +37,8 @@ struct BudgetState final : EventSink {
   void on_region_pop(double time) override;
 
   Phase& phase(const std::string& name);
+  /// The innermost open phase, or null outside every phase.
+  const OpenPhase* innermost() const;
   const Phase* find(const std::string& name) const;
   /// Opens `name`; returns the token that closes it.
   std::uint64_t open(const std::string& name, bool region);

@@ -44,14 +44,34 @@ void BudgetState::on_event(const RawEvent& event) {
   if (!started)
     return;
   total.state()->add(event);
-  if (open_phases.empty())
-    outside.state()->add(event);
+  if (const OpenPhase* open = innermost())
+    phase(open->name).counter->state()->add(event);
   else
-    phase(open_phases.back().name).counter->state()->add(event);
+    outside.state()->add(event);
 }
 
+const BudgetState::OpenPhase* BudgetState::innermost() const {
+  for (auto it = open_phases.rbegin(); it != open_phases.rend(); ++it)
+    if (!it->transparent)
+      return &*it;
+  return nullptr;
+}
+
+namespace {
+/// Regions Kokkos and Kokkos Kernels push inside their own functions
+/// ("KokkosBlas::dot[ETI]"): were they phases, the copies a solver makes
+/// through them would escape the rule of the caller's phase.
+bool is_library_region(std::string_view name) {
+  return name.substr(0, 6) == "Kokkos";
+}
+} // namespace
+
 void BudgetState::on_region_push(std::uint32_t name, double) {
-  open(std::string(Recorder::instance().strings().view(name)), true);
+  const std::string_view region = Recorder::instance().strings().view(name);
+  if (is_library_region(region))
+    open_phases.push_back({std::string(region), 0, true});
+  else
+    open(std::string(region), true);
 }
 
 void BudgetState::on_region_pop(double) {
@@ -81,8 +101,8 @@ const BudgetState::Phase* BudgetState::find(const std::string& name) const {
 std::uint64_t BudgetState::open(const std::string& name, bool region) {
   // A region inside an explicit phase of the same name (or the reverse) is
   // the same call of the same phase.
-  const bool same_call =
-      !open_phases.empty() && open_phases.back().name == name;
+  const OpenPhase* current = innermost();
+  const bool same_call = current != nullptr && current->name == name;
   Phase& entered = phase(name);
   if (started && !same_call)
     ++entered.calls;

@@ -1,6 +1,7 @@
 // TransferBudget: transfers per phase, rules, Kokkos regions as phases, and
 // the TOML rule file.
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -147,6 +148,23 @@ TEST(Budget, KokkosRegionsArePhases) {
   EXPECT_EQ(budget["inner"].fallback(), 2u);
   budget.require("integrate", Rule());
   EXPECT_EQ(budget.violations().size(), 1u);
+}
+
+TEST(Budget, RegionsOfKokkosLibrariesAreNotPhases) {
+  // Kokkos Kernels pushes regions such as "KokkosBlas::dot[ETI]" inside its
+  // functions; their copies belong to the caller's phase.
+  TransferBudget budget;
+  {
+    auto iterate = budget.phase("iterate");
+    Kokkos::Profiling::pushRegion("KokkosBlas::dot[ETI]");
+    marker();
+    Kokkos::Profiling::popRegion();
+  }
+  EXPECT_EQ(budget["iterate"].fallback(), 1u);
+  EXPECT_EQ(budget.calls("KokkosBlas::dot[ETI]"), 0u);
+  const auto phases = budget.phases();
+  EXPECT_EQ(std::count(phases.begin(), phases.end(), "KokkosBlas::dot[ETI]"),
+            0);
 }
 
 TEST(Budget, ARegionInsideAPhaseOfTheSameNameIsOneCall) {
