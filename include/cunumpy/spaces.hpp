@@ -1,31 +1,13 @@
 #ifndef CUNUMPY_SPACES_HPP
 #define CUNUMPY_SPACES_HPP
 
-#include <string>
-#include <string_view>
 #include <type_traits>
-#include <vector>
 
 #include <Kokkos_Core.hpp>
 
+#include <cunumpy/space_names.hpp>
+
 namespace cunumpy {
-
-/// Which side of the host/device boundary a memory space is on.
-enum class SpaceSide { host, device };
-
-/// Makes the memory space called `name` (as Kokkos names it in its Tools
-/// events, e.g. "FakeDevice") a device space. The environment variable
-/// CUNUMPY_DEVICE_SPACES="FakeDevice,Other" does the same at start-up.
-void register_device_space(std::string_view name);
-
-/// The side of the memory space named `name`: "Cuda", "CudaUVM", "HIP",
-/// "SYCLDeviceUSM", "OpenMPTargetSpace", ... and registered names are device
-/// spaces; "Host", "CudaHostPinned", "HIPHostPinned", "SYCLHostUSM" and every
-/// unknown name are host spaces.
-SpaceSide space_side(std::string_view name);
-
-/// The names added by register_device_space and CUNUMPY_DEVICE_SPACES.
-std::vector<std::string> registered_device_spaces();
 
 /// True for memory spaces whose memory is ordinary host memory, into which
 /// `to_host` copies and from which it returns views as they are. Specialize

@@ -11,10 +11,10 @@
 #define CUNUMPY_HAVE_TSC 1
 #endif
 
-#include <Kokkos_Core.hpp>
+#include <Kokkos_Macros.hpp>
 
 #include <cunumpy/impl/recorder.hpp>
-#include <cunumpy/spaces.hpp>
+#include <cunumpy/space_names.hpp>
 
 #include "environment.hpp"
 #include "stack_capture.hpp"
@@ -202,8 +202,11 @@ bool is_tool_fence(std::string_view name) {
 /// not a wait for the device. Kokkos 4 encodes the execution space type in
 /// the top 8 bits of the device id.
 bool is_host_execution_space_fence(std::uint32_t device_id) {
-#if KOKKOS_VERSION >= 40000
-  if constexpr (has_device_backend) {
+#if KOKKOS_VERSION >= 40000 &&                                                 \
+    (defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) ||              \
+     defined(KOKKOS_ENABLE_SYCL) || defined(KOKKOS_ENABLE_OPENMPTARGET) ||     \
+     defined(KOKKOS_ENABLE_OPENACC))
+  {
     const std::uint32_t type = device_id >> 24;
     // Serial, OpenMP, HPX, Threads.
     return type == 0 || type == 1 || type == 5 || type == 6;

@@ -3,7 +3,7 @@
 #include <mutex>
 #include <sstream>
 
-#include <cunumpy/spaces.hpp>
+#include <cunumpy/space_names.hpp>
 
 #include "environment.hpp"
 #include "recorder.hpp"

@@ -57,7 +57,7 @@ TEST(AsDeviceArray, HostViewBecomesOneDeviceCopy) {
   Kokkos::View<double**, Kokkos::HostSpace> markers("markers", 4, 3);
   markers(3, 2) = 1.25;
   auto counted = count_transfers();
-  const int line = __LINE__ + 1;
+  const int line = __LINE__ + 2; // the line of the call
   auto result =
       cunumpy::as_device_array<double, 2, FakeDevice>(markers, "markers");
   EXPECT_EQ(result(3, 2), 1.25);
