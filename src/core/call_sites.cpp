@@ -66,9 +66,11 @@ std::uint64_t hash_frames(const void* const* frames, int count) {
 
 bool is_library_frame(const SourceFrame& frame) {
   const std::string_view module = basename_of(frame.module);
-  // Kokkos, Kokkos Kernels, Trilinos' Kokkos, cunumpy and its plugin/module.
+  // Kokkos, Kokkos Kernels, Trilinos' Kokkos, cunumpy and its module, Kokkos
+  // Tools libraries (libkp_cunumpy, kokkos-tools).
   if (contains_nocase(module, "kokkos") || starts_with(module, "libcunumpy") ||
-      starts_with(module, "_core.") || starts_with(module, "_core.cpython"))
+      starts_with(module, "libkp_") || starts_with(module, "_core.") ||
+      starts_with(module, "_core.cpython"))
     return true;
   // The C and C++ runtimes and the Python interpreter.
   for (std::string_view runtime :
@@ -270,7 +272,26 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   Dwarf_Addr bias = 0;
   Dwarf_Die* cu = dwfl_module_addrdie(module, pc, &bias);
   Dwarf_Die* scopes = nullptr;
-  const int count = cu != nullptr ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+  int count = cu != nullptr ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+  bool inlined = false;
+  for (int i = 0; i < count && !inlined; ++i)
+    inlined = dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
+  if (inlined) {
+    // dwarf_getscopes follows the abstract origin of the innermost inlined
+    // call, which loses the outer inlined calls (a DualView sync inlined
+    // into the caller ends in `main`); the scopes containing the innermost
+    // DIE itself are the whole chain, as eu-addr2line -i reads it.
+    Dwarf_Die innermost = scopes[0];
+    Dwarf_Die* chain = nullptr;
+    const int chain_count = dwarf_getscopes_die(&innermost, &chain);
+    if (chain_count > 0) {
+      std::free(scopes);
+      scopes = chain;
+      count = chain_count;
+    } else {
+      std::free(chain);
+    }
+  }
   Dwarf_Files* files = nullptr;
   size_t file_count = 0;
   if (cu != nullptr)

@@ -11,9 +11,11 @@
 #define CUNUMPY_HAVE_TSC 1
 #endif
 
-#include <Kokkos_Macros.hpp>
-
 #include <cunumpy/impl/recorder.hpp>
+
+#ifndef CUNUMPY_KOKKOS_VERSION
+#error "src/CMakeLists.txt defines CUNUMPY_KOKKOS_VERSION for this file"
+#endif
 #include <cunumpy/space_names.hpp>
 
 #include "environment.hpp"
@@ -202,10 +204,7 @@ bool is_tool_fence(std::string_view name) {
 /// not a wait for the device. Kokkos 4 encodes the execution space type in
 /// the top 8 bits of the device id.
 bool is_host_execution_space_fence(std::uint32_t device_id) {
-#if KOKKOS_VERSION >= 40000 &&                                                 \
-    (defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) ||              \
-     defined(KOKKOS_ENABLE_SYCL) || defined(KOKKOS_ENABLE_OPENMPTARGET) ||     \
-     defined(KOKKOS_ENABLE_OPENACC))
+#if CUNUMPY_KOKKOS_VERSION >= 40000 && CUNUMPY_KOKKOS_DEVICE_BACKEND
   {
     const std::uint32_t type = device_id >> 24;
     // Serial, OpenMP, HPX, Threads.
@@ -225,7 +224,7 @@ bool is_implicit_fence(std::string_view name) {
 bool copy_is_blocking(const InFlightCopy& copy) {
   if (copy.site.api != nullptr && copy.site.api->async())
     return false;
-#if KOKKOS_VERSION >= 40000
+#if CUNUMPY_KOKKOS_VERSION >= 40000
   // Kokkos 4 fences a blocking copy inside begin/end_deep_copy; a copy on an
   // execution space instance has no fence.
   return copy.saw_fence || copy.scalar;

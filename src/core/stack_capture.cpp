@@ -33,10 +33,11 @@ bool is_library_module(std::string_view path) {
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return std::tolower(c); });
+  // libkp_*: Kokkos Tools libraries (cunumpy's plugin, kokkos-tools).
   return lower.find("kokkos") != std::string::npos || starts("libcunumpy") ||
-         starts("_core.") || starts("libc.so") || starts("libstdc++") ||
-         starts("libgcc_s") || starts("ld-linux") || starts("libm.so") ||
-         starts("libpython") || starts("linux-vdso");
+         starts("libkp_") || starts("_core.") || starts("libc.so") ||
+         starts("libstdc++") || starts("libgcc_s") || starts("ld-linux") ||
+         starts("libm.so") || starts("libpython") || starts("linux-vdso");
 }
 
 /// Address ranges of the loaded modules, sorted. Rebuilt (and the old table

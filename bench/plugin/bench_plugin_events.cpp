@@ -1,0 +1,153 @@
+// Cost per event of libkp_cunumpy, called through its C entry points the way
+// Kokkos calls a tool (function pointers from dlsym), from a call stack a
+// few application frames deep.
+//
+//   build/bench/plugin/bench_plugin_events --benchmark_min_time=0.5
+//   CUNUMPY_TRACE=/tmp/trace.json build/bench/plugin/bench_plugin_events
+//
+// A "deep copy event" is one begin/end_deep_copy pair between a device space
+// and the host: what the plugin does for every Kokkos::deep_copy. The copy
+// itself is not made. Results are in docs/performance.md (Plugin).
+
+#include <benchmark/benchmark.h>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+
+#include <impl/Kokkos_Profiling_C_Interface.h>
+
+#include <cunumpy/transfer_counter.hpp>
+
+namespace {
+
+struct Plugin {
+  Kokkos_Profiling_initFunction init = nullptr;
+  Kokkos_Profiling_finalizeFunction finalize = nullptr;
+  Kokkos_Profiling_beginDeepCopyFunction begin_copy = nullptr;
+  Kokkos_Profiling_endDeepCopyFunction end_copy = nullptr;
+  Kokkos_Profiling_beginFenceFunction begin_fence = nullptr;
+  Kokkos_Profiling_endFenceFunction end_fence = nullptr;
+  Kokkos_Profiling_pushFunction push = nullptr;
+  Kokkos_Profiling_popFunction pop = nullptr;
+  Kokkos_Profiling_beginFunction begin_for = nullptr;
+  Kokkos_Profiling_endFunction end_for = nullptr;
+};
+
+template <class Function>
+void lookup(void* library, const char* name, Function& function) {
+  function = reinterpret_cast<Function>(::dlsym(library, name));
+  if (function == nullptr) {
+    std::fprintf(stderr, "bench_plugin_events: %s missing\n", name);
+    std::exit(2);
+  }
+}
+
+Plugin load() {
+  void* library = ::dlopen(CUNUMPY_PLUGIN_PATH, RTLD_NOW | RTLD_GLOBAL);
+  if (library == nullptr) {
+    std::fprintf(stderr, "bench_plugin_events: %s\n", ::dlerror());
+    std::exit(2);
+  }
+  Plugin plugin;
+  lookup(library, "kokkosp_init_library", plugin.init);
+  lookup(library, "kokkosp_finalize_library", plugin.finalize);
+  lookup(library, "kokkosp_begin_deep_copy", plugin.begin_copy);
+  lookup(library, "kokkosp_end_deep_copy", plugin.end_copy);
+  lookup(library, "kokkosp_begin_fence", plugin.begin_fence);
+  lookup(library, "kokkosp_end_fence", plugin.end_fence);
+  lookup(library, "kokkosp_push_profile_region", plugin.push);
+  lookup(library, "kokkosp_pop_profile_region", plugin.pop);
+  lookup(library, "kokkosp_begin_parallel_for", plugin.begin_for);
+  lookup(library, "kokkosp_end_parallel_for", plugin.end_for);
+  return plugin;
+}
+
+Plugin plugin;
+
+Kokkos_Profiling_SpaceHandle space(const char* name) {
+  Kokkos_Profiling_SpaceHandle handle{};
+  std::strncpy(handle.name, name, sizeof handle.name - 1);
+  return handle;
+}
+
+double host_data[8];
+double device_data[8];
+
+// `frames` application frames between the benchmark loop and the event, so
+// that stack capture walks what it walks in a program.
+template <class Event>
+__attribute__((noinline)) void nested(int frames, Event& event) {
+  if (frames > 0)
+    nested(frames - 1, event);
+  else
+    event();
+  benchmark::ClobberMemory();
+}
+
+constexpr int application_frames = 8;
+
+void BM_deep_copy_event(benchmark::State& state) {
+  cunumpy::profiling::set_backtrace_depth(static_cast<int>(state.range(0)));
+  const auto device = space("Cuda"), host = space("Host");
+  auto event = [&] {
+    plugin.begin_copy(device, "state", device_data, host, "state", host_data,
+                      sizeof host_data);
+    plugin.end_copy();
+  };
+  plugin.push("bench");
+  for (auto _ : state)
+    nested(application_frames, event);
+  plugin.pop();
+  state.SetItemsProcessed(state.iterations());
+  state.SetLabel(state.range(0) == 0 ? "no call sites" : "call sites");
+}
+BENCHMARK(BM_deep_copy_event)->ArgName("backtrace")->Arg(0)->Arg(32);
+
+void BM_fence_event(benchmark::State& state) {
+  cunumpy::profiling::set_backtrace_depth(32);
+  auto event = [&] {
+    std::uint64_t handle = 0;
+    plugin.begin_fence("Kokkos::Cuda::fence: Unnamed Instance Fence", 0,
+                       &handle);
+    plugin.end_fence(handle);
+  };
+  for (auto _ : state)
+    nested(application_frames, event);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_fence_event);
+
+void BM_region(benchmark::State& state) {
+  for (auto _ : state) {
+    plugin.push("integrate");
+    plugin.pop();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_region);
+
+void BM_kernel(benchmark::State& state) {
+  for (auto _ : state) {
+    std::uint64_t id = 0;
+    plugin.begin_for("advance", 0, &id);
+    plugin.end_for(id);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_kernel);
+
+} // namespace
+
+int main(int argc, char** argv) {
+  // The plugin's report goes to a file, not into the benchmark's output.
+  ::setenv("CUNUMPY_REPORT", "/dev/null", 0);
+  plugin = load();
+  plugin.init(0, KOKKOSP_INTERFACE_VERSION, 0, nullptr);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  plugin.finalize();
+  return 0;
+}

@@ -1,0 +1,190 @@
+// A Kokkos application that knows nothing of cunumpy: a time loop with
+// profiling regions, a DualView of diagnostics and output every few steps.
+// Loading the cunumpy plugin gives it a transfer report per region, a budget
+// checked at exit and a trace, without recompiling; with these two variables
+// set in the environment:
+//
+//   KOKKOS_TOOLS_LIBS=<prefix>/lib/libkp_cunumpy.so
+//   CUNUMPY_BUDGET=budget.toml ./legacy_app --copy-in-step
+//
+// (Kokkos 3.x reads KOKKOS_PROFILE_LIBRARY; on a host-only Kokkos 3 build the
+// device is a fake one: add CUNUMPY_DEVICE_SPACES=FakeDevice.)
+//
+//   ./legacy_app [--steps N] [--size N] [--output-every N] [--copy-in-step]
+//                [--probes N] [--exit-without-finalize]
+//
+// --copy-in-step adds a copy of the state to every time step (the bug the
+// budget catches); --probes N reads N single values per step (the overhead
+// benchmark's "few copies per step", bench/plugin).
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_DualView.hpp>
+
+#if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) &&             \
+    !defined(KOKKOS_ENABLE_SYCL) && !defined(KOKKOS_ENABLE_OPENMPTARGET) &&    \
+    KOKKOS_VERSION < 40300
+#define LEGACY_APP_FAKE_DEVICE 1
+#else
+#define LEGACY_APP_FAKE_DEVICE 0
+#endif
+
+#if LEGACY_APP_FAKE_DEVICE
+// A host-only Kokkos 3 build has no device. A logical memory space named
+// "FakeDevice" stands in for one: its copies go through Kokkos::deep_copy
+// and reach the tools like real host/device copies.
+namespace legacy {
+struct FakeDeviceNamer {
+  static constexpr const char* get_name() { return "FakeDevice"; }
+};
+using FakeDevice = Kokkos::Experimental::LogicalMemorySpace<
+    Kokkos::HostSpace, Kokkos::DefaultHostExecutionSpace, FakeDeviceNamer,
+    Kokkos::Experimental::LogicalSpaceSharesAccess::shared_access>;
+} // namespace legacy
+
+// Kokkos 3's logical spaces and AnonymousSpace both specialize
+// MemorySpaceAccess for "any other space"; say it for the pair. Like a real
+// device, FakeDevice views get HostSpace mirrors, so DualView copies.
+namespace Kokkos::Impl {
+template <>
+struct MemorySpaceAccess<Kokkos::AnonymousSpace, legacy::FakeDevice> {
+  enum : bool { assignable = true };
+  enum : bool { accessible = true };
+  enum : bool { deepcopy = true };
+};
+template <>
+struct MemorySpaceAccess<legacy::FakeDevice, Kokkos::AnonymousSpace> {
+  enum : bool { assignable = true };
+  enum : bool { accessible = true };
+  enum : bool { deepcopy = true };
+};
+template <> struct HostMirror<legacy::FakeDevice> {
+  using Space = Kokkos::HostSpace;
+};
+template <>
+struct HostMirror<
+    Kokkos::Device<Kokkos::DefaultHostExecutionSpace, legacy::FakeDevice>> {
+  using Space = Kokkos::HostSpace;
+};
+} // namespace Kokkos::Impl
+#endif
+
+namespace legacy {
+
+#if LEGACY_APP_FAKE_DEVICE
+using DeviceSpace = FakeDevice;
+#else
+using DeviceSpace = Kokkos::DefaultExecutionSpace::memory_space;
+#endif
+using DeviceView = Kokkos::View<double*, DeviceSpace>;
+using HostView = Kokkos::View<double*, Kokkos::HostSpace>;
+using Diagnostics = Kokkos::DualView<double*, DeviceSpace>;
+using Policy = Kokkos::RangePolicy<DeviceView::execution_space>;
+
+struct Options {
+  int steps = 100;
+  int size = 100000;
+  int output_every = 10;
+  bool copy_in_step = false;
+  int probes = 0;
+  bool exit_without_finalize = false;
+};
+
+Options parse(int argc, char* argv[]) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--steps" && has_value)
+      options.steps = std::atoi(argv[++i]);
+    else if (arg == "--size" && has_value)
+      options.size = std::atoi(argv[++i]);
+    else if (arg == "--output-every" && has_value)
+      options.output_every = std::atoi(argv[++i]);
+    else if (arg == "--copy-in-step")
+      options.copy_in_step = true;
+    else if (arg == "--probes" && has_value)
+      options.probes = std::atoi(argv[++i]);
+    else if (arg == "--exit-without-finalize")
+      options.exit_without_finalize = true;
+  }
+  if (options.output_every < 1)
+    options.output_every = 1;
+  return options;
+}
+
+void advance(const DeviceView& state, double dt) {
+  Kokkos::parallel_for(
+      "legacy::advance", Policy(0, state.extent(0)),
+      KOKKOS_LAMBDA(int i) { state(i) += dt * (1.0 - state(i)); });
+}
+
+void compute_diagnostics(const DeviceView& state, Diagnostics& diagnostics) {
+  auto device = diagnostics.view_device();
+  const int n = static_cast<int>(state.extent(0));
+  Kokkos::parallel_for(
+      "legacy::diagnostics", Policy(0, device.extent(0)),
+      KOKKOS_LAMBDA(int i) { device(i) = state(i * (n / device.extent(0))); });
+  diagnostics.modify_device();
+}
+
+double run(const Options& options) {
+  Kokkos::Profiling::pushRegion("setup");
+  DeviceView state("state", options.size);
+  HostView host_state("host_state", options.size);
+  for (int i = 0; i < options.size; ++i)
+    host_state(i) = double(i) / options.size;
+  Kokkos::deep_copy(state, host_state);
+  Diagnostics diagnostics("diagnostics", 16);
+  Kokkos::DualView<double*, DeviceSpace> parameters("parameters", 4);
+  HostView probe("probe", options.size);
+  Kokkos::View<double, Kokkos::HostSpace> probe_value("probe_value");
+  Kokkos::Profiling::popRegion();
+
+  double written = 0.0;
+  for (int step = 0; step < options.steps; ++step) {
+    Kokkos::Profiling::pushRegion("integrate");
+    advance(state, 1e-3);
+    if (options.copy_in_step)
+      Kokkos::deep_copy(probe, state); // the copy --copy-in-step adds
+    for (int p = 0; p < options.probes; ++p) {
+      Kokkos::deep_copy(probe_value, Kokkos::subview(state, p));
+      written += probe_value();
+    }
+    Kokkos::Profiling::popRegion();
+
+    if ((step + 1) % options.output_every == 0) {
+      Kokkos::Profiling::pushRegion("output");
+      Kokkos::deep_copy(host_state, state);
+      compute_diagnostics(state, diagnostics);
+      diagnostics.sync_host();
+      written += host_state(options.size / 2) + diagnostics.view_host()(0);
+      Kokkos::Profiling::popRegion();
+    }
+  }
+
+  // The parameters change on the host for a next run that never comes: a
+  // modification no sync follows, which the plugin lists.
+  parameters.view_host()(0) = written;
+  parameters.modify_host();
+  return written;
+}
+
+} // namespace legacy
+
+int main(int argc, char* argv[]) {
+  Kokkos::initialize(argc, argv);
+  const legacy::Options options = legacy::parse(argc, argv);
+  const double written = legacy::run(options);
+  std::printf("legacy_app: %d steps of %d points, output %.6f\n", options.steps,
+              options.size, written);
+  std::fflush(stdout);
+  if (options.exit_without_finalize)
+    std::exit(0); // a code that never calls Kokkos::finalize
+  Kokkos::finalize();
+  return 0;
+}

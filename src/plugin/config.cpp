@@ -1,0 +1,119 @@
+#include "config.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "environment.hpp"
+
+namespace cunumpy::plugin {
+namespace {
+
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) {
+    return static_cast<char>(std::tolower(c));
+  });
+  return text;
+}
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+} // namespace
+
+std::optional<int> rank_from_environment() {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    const auto value = Impl::environment(name);
+    if (!value)
+      continue;
+    char* end = nullptr;
+    errno = 0;
+    const long rank = std::strtol(value->c_str(), &end, 10);
+    if (errno == 0 && end != value->c_str() && *end == '\0' && rank >= 0 &&
+        rank < (1L << 30))
+      return static_cast<int>(rank);
+  }
+  return std::nullopt;
+}
+
+std::string expand_rank(const std::string& pattern, int rank) {
+  std::string result;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'r') {
+      result += std::to_string(rank);
+      ++i;
+    } else {
+      result += pattern[i];
+    }
+  }
+  return result;
+}
+
+std::string cannot_write(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0) {
+    if (S_ISDIR(info.st_mode))
+      return "it is a directory";
+    return ::access(path.c_str(), W_OK) == 0 ? std::string()
+                                             : std::strerror(errno);
+  }
+  const auto slash = path.rfind('/');
+  const std::string directory =
+      slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  if (::stat(directory.c_str(), &info) != 0)
+    return "directory '" + directory + "': " + std::strerror(errno);
+  if (!S_ISDIR(info.st_mode))
+    return "'" + directory + "' is not a directory";
+  if (::access(directory.c_str(), W_OK | X_OK) != 0)
+    return "directory '" + directory + "': " + std::strerror(errno);
+  return {};
+}
+
+Config Config::from_environment() {
+  Config config;
+  if (const auto rank = rank_from_environment()) {
+    config.rank = *rank;
+    config.rank_known = true;
+  }
+  if (const auto report = Impl::environment("CUNUMPY_REPORT")) {
+    config.report_path = expand_rank(*report, config.rank);
+    config.report_json = ends_with(lowercase(config.report_path), ".json");
+    const std::string problem = cannot_write(config.report_path);
+    if (!problem.empty()) {
+      Impl::warn("CUNUMPY_REPORT: cannot write '" + config.report_path + "' (" +
+                 problem + "); the summary goes to stderr instead");
+      config.report_path.clear();
+      config.report_json = false;
+    }
+  }
+  if (const auto budget = Impl::environment("CUNUMPY_BUDGET"))
+    config.budget_path = *budget;
+  if (const auto action = Impl::environment("CUNUMPY_ON_VIOLATION")) {
+    const std::string value = lowercase(*action);
+    if (value == "exit") {
+      config.exit_on_violation = true;
+    } else if (value != "warn") {
+      Impl::warn("CUNUMPY_ON_VIOLATION=\"" + *action +
+                 "\" is neither 'warn' nor 'exit'; using warn");
+    }
+  }
+  if (const auto trace = Impl::environment("CUNUMPY_TRACE")) {
+    config.trace_path = expand_rank(*trace, config.rank);
+    const std::string problem = cannot_write(config.trace_path);
+    if (!problem.empty()) {
+      Impl::warn("CUNUMPY_TRACE: cannot write '" + config.trace_path + "' (" +
+                 problem + "); no trace is recorded");
+      config.trace_path.clear();
+    }
+  }
+  return config;
+}
+
+} // namespace cunumpy::plugin

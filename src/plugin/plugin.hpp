@@ -1,0 +1,67 @@
+#ifndef CUNUMPY_PLUGIN_PLUGIN_HPP
+#define CUNUMPY_PLUGIN_PLUGIN_HPP
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <impl/Kokkos_Profiling_C_Interface.h>
+
+#include <cunumpy/transfer_budget.hpp>
+
+#include "config.hpp"
+#include "dual_view_log.hpp"
+#include "next_tool.hpp"
+#include "trace.hpp"
+
+namespace cunumpy::plugin {
+
+/// The plugin's one state object, created by kokkosp_init_library and
+/// destroyed by kokkosp_finalize_library. It feeds nothing itself (the
+/// kokkosp_* functions feed the recorder); it owns the consumers: a
+/// TransferBudget whose phases are the Kokkos regions, the DualView log, the
+/// trace, and the next tool.
+class Plugin {
+public:
+  /// Reads the configuration, loads and initializes the next tool, loads the
+  /// budget file. Problems print one line each; nothing throws for them.
+  Plugin(int load_sequence, std::uint64_t interface_version,
+         std::uint32_t device_count,
+         Kokkos_Profiling_KokkosPDeviceInfo* devices, const void* self);
+  ~Plugin();
+  Plugin(const Plugin&) = delete;
+  Plugin& operator=(const Plugin&) = delete;
+
+  const NextTool& next() const noexcept { return next_; }
+  const Config& config() const noexcept { return config_; }
+
+  /// Kernels are timed only for the trace.
+  bool tracing() const noexcept { return trace_ != nullptr; }
+  void begin_kernel(const char* name);
+  void end_kernel();
+
+  void declare_metadata(const char* key, const char* value);
+
+  /// Writes the report and the trace the first time it is called. Returns
+  /// true when a rule is broken or the budget asked for was not checked.
+  bool finish();
+
+private:
+  Config config_;
+  NextTool next_;
+  std::optional<profiling::TransferBudget> budget_;
+  std::string budget_error_;
+  std::unique_ptr<Trace> trace_;
+  DualViewLog dual_views_;
+  std::vector<std::pair<std::string, std::string>> metadata_;
+  double start_ = 0.0;
+  bool finished_ = false;
+  bool failed_ = false;
+};
+
+} // namespace cunumpy::plugin
+
+#endif

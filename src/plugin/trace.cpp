@@ -1,0 +1,221 @@
+#include "trace.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace cunumpy::plugin {
+namespace {
+
+std::string json_string(std::string_view text) {
+  return nlohmann::json(std::string(text))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+/// Microseconds, the trace format's unit.
+std::string microseconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", seconds * 1e6);
+  return text;
+}
+
+} // namespace
+
+Trace::Trace(std::string path, int rank) : path_(std::move(path)), rank_(rank) {
+  slices_.reserve(4096);
+}
+
+bool Trace::keep() noexcept {
+  if (slices_.size() < max_slices)
+    return true;
+  ++dropped_;
+  return false;
+}
+
+void Trace::on_event(const Impl::RawEvent& event) {
+  if (!keep())
+    return;
+  Slice& slice = slices_.emplace_back();
+  slice.type = Type::event;
+  slice.kind = event.kind;
+  slice.blocking = event.blocking;
+  slice.implicit = event.implicit;
+  slice.thread = event.thread;
+  slice.name = event.label;
+  slice.what = event.what;
+  slice.site = event.site;
+  slice.src_space = event.src_space;
+  slice.dst_space = event.dst_space;
+  slice.nbytes = event.nbytes;
+  slice.start = event.start;
+  slice.duration = event.duration;
+}
+
+void Trace::on_region_push(std::uint32_t name, double time) {
+  open_regions_.push_back({name, Impl::thread_index(), time});
+}
+
+void Trace::on_region_pop(double time) {
+  if (open_regions_.empty())
+    return;
+  const OpenRegion region = open_regions_.back();
+  open_regions_.pop_back();
+  if (!keep())
+    return;
+  Slice& slice = slices_.emplace_back();
+  slice.type = Type::region;
+  slice.thread = region.thread;
+  slice.name = region.name;
+  slice.start = region.start;
+  slice.duration = time - region.start;
+}
+
+void Trace::on_dual_view(const Impl::DualViewEvent& event) {
+  if (!keep())
+    return;
+  Slice& slice = slices_.emplace_back();
+  slice.type = Type::dual_view;
+  slice.kind = event.copy_kind;
+  slice.sync = event.sync;
+  slice.device = event.device;
+  slice.copied = event.copied;
+  slice.thread = Impl::thread_index();
+  slice.name = event.label;
+  slice.site = event.site;
+  slice.nbytes = event.nbytes;
+  slice.start = event.time;
+}
+
+void Trace::add_kernel(std::uint32_t name, std::uint32_t thread, double start,
+                       double end) {
+  if (!keep())
+    return;
+  Slice& slice = slices_.emplace_back();
+  slice.type = Type::kernel;
+  slice.thread = thread;
+  slice.name = name;
+  slice.start = start;
+  slice.duration = end - start;
+}
+
+std::string Trace::write(double end, const std::string& program) {
+  while (!open_regions_.empty())
+    on_region_pop(end);
+  std::FILE* out = std::fopen(path_.c_str(), "w");
+  if (out == nullptr)
+    return std::strerror(errno);
+  Impl::Recorder& recorder = Impl::Recorder::instance();
+  const auto text = [&](std::uint32_t id) {
+    return json_string(recorder.strings().view(id));
+  };
+  const auto site = [&](std::uint32_t id) {
+    return json_string(recorder.sites().resolve(id).str());
+  };
+  const std::string pid = std::to_string(rank_);
+  std::fprintf(out,
+               "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"program\":%s,"
+               "\"rank\":%d,\"dropped_slices\":%llu},\n\"traceEvents\":[\n",
+               json_string(program).c_str(), rank_,
+               static_cast<unsigned long long>(dropped_));
+  std::fprintf(out,
+               "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%s,\"tid\":0,"
+               "\"args\":{\"name\":%s}}",
+               pid.c_str(),
+               json_string(program + " (rank " + pid + ")").c_str());
+  std::set<std::uint32_t> threads;
+  for (const Slice& slice : slices_)
+    threads.insert(slice.thread);
+  for (std::uint32_t thread : threads)
+    std::fprintf(out,
+                 ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%s,"
+                 "\"tid\":%u,\"args\":{\"name\":\"host thread %u\"}}",
+                 pid.c_str(), thread, thread);
+  for (const Slice& slice : slices_) {
+    const std::string common = "\"pid\":" + pid +
+                               ",\"tid\":" + std::to_string(slice.thread) +
+                               ",\"ts\":" + microseconds(slice.start);
+    switch (slice.type) {
+    case Type::region:
+      std::fprintf(out,
+                   ",\n{\"name\":%s,\"cat\":\"region\",\"ph\":\"X\",%s,"
+                   "\"dur\":%s}",
+                   text(slice.name).c_str(), common.c_str(),
+                   microseconds(slice.duration).c_str());
+      break;
+    case Type::kernel:
+      std::fprintf(out,
+                   ",\n{\"name\":%s,\"cat\":\"kernel\",\"ph\":\"X\",%s,"
+                   "\"dur\":%s}",
+                   text(slice.name).c_str(), common.c_str(),
+                   microseconds(slice.duration).c_str());
+      break;
+    case Type::dual_view: {
+      const std::string label(recorder.strings().view(slice.name));
+      const char* side = slice.device ? "device" : "host";
+      const std::string name = std::string(slice.sync ? "DualView sync to "
+                                                      : "DualView modify on ") +
+                               side + " \"" + label + "\"";
+      std::string args = "\"label\":" + json_string(label) + ",\"side\":\"" +
+                         side + "\",\"site\":" + site(slice.site);
+      if (slice.sync) {
+        args += ",\"copied\":" + std::string(slice.copied ? "true" : "false");
+        if (slice.copied)
+          args += ",\"bytes\":" + std::to_string(slice.nbytes) +
+                  ",\"direction\":\"" + std::string(to_string(slice.kind)) +
+                  "\"";
+      }
+      std::fprintf(out,
+                   ",\n{\"name\":%s,\"cat\":\"dual_view\",\"ph\":\"i\","
+                   "\"s\":\"t\",%s,\"args\":{%s}}",
+                   json_string(name).c_str(), common.c_str(), args.c_str());
+      break;
+    }
+    case Type::event: {
+      const bool copy = is_copy(slice.kind);
+      const std::string kind(to_string(slice.kind));
+      const std::string label(recorder.strings().view(slice.name));
+      std::string name;
+      const char* category = "marker";
+      if (slice.kind == EventKind::sync) {
+        category = "fence";
+        name = label.empty() ? "sync" : label;
+      } else if (copy) {
+        category = "copy";
+        name = kind + " \"" + label + "\"";
+      } else {
+        name = kind;
+      }
+      std::string args = "\"kind\":\"" + kind +
+                         "\",\"site\":" + site(slice.site) +
+                         ",\"what\":" + text(slice.what);
+      if (copy)
+        args +=
+            ",\"bytes\":" + std::to_string(slice.nbytes) + ",\"direction\":" +
+            json_string(std::string(recorder.strings().view(slice.src_space)) +
+                        " -> " +
+                        std::string(recorder.strings().view(slice.dst_space))) +
+            ",\"label\":" + json_string(label) +
+            ",\"async\":" + (slice.blocking ? "false" : "true");
+      if (slice.implicit)
+        args += ",\"implicit\":true";
+      std::fprintf(out,
+                   ",\n{\"name\":%s,\"cat\":\"%s\",\"ph\":\"X\",%s,"
+                   "\"dur\":%s,\"args\":{%s}}",
+                   json_string(name).c_str(), category, common.c_str(),
+                   microseconds(slice.duration).c_str(), args.c_str());
+      break;
+    }
+    }
+  }
+  std::fprintf(out, "\n]}\n");
+  const bool failed = std::ferror(out) != 0;
+  const int error = errno;
+  if (std::fclose(out) != 0 || failed)
+    return std::strerror(failed ? error : errno);
+  return {};
+}
+
+} // namespace cunumpy::plugin

@@ -1,0 +1,77 @@
+#ifndef CUNUMPY_PLUGIN_TRACE_HPP
+#define CUNUMPY_PLUGIN_TRACE_HPP
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <cunumpy/event.hpp>
+
+#include "recorder.hpp"
+
+namespace cunumpy::plugin {
+
+/// A Chrome trace-event file (opens in Perfetto and chrome://tracing): one
+/// slice per copy, fence, region and kernel, on the track of the thread that
+/// made it, and an instant per DualView sync and modify. Every member is
+/// used under the recorder's mutex.
+class Trace final : public Impl::EventSink {
+public:
+  Trace(std::string path, int rank);
+
+  void on_event(const Impl::RawEvent& event) override;
+  void on_region_push(std::uint32_t name, double time) override;
+  void on_region_pop(double time) override;
+  void on_dual_view(const Impl::DualViewEvent& event) override;
+  /// A kernel (from the parallel_* callbacks).
+  void add_kernel(std::uint32_t name, std::uint32_t thread, double start,
+                  double end);
+
+  /// Writes the file, closing the regions still open at `end`. Returns an
+  /// error message, or "" when written.
+  std::string write(double end, const std::string& program);
+
+  const std::string& path() const noexcept { return path_; }
+  std::uint64_t dropped() const noexcept { return dropped_; }
+
+  /// Slices kept at most; later ones are counted as dropped.
+  static constexpr std::size_t max_slices = std::size_t(1) << 20;
+
+private:
+  enum class Type : std::uint8_t { event, region, kernel, dual_view };
+  struct Slice {
+    Type type = Type::event;
+    EventKind kind = EventKind::to_host;
+    bool blocking = true;
+    bool implicit = false;
+    bool sync = false;   ///< DualView: sync (else modify)
+    bool device = false; ///< DualView: to / on the device
+    bool copied = false; ///< DualView sync that copied
+    std::uint32_t thread = 0;
+    std::uint32_t name = 0; ///< label, region or kernel name
+    std::uint32_t what = 0;
+    std::uint32_t site = 0;
+    std::uint32_t src_space = 0;
+    std::uint32_t dst_space = 0;
+    std::uint64_t nbytes = 0;
+    double start = 0.0;
+    double duration = 0.0;
+  };
+  struct OpenRegion {
+    std::uint32_t name;
+    std::uint32_t thread;
+    double start;
+  };
+
+  bool keep() noexcept;
+
+  std::string path_;
+  int rank_;
+  std::vector<Slice> slices_;
+  std::vector<OpenRegion> open_regions_;
+  std::uint64_t dropped_ = 0;
+};
+
+} // namespace cunumpy::plugin
+
+#endif
