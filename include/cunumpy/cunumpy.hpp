@@ -6,9 +6,15 @@
 #include <cunumpy/as_device_array.hpp>
 #include <cunumpy/assert_no_transfers.hpp>
 #include <cunumpy/conversions.hpp>
+#include <cunumpy/device_mirror.hpp>
 #include <cunumpy/event.hpp>
+#include <cunumpy/host_call.hpp>
+#include <cunumpy/host_staging.hpp>
+#include <cunumpy/pin_memory.hpp>
 #include <cunumpy/source_location.hpp>
 #include <cunumpy/spaces.hpp>
+#include <cunumpy/synchronize.hpp>
+#include <cunumpy/to_host_async.hpp>
 #include <cunumpy/transfer_budget.hpp>
 #include <cunumpy/transfer_counter.hpp>
 #include <cunumpy/transfer_error.hpp>

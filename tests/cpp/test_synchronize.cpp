@@ -1,0 +1,51 @@
+// synchronize: a fence the program asked for, recorded as one explicit sync.
+
+#include "test_helpers.hpp"
+
+namespace {
+
+using cunumpy::EventKind;
+using cunumpy::profiling::count_transfers;
+using cunumpy_tests::site;
+
+TEST(Synchronize, IsOneExplicitSyncAtTheCallersLine) {
+  auto counted = count_transfers();
+  const int line = __LINE__ + 1;
+  cunumpy::synchronize();
+  const auto& counter = counted.counter();
+  EXPECT_EQ(counter.total(), 0u);
+  // Kokkos 4 reports a global fence as one fence per backend; on a build
+  // with several host backends (OpenMP and Serial) each is a sync.
+  if (KOKKOS_VERSION < 40000 || cunumpy::has_device_backend)
+    EXPECT_EQ(counter.syncs(), 1u);
+  else
+    EXPECT_GE(counter.syncs(), 1u);
+  const auto events = counter.events();
+  ASSERT_EQ(events.size(), counter.syncs());
+  for (const auto& event : events) {
+    EXPECT_EQ(event.kind, EventKind::sync);
+    EXPECT_TRUE(event.blocking);
+    EXPECT_FALSE(event.implicit);
+    EXPECT_EQ(event.site.str(), site(__FILE__, line));
+  }
+  EXPECT_EQ(counter.report().find("[implicit]"), std::string::npos)
+      << counter.report();
+}
+
+TEST(Synchronize, AnInstance) {
+  auto counted = count_transfers();
+  const int line = __LINE__ + 1;
+  cunumpy::synchronize(Kokkos::DefaultExecutionSpace());
+  const auto events = counted.counter().events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, EventKind::sync);
+  EXPECT_FALSE(events[0].implicit);
+  EXPECT_EQ(events[0].site.str(), site(__FILE__, line));
+}
+
+TEST(Synchronize, IsNotATransfer) {
+  EXPECT_NO_THROW(
+      cunumpy::profiling::assert_no_transfers([] { cunumpy::synchronize(); }));
+}
+
+} // namespace

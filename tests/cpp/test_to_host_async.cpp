@@ -1,0 +1,244 @@
+// to_host_async: a read that returns at once, recorded as a non-blocking
+// to_host; result() waits only when the copy has not finished.
+
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "test_helpers.hpp"
+
+namespace {
+
+using cunumpy::EventKind;
+using cunumpy::profiling::count_transfers;
+using cunumpy_tests::iota_host;
+using cunumpy_tests::site;
+
+TEST(ToHostAsync, HostViewIsReadyAtOnceWithoutEvents) {
+  auto host = iota_host(8);
+  Kokkos::View<double, Kokkos::HostSpace> scalar("s");
+  scalar() = 4.5;
+  auto counted = count_transfers();
+  auto pending = cunumpy::to_host_async(host);
+  auto value = cunumpy::to_host_async(scalar);
+  static_assert(std::is_same_v<decltype(value.result()), double>);
+  static_assert(std::is_same_v<decltype(pending.result()), decltype(host)>);
+  EXPECT_TRUE(pending.ready());
+  EXPECT_EQ(pending.result().data(), host.data());
+  EXPECT_EQ(value.result(), 4.5);
+  EXPECT_EQ(counted.counter().total(), 0u);
+  EXPECT_EQ(counted.counter().syncs(), 0u);
+}
+
+TEST(ToHostAsync, UnallocatedViewThrowsNamingTheFunction) {
+#if KOKKOS_VERSION == 40699
+  GTEST_SKIP() << "the Kokkos 4.6.99 development snapshot crashes when a "
+                  "default-constructed View is copied or destroyed";
+#endif
+  Kokkos::View<double*, Kokkos::HostSpace> empty;
+  try {
+    (void)cunumpy::to_host_async(empty);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("cunumpy::to_host_async: 'view'"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+/// Adds `amount` to `value()` `count` times on one thread: a kernel that
+/// keeps a device busy for a while.
+struct SlowAdd {
+  Kokkos::View<double, cunumpy::default_device_memory_space> value;
+  double amount;
+  long count;
+  KOKKOS_INLINE_FUNCTION void operator()(int) const {
+    for (long i = 0; i < count; ++i)
+      value() += amount;
+  }
+};
+
+TEST(ToHostAsyncOnTheDevice, ReadsAfterQueuedWorkAndRecordsTheWaitAsASync) {
+  if constexpr (!cunumpy::has_device_backend) {
+    GTEST_SKIP() << "this Kokkos build has no device backend";
+  } else {
+    Kokkos::View<double, cunumpy::default_device_memory_space> value("value");
+    const long count = 1 << 24;
+    Kokkos::parallel_for(
+        "slow", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, 1),
+        SlowAdd{value, 1.0, count});
+    auto counted = count_transfers();
+    const int line = __LINE__ + 1;
+    auto pending = cunumpy::to_host_async(value); // returns at once
+    const bool ready_at_once = pending.ready();
+    EXPECT_FALSE(ready_at_once) << "the slow kernel should still run";
+    EXPECT_EQ(pending.result(), double(count)); // after the queued kernel
+    EXPECT_TRUE(pending.ready());
+    const auto& counter = counted.counter();
+    EXPECT_EQ(counter.to_host(), 1u);
+    EXPECT_EQ(counter.async_count(EventKind::to_host), 1u);
+    EXPECT_EQ(counter.syncs(), ready_at_once ? 0u : 1u);
+    for (const auto& event : counter.events()) {
+      EXPECT_EQ(
+          event.site.str(),
+          site(__FILE__, event.kind == EventKind::sync ? line + 3 : line));
+      if (event.kind == EventKind::sync) {
+        EXPECT_EQ(event.what, "PendingHost::result()");
+      }
+    }
+  }
+}
+
+TEST(ToHostAsyncOnTheDevice, WorkQueuedLaterDoesNotChangeTheValue) {
+  if constexpr (!cunumpy::has_device_backend) {
+    GTEST_SKIP() << "this Kokkos build has no device backend";
+  } else {
+    Kokkos::View<double, cunumpy::default_device_memory_space> value("value");
+    using Policy = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>;
+    Kokkos::parallel_for("slow", Policy(0, 1), SlowAdd{value, 1.0, 1 << 22});
+    auto pending = cunumpy::to_host_async(value);
+    Kokkos::parallel_for("overwrite", Policy(0, 1), SlowAdd{value, -1.0, 10});
+    EXPECT_EQ(pending.result(), double(1 << 22));
+    EXPECT_EQ(cunumpy::to_host(value)(), double((1 << 22) - 10));
+  }
+}
+
+#if CUNUMPY_HAS_FAKE_DEVICE
+
+using cunumpy::testing::FakeDevice;
+
+TEST(ToHostAsync, ScalarIsCopiedAtOnceAndRecordedAsNonBlocking) {
+  Kokkos::View<double, FakeDevice> norm("residual_norm");
+  norm() = 0.25; // the fake device is host memory underneath
+  auto counted = count_transfers();
+  const int line = __LINE__ + 1;
+  auto pending = cunumpy::to_host_async(norm);
+  static_assert(std::is_same_v<decltype(pending.result()), double>);
+  EXPECT_TRUE(pending.ready());
+  EXPECT_EQ(pending.result(), 0.25);
+  EXPECT_EQ(pending.result(), 0.25); // a second read gives the same value
+
+  const auto& counter = counted.counter();
+  EXPECT_EQ(counter.total(), 1u);
+  EXPECT_EQ(counter.to_host(), 1u);
+  EXPECT_EQ(counter.bytes_to_host(), sizeof(double));
+  EXPECT_EQ(counter.async_count(EventKind::to_host), 1u);
+  EXPECT_EQ(counter.syncs(), 0u); // the value was there: no wait
+  const auto events = counter.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, EventKind::to_host);
+  EXPECT_FALSE(events[0].blocking);
+  EXPECT_TRUE(events[0].async);
+  EXPECT_EQ(events[0].nbytes, sizeof(double));
+  EXPECT_EQ(events[0].what, "to_host_async(shape=(), dtype=float64)");
+  EXPECT_EQ(events[0].site.str(), site(__FILE__, line));
+  EXPECT_EQ(events[0].src_space, "FakeDevice");
+  EXPECT_EQ(events[0].dst_space, "Host");
+  EXPECT_NE(counter.report().find("[async]"), std::string::npos)
+      << counter.report();
+}
+
+TEST(ToHostAsync, TheValueIsTheOneAtTheCallNotALaterOne) {
+  Kokkos::View<int, FakeDevice> value("value");
+  value() = 1;
+  auto first = cunumpy::to_host_async(value);
+  value() = 2;
+  auto second = cunumpy::to_host_async(value);
+  EXPECT_EQ(second.result(), 2);
+  EXPECT_EQ(first.result(), 1);
+}
+
+TEST(ToHostAsync, ArrayResultIsAHostViewWithTheLayoutKept) {
+  Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> host("f", 3, 4);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j)
+      host(i, j) = 10 * i + j;
+  auto device = cunumpy::to_device<FakeDevice>(host);
+  auto counted = count_transfers();
+  auto pending = cunumpy::to_host_async(device);
+  auto back = pending.result();
+  static_assert(
+      std::is_same_v<decltype(back)::array_layout, Kokkos::LayoutLeft>);
+  static_assert(cunumpy::is_host_memory_space_v<decltype(back)::memory_space>);
+  EXPECT_NE(back.data(), device.data());
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j)
+      EXPECT_EQ(back(i, j), 10 * i + j);
+  EXPECT_EQ(counted.counter().to_host(), 1u);
+  EXPECT_EQ(counted.counter().bytes_to_host(), 12 * sizeof(double));
+  EXPECT_EQ(counted.counter().async_count(EventKind::to_host), 1u);
+}
+
+TEST(ToHostAsync, StridedViewIsPackedOnTheDeviceThenCopiedOnce) {
+  Kokkos::View<double**, FakeDevice> device("m", 4, 6);
+  Kokkos::deep_copy(device, 1.5);
+  auto column = Kokkos::subview(device, Kokkos::ALL, 2);
+  auto counted = count_transfers();
+  auto host = cunumpy::to_host_async(column).result();
+  static_assert(
+      std::is_same_v<decltype(host)::array_layout, Kokkos::LayoutRight>);
+  EXPECT_EQ(host.extent(0), 4u);
+  EXPECT_EQ(host(3), 1.5);
+  EXPECT_EQ(counted.counter().device_copy(), 1u);
+  EXPECT_EQ(counted.counter().to_host(), 1u);
+  EXPECT_EQ(counted.counter().bytes_to_host(), 4 * sizeof(double));
+}
+
+TEST(ToHostAsync, RankZeroSubviewOfAHistoryIsOneScalarCopy) {
+  Kokkos::View<double*, FakeDevice> history("norms", 10);
+  Kokkos::deep_copy(history, 3.0);
+  auto counted = count_transfers();
+  auto pending = cunumpy::to_host_async(Kokkos::subview(history, 7));
+  EXPECT_EQ(pending.result(), 3.0);
+  EXPECT_EQ(counted.counter().to_host(), 1u);
+  EXPECT_EQ(counted.counter().bytes_to_host(), sizeof(double));
+  EXPECT_EQ(counted.counter().device_copy(), 0u);
+}
+
+TEST(ToHostAsync, WithAProducerInstance) {
+  Kokkos::View<float, FakeDevice> value("v");
+  value() = 2.f;
+  auto counted = count_transfers();
+  auto pending =
+      cunumpy::to_host_async(Kokkos::DefaultHostExecutionSpace(), value);
+  EXPECT_EQ(pending.result(), 2.f);
+  EXPECT_EQ(counted.counter().async_count(EventKind::to_host), 1u);
+}
+
+TEST(ToHostAsync, ManyPendingReadsEachKeepTheirValue) {
+  // More reads in flight than one block of the pinned pool holds.
+  Kokkos::View<double*, FakeDevice> history("norms", 200);
+  auto host = iota_host(200);
+  Kokkos::deep_copy(history, host);
+  std::vector<cunumpy::PendingHost<double>> pending;
+  for (int i = 0; i < 200; ++i)
+    pending.push_back(cunumpy::to_host_async(Kokkos::subview(history, i)));
+  for (int i = 0; i < 200; ++i)
+    EXPECT_EQ(pending[i].result(), i);
+}
+
+TEST(ToHostAsync, BudgetAllowsNonBlockingScalarReadsOnly) {
+  using cunumpy::profiling::Limits;
+  using cunumpy::profiling::Rule;
+  Kokkos::View<double, FakeDevice> norm("norm");
+  cunumpy::profiling::TransferBudget budget;
+  budget.require(
+      "iterate",
+      Rule().allow(EventKind::to_host, Limits().max_nbytes(8).blocking(false)));
+  {
+    auto phase = budget.phase("iterate");
+    (void)cunumpy::to_host_async(norm).result();
+  }
+  EXPECT_NO_THROW(budget.check()) << budget.report();
+  {
+    auto phase = budget.phase("iterate");
+    (void)cunumpy::to_host(norm); // blocking: breaks the rule
+  }
+  EXPECT_THROW(budget.check(), cunumpy::TransferError);
+}
+
+#endif // CUNUMPY_HAS_FAKE_DEVICE
+
+} // namespace
