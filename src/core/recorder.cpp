@@ -90,6 +90,7 @@ struct InFlightCopy {
 
 struct InFlightFence {
   bool recorded = false;
+  bool global = false;
   std::string name;
   CapturedSite site;
   double start = 0.0;
@@ -134,6 +135,11 @@ struct ThreadState {
   std::uint32_t what_id = 0;
   std::string fence_name;
   std::uint32_t fence_name_id = 0;
+  // Activity on this thread (copies and fences begun), to merge the fences
+  // one Kokkos::fence reports for each execution space into one sync.
+  std::uint64_t activity = 0;
+  std::uint64_t global_fence_activity = 0;
+  std::uint32_t global_fence_name_id = 0;
 
   InFlightCopy& push_copy() {
     if (copy_depth == copies.size())
@@ -217,8 +223,18 @@ bool is_host_execution_space_fence(std::uint32_t device_id) {
 
 /// A wait the program did not ask for: a fence Kokkos made on its own.
 bool is_implicit_fence(std::string_view name) {
-  return starts_with(name, "Kokkos::") &&
-         name.find("Unnamed") == std::string_view::npos;
+  // Kokkos names the fences a user asks for without a name "... Unnamed
+  // (Global|Instance) Fence"; its own fences are named after what needs them.
+  if (name.find("Unnamed") != std::string_view::npos)
+    return false;
+  return starts_with(name, "Kokkos::") ||
+         name.find("Space::impl_") != std::string_view::npos;
+}
+
+/// A global fence (Kokkos::fence) is reported once per execution space, with
+/// the reason in the low bits of the device id being 0.
+bool is_global_fence(std::uint32_t device_id) {
+  return (device_id & 0x00ffffffu) == 0;
 }
 
 bool copy_is_blocking(const InFlightCopy& copy) {
@@ -425,6 +441,7 @@ void begin_deep_copy(const char* dst_space, const char* dst_label,
                      std::uint64_t size) noexcept {
   try {
     ThreadState& thread = thread_state();
+    ++thread.activity;
     InFlightCopy& copy = thread.push_copy();
     copy.transfer = false;
     copy.saw_fence = false;
@@ -514,8 +531,10 @@ void begin_fence(const char* name, std::uint32_t device_id) noexcept {
   try {
     ThreadState& thread = thread_state();
     ++thread.fence_count;
+    ++thread.activity;
     InFlightFence& fence = thread.push_fence();
     fence.recorded = false;
+    fence.global = is_global_fence(device_id);
     if (thread.copy_depth > 0) {
       // A copy's own fence: it makes the copy blocking, not a sync apart.
       thread.copies[thread.copy_depth - 1].saw_fence = true;
@@ -560,6 +579,24 @@ void end_fence() noexcept {
     event.what = fence.site.api != nullptr
                      ? api_description(recorder, fence.site.api)
                      : thread.fence_name_id;
+    if (ApiScope* api = fence.site.api; api != nullptr && api->single_sync) {
+      if (api->sync_recorded)
+        return;
+      api->sync_recorded = true;
+    }
+#if CUNUMPY_KOKKOS_VERSION >= 40000
+    if (fence.global) {
+      // The next execution space's part of the same Kokkos::fence: nothing
+      // else happened on this thread since the previous part ended.
+      const bool same_fence =
+          thread.global_fence_name_id == event.label &&
+          thread.global_fence_activity + 1 == thread.activity;
+      thread.global_fence_name_id = event.label;
+      thread.global_fence_activity = thread.activity;
+      if (same_fence)
+        return;
+    }
+#endif
     recorder.dispatch(event);
   } catch (...) {
   }
@@ -739,7 +776,9 @@ void record_marker(EventKind kind, std::string_view what,
 
 SyncScope::SyncScope(std::string_view what, SourceLocation where, bool implicit)
     : api_(what, where), fences_before_(thread_fence_count()),
-      start_(Recorder::instance().now()), implicit_(implicit) {}
+      start_(Recorder::instance().now()), implicit_(implicit) {
+  api_.single_sync = true;
+}
 
 SyncScope::~SyncScope() {
   try {

@@ -100,6 +100,10 @@ public:
   /// Recorder cache: interned ids of the call site and description.
   std::uint32_t site_id = 0;
   std::uint32_t what_id = 0;
+  /// Set by SyncScope: the fences inside are one wait, recorded once (a
+  /// global fence reports one fence per execution space).
+  bool single_sync = false;
+  bool sync_recorded = false;
 
 private:
   void enter();
