@@ -1,0 +1,100 @@
+"""cunumpy: explicit, counted host/device copies for Python drivers around
+Kokkos code.
+
+    import cunumpy as xp
+
+    xp.set_backend("kokkos")
+    state = xp.to_cunumpy(np.load("state.npy"))  # one host-to-device copy
+    with xp.profiling.count_transfers() as counter:
+        step(state, dt)
+    print(counter.report())
+
+Every copy between host and device is a visible call (to_numpy, to_cupy,
+to_cunumpy, to_device, as_device_array, ...), counted with the caller's file
+and line by the same recorder as the C++ library, so copies made by C++ code
+called from Python are counted too. Other attributes are forwarded to the
+array module of the active backend (numpy or cupy): xp.asarray, xp.float64...
+"""
+
+import os as _os
+
+from . import _core
+
+# Frames of this package are never call sites: reports name the user's line.
+_core.set_package_directory(_os.path.dirname(__file__))
+
+from . import cuda, memory, profiling, testing  # noqa: E402
+from ._async import PendingHost, to_host_async  # noqa: E402
+from ._backend import get_backend, set_backend  # noqa: E402
+from ._conversions import (  # noqa: E402
+    SUPPORTED_DTYPES,
+    as_device_array,
+    to_cunumpy,
+    to_cupy,
+    to_device,
+    to_numpy,
+)
+from ._core import DeviceArray  # noqa: E402
+from ._host import (  # noqa: E402
+    DeviceMirror,
+    evaluate_on_host,
+    host_call,
+    setup_on_host,
+    synchronize,
+)
+
+__version__ = "0.1.0"
+
+DeviceArray.__module__ = __name__
+
+__all__ = [
+    "DeviceArray",
+    "DeviceMirror",
+    "PendingHost",
+    "SUPPORTED_DTYPES",
+    "as_device_array",
+    "cuda",
+    "evaluate_on_host",
+    "get_backend",
+    "host_call",
+    "memory",
+    "profiling",
+    "set_backend",
+    "setup_on_host",
+    "synchronize",
+    "testing",
+    "to_cunumpy",
+    "to_cupy",
+    "to_device",
+    "to_host_async",
+    "to_numpy",
+]
+
+
+def __getattr__(name):
+    # Forwarded backend operations (xp.asarray, xp.fft, xp.float64...): the
+    # numpy or cupy module of the active backend. They copy without being
+    # counted; the "kokkos" backend has no array operations of its own (its
+    # kernels are C++), so only its types and constants are forwarded.
+    if name.startswith("__"):
+        raise AttributeError(f"module 'cunumpy' has no attribute {name!r}")
+    from ._backend import cupy_or_none, state
+
+    backend = state.name
+    module = cupy_or_none() if backend == "cupy" else None
+    if module is None:
+        import numpy as module
+    try:
+        value = getattr(module, name)
+    except AttributeError:
+        raise AttributeError(
+            f"module 'cunumpy' has no attribute {name!r} "
+            f"(nor has {module.__name__})"
+        ) from None
+    if backend == "kokkos" and callable(value) and not isinstance(value, type):
+        raise AttributeError(
+            f"cunumpy.{name}: the 'kokkos' backend has no array operations; "
+            "run Kokkos kernels (C++) on DeviceArray, or use "
+            "cunumpy.host_call() for host code"
+        )
+    return value

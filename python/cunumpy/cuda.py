@@ -1,0 +1,56 @@
+"""CUDA helpers: page-locked memory and streams (they need CuPy)."""
+
+import contextlib
+
+import numpy as np
+
+from ._backend import cupy_or_none
+
+__all__ = ["is_available", "pin_memory", "stream"]
+
+
+def is_available():
+    """True when CuPy is importable and sees a CUDA device."""
+    return cupy_or_none() is not None
+
+
+def empty_pinned(shape, dtype, order="C"):
+    """An uninitialized NumPy array in page-locked memory (needs CuPy)."""
+    cupy = cupy_or_none()
+    if cupy is None:
+        raise ImportError("pin_memory() requires CuPy")
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    memory = cupy.cuda.alloc_pinned_memory(max(count * dtype.itemsize, 1))
+    flat = np.frombuffer(memory, dtype, count)
+    return flat.reshape(shape, order=order)
+
+
+def pin_memory(host_array):
+    """A copy of `host_array` in page-locked ("pinned") host memory, from
+    which host-to-device copies are faster and can overlap computation.
+    F-contiguous arrays stay F-contiguous. Raises ImportError without CuPy.
+
+        pinned = xp.cuda.pin_memory(np.load("snapshot.npy"))
+        with xp.cuda.stream():
+            device = xp.to_cupy(pinned)
+    """
+    if cupy_or_none() is None:
+        raise ImportError("pin_memory() requires CuPy")
+    array = np.asarray(host_array)
+    order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+    pinned = empty_pinned(array.shape, array.dtype, order)
+    pinned[...] = array
+    return pinned
+
+
+@contextlib.contextmanager
+def stream(non_blocking=True):
+    """Runs the block on a new CUDA stream (a CuPy stream, yielded). Without
+    CuPy the block runs as it is and None is yielded."""
+    cupy = cupy_or_none()
+    if cupy is None:
+        yield None
+        return
+    with cupy.cuda.Stream(non_blocking=non_blocking) as current:
+        yield current

@@ -1,0 +1,221 @@
+// TransferBudget: phases as context managers, rules, violations and the TOML
+// rule file. The Python package adds count(name) (a decorator), calls[name]
+// and require(name, allow=..., ignore=..., calls=...) on top.
+
+#include <memory>
+#include <optional>
+#include <pybind11/stl.h>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <cunumpy/transfer_budget.hpp>
+
+#include "module.hpp"
+#include "profiling.hpp"
+
+namespace cunumpy::python {
+namespace {
+
+using profiling::Limits;
+using profiling::Rule;
+using profiling::TransferBudget;
+using profiling::Violation;
+using BudgetPtr = std::shared_ptr<TransferBudget>;
+
+/// The context manager of budget.phase(name): yields the phase's counter.
+struct PhaseContext {
+  BudgetPtr budget;
+  std::string name;
+  std::optional<profiling::PhaseScope> scope;
+
+  CounterPtr enter() {
+    if (scope)
+      throw py::value_error("TransferBudget.phase('" + name +
+                            "'): this block is already active");
+    scope.emplace(budget->phase(name));
+    return CounterPtr(budget, &scope->counter());
+  }
+  void exit() { scope.reset(); }
+};
+
+std::optional<std::string> kind_name(const std::optional<EventKind>& kind) {
+  if (!kind)
+    return std::nullopt;
+  return std::string(to_string(*kind));
+}
+
+py::dict limits_dict(const Limits& limits) {
+  py::dict result;
+  if (auto value = limits.max_nbytes())
+    result["max_nbytes"] = *value;
+  if (auto value = limits.max_count())
+    result["max_count"] = *value;
+  if (auto value = limits.max_total_bytes())
+    result["max_total_bytes"] = *value;
+  if (auto value = limits.blocking())
+    result["blocking"] = *value;
+  if (auto value = limits.implicit())
+    result["implicit"] = *value;
+  return result;
+}
+
+} // namespace
+
+void bind_budget(py::module_& module) {
+  py::class_<Rule>(module, "Rule",
+                   "The rule of a phase: allowed kinds with limits, ignored "
+                   "kinds, the required number of calls.")
+      .def(py::init<>())
+      .def(
+          "allow",
+          [](Rule& rule, const std::string& kind,
+             std::optional<std::uint64_t> max_nbytes,
+             std::optional<std::uint64_t> max_count,
+             std::optional<std::uint64_t> max_total_bytes,
+             std::optional<bool> blocking,
+             std::optional<bool> implicit) -> Rule& {
+            Limits limits;
+            if (max_nbytes)
+              limits.max_nbytes(*max_nbytes);
+            if (max_count)
+              limits.max_count(*max_count);
+            if (max_total_bytes)
+              limits.max_total_bytes(*max_total_bytes);
+            if (blocking)
+              limits.blocking(*blocking);
+            if (implicit)
+              limits.implicit(*implicit);
+            return rule.allow(parse_kind(kind), std::move(limits));
+          },
+          py::arg("kind"), py::kw_only(), py::arg("max_nbytes") = py::none(),
+          py::arg("max_count") = py::none(),
+          py::arg("max_total_bytes") = py::none(),
+          py::arg("blocking") = py::none(), py::arg("implicit") = py::none(),
+          py::return_value_policy::reference_internal)
+      .def(
+          "ignore",
+          [](Rule& rule, const std::vector<std::string>& kinds) -> Rule& {
+            std::set<EventKind> ignored;
+            for (const auto& kind : kinds)
+              ignored.insert(parse_kind(kind));
+            return rule.ignore(std::move(ignored));
+          },
+          py::arg("kinds"), py::return_value_policy::reference_internal)
+      .def(
+          "require_calls",
+          [](Rule& rule, std::uint64_t calls) -> Rule& {
+            return rule.calls(calls);
+          },
+          py::arg("calls"), py::return_value_policy::reference_internal)
+      .def_property_readonly(
+          "allowed",
+          [](const Rule& rule) {
+            py::dict allowed;
+            for (const auto& [kind, limits] : rule.allowed())
+              allowed[py::str(std::string(to_string(kind)))] =
+                  limits_dict(limits);
+            return allowed;
+          })
+      .def_property_readonly("ignored",
+                             [](const Rule& rule) {
+                               py::list ignored;
+                               for (EventKind kind : rule.ignored())
+                                 ignored.append(std::string(to_string(kind)));
+                               return py::tuple(ignored);
+                             })
+      .def_property_readonly(
+          "calls",
+          [](const Rule& rule) -> std::optional<std::uint64_t> {
+            return rule.calls();
+          })
+      .def("__str__", &Rule::str)
+      .def("__repr__",
+           [](const Rule& rule) { return "Rule(" + rule.str() + ")"; });
+
+  py::class_<Violation>(module, "Violation",
+                        "A broken rule with the events that broke it.")
+      .def_readonly("phase", &Violation::phase)
+      .def_property_readonly(
+          "kind", [](const Violation& v) { return kind_name(v.kind); })
+      .def_readonly("limit", &Violation::limit)
+      .def_readonly("allowed", &Violation::allowed)
+      .def_readonly("actual", &Violation::actual)
+      .def_readonly("events", &Violation::events)
+      .def("__str__", &Violation::str)
+      .def("__repr__", [](const Violation& v) {
+        return "Violation(phase='" + v.phase + "', limit='" + v.limit + "')";
+      });
+
+  py::class_<PhaseContext>(module, "Phase",
+                           "Context manager of TransferBudget.phase(name).")
+      .def_readonly("name", &PhaseContext::name)
+      .def("__enter__", &PhaseContext::enter)
+      .def("__exit__", [](PhaseContext& phase, const py::args&) {
+        phase.exit();
+        return false;
+      });
+
+  py::class_<TransferBudget, BudgetPtr>(
+      module, "TransferBudget",
+      "Counts transfers per named phase and checks a rule for each.")
+      .def(py::init<bool>(), py::arg("started") = true)
+      .def("start", &TransferBudget::start,
+           "Counting starts (again); phases entered before are not counted.")
+      .def("stop", &TransferBudget::stop,
+           "Counting stops; phases keep what they counted.")
+      .def_property_readonly("started", &TransferBudget::started)
+      .def(
+          "phase",
+          [](const BudgetPtr& budget, std::string name) {
+            return PhaseContext{budget, std::move(name), std::nullopt};
+          },
+          py::arg("name"),
+          "Context manager: phase `name` while the block runs; yields its "
+          "TransferCounter.")
+      .def(
+          "__getitem__",
+          [](const BudgetPtr& budget, const std::string& name) {
+            return CounterPtr(budget, &(*budget)[name]);
+          },
+          py::arg("name"), "The TransferCounter of phase `name`.")
+      .def_property_readonly(
+          "total",
+          [](const BudgetPtr& budget) {
+            return CounterPtr(budget, &budget->total());
+          },
+          "Every event counted while started, whatever its phase.")
+      .def("_calls", &TransferBudget::calls, py::arg("name"))
+      .def("phases", &TransferBudget::phases,
+           "The phases seen or required, first seen first.")
+      .def(
+          "_require",
+          [](TransferBudget& budget, const std::string& name,
+             const Rule& rule) { budget.require(name, rule); },
+          py::arg("name"), py::arg("rule"))
+      .def("rule", &TransferBudget::rule, py::arg("name"),
+           "The Rule of phase `name`, or None.")
+      .def(
+          "require_file",
+          [](TransferBudget& budget, const py::object& path) {
+            budget.require_file(
+                py::str(py::module_::import("os").attr("fspath")(path))
+                    .cast<std::string>());
+          },
+          py::arg("path"),
+          "Adds the rules of a TOML rule file ([phases.<name>] tables).")
+      .def(
+          "require_toml",
+          [](TransferBudget& budget, const std::string& toml,
+             const std::string& source) { budget.require_toml(toml, source); },
+          py::arg("toml"), py::arg("source") = "<string>",
+          "Adds the rules of TOML text.")
+      .def("violations", &TransferBudget::violations,
+           "Every broken rule, with the offending events.")
+      .def("check", &TransferBudget::check,
+           "AssertionError with report() when a rule is broken.")
+      .def("report", &TransferBudget::report,
+           "Every phase's events, then the broken rules.");
+}
+
+} // namespace cunumpy::python

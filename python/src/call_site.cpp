@@ -1,0 +1,99 @@
+#include "call_site.hpp"
+
+#include <Python.h>
+#include <frameobject.h>
+#include <utility>
+
+#include "recorder.hpp"
+
+namespace cunumpy::python {
+namespace {
+
+// Written at import, read with the GIL held.
+std::string package_directory;
+
+bool in_package(std::string_view file) {
+  return !package_directory.empty() &&
+         file.substr(0, package_directory.size()) == package_directory;
+}
+
+const char* utf8(PyObject* text, Py_ssize_t* size) {
+  const char* data = PyUnicode_AsUTF8AndSize(text, size);
+  if (data == nullptr)
+    PyErr_Clear();
+  return data;
+}
+
+/// The site provider of the recorder: called on the thread of a copy that no
+/// cunumpy call explains. It reads frames only when this thread holds the
+/// GIL, and never takes it (the copy may run with the GIL released).
+bool provide_site(std::string& file, int& line, std::string& function) {
+  if (!Py_IsInitialized() || PyGILState_Check() == 0)
+    return false;
+  PythonSite site = python_caller();
+  if (site.file.empty())
+    return false;
+  file = std::move(site.file);
+  line = site.line;
+  function = std::move(site.function);
+  return true;
+}
+
+} // namespace
+
+void set_package_directory(std::string directory) {
+  if (!directory.empty() && directory.back() != '/')
+    directory += '/';
+  package_directory = std::move(directory);
+}
+
+PythonSite python_caller() {
+  PythonSite site;
+  PyFrameObject* frame = PyEval_GetFrame(); // borrowed
+  Py_XINCREF(frame);
+  while (frame != nullptr) {
+    PyCodeObject* code = PyFrame_GetCode(frame);
+    Py_ssize_t size = 0;
+    const char* file = utf8(code->co_filename, &size);
+    if (file != nullptr && !in_package(std::string_view(file, size))) {
+      site.file.assign(file, size);
+      site.line = PyFrame_GetLineNumber(frame);
+      if (const char* name = utf8(code->co_name, &size))
+        site.function.assign(name, size);
+      Py_DECREF(code);
+      Py_DECREF(frame);
+      return site;
+    }
+    Py_DECREF(code);
+    PyFrameObject* back = PyFrame_GetBack(frame);
+    Py_DECREF(frame);
+    frame = back;
+  }
+  return site;
+}
+
+void install_site_provider() {
+  Impl::Recorder::instance().set_site_provider(&provide_site);
+}
+
+void remove_site_provider() {
+  auto& recorder = Impl::Recorder::instance();
+  if (recorder.site_provider() == &provide_site)
+    recorder.set_site_provider(nullptr);
+}
+
+std::string describe(std::string_view api, const Impl::ArrayShape& shape) {
+  std::string what(api);
+  what += "(shape=";
+  what += Impl::shape_string(shape);
+  what += ", dtype=";
+  what += shape.dtype;
+  what += ")";
+  return what;
+}
+
+PythonApiScope::PythonApiScope(std::string_view what, bool async)
+    : site_(python_caller()),
+      scope_(what, site_.file, site_.line, site_.function, async) {}
+
+} // namespace cunumpy::python

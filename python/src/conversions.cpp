@@ -1,0 +1,200 @@
+// Copies between NumPy buffers and DeviceArrays, attributed to the Python
+// caller. The Python package decides when to copy (the seed's rules); these
+// functions make the one copy, through Kokkos, inside an ApiScope.
+
+#include <cstdint>
+#include <optional>
+#include <pybind11/stl.h>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "call_site.hpp"
+#include "device_array.hpp"
+#include "kernels.hpp"
+#include "module.hpp"
+
+namespace cunumpy::python {
+namespace {
+
+/// Copies of at least this size run with the GIL released.
+constexpr std::size_t release_gil_bytes = std::size_t(1) << 20;
+
+class MaybeReleaseGil {
+public:
+  explicit MaybeReleaseGil(std::size_t nbytes) {
+    if (nbytes >= release_gil_bytes)
+      release_.emplace();
+  }
+
+private:
+  std::optional<py::gil_scoped_release> release_;
+};
+
+std::vector<std::int64_t> shape_of(const py::buffer_info& buffer) {
+  return std::vector<std::int64_t>(buffer.shape.begin(), buffer.shape.end());
+}
+
+/// Checks that `buffer` holds `dtype` elements, contiguous in the order
+/// `fortran` says.
+void require_contiguous(const py::buffer_info& buffer, DType dtype,
+                        bool fortran, const std::string& function) {
+  if (buffer.itemsize != static_cast<py::ssize_t>(info(dtype).itemsize))
+    throw py::type_error(function + ": buffer items of " +
+                         std::to_string(buffer.itemsize) + " bytes for dtype " +
+                         info(dtype).name);
+  if (buffer.ndim > max_rank)
+    throw py::value_error(function + ": rank " + std::to_string(buffer.ndim) +
+                          " is not supported (at most 8 dimensions)");
+  std::vector<std::int64_t> strides(buffer.strides.begin(),
+                                    buffer.strides.end());
+  if (!is_contiguous(shape_of(buffer), strides, info(dtype).itemsize, fortran))
+    throw py::value_error(function + ": the host buffer is not " +
+                          (fortran ? "F" : "C") + "-contiguous");
+}
+
+std::string default_label(const std::string& api) {
+  return "cunumpy::" + api;
+}
+
+/// One host-to-device copy of the NumPy buffer `source` into a new
+/// DeviceArray in the current device space. On a host-only build the array
+/// aliases `source` (no copy), as the C++ conversions return host views.
+DeviceArray to_device(const py::buffer& source, const std::string& dtype_name,
+                      bool fortran, const std::string& api,
+                      const std::optional<std::string>& label) {
+  const DType dtype = parse_dtype(dtype_name, api);
+  py::buffer_info buffer = source.request();
+  require_contiguous(buffer, dtype, fortran, api);
+  const std::size_t nbytes =
+      static_cast<std::size_t>(buffer.size) * info(dtype).itemsize;
+  const SpaceKind kind = current_space();
+  if (is_host_space(kind) && !buffer.readonly)
+    return DeviceArray(alias_host_memory(buffer.ptr, nbytes, source),
+                       shape_of(buffer), dtype, fortran);
+  auto storage =
+      allocate_storage(kind, nbytes, label.value_or(default_label(api)), false);
+  DeviceArray array(storage, shape_of(buffer), dtype, fortran);
+  PythonApiScope scope(describe(api, array.array_shape()));
+  MaybeReleaseGil unlocked(nbytes);
+  storage->copy_from_host(buffer.ptr);
+  return array;
+}
+
+/// One device-to-host copy of `array` into the writable NumPy buffer `out`
+/// (same dtype, shape and order). Returns false when an async copy may not
+/// have finished.
+bool to_host(const DeviceArray& array, const py::buffer& out,
+             const std::string& api, bool async) {
+  py::buffer_info buffer = out.request(true);
+  require_contiguous(buffer, array.dtype(), array.fortran(), api);
+  if (shape_of(buffer) != array.shape())
+    throw py::value_error(api + ": the host buffer has another shape");
+  const auto& storage = array.storage();
+  PythonApiScope scope(describe(api, array.array_shape()), async);
+  MaybeReleaseGil unlocked(array.nbytes());
+  return storage->copy_to_host(buffer.ptr, async);
+}
+
+/// One host-to-device copy of `source` into the existing `array`, in place.
+void copy_into(const DeviceArray& array, const py::buffer& source,
+               const std::string& api) {
+  py::buffer_info buffer = source.request();
+  require_contiguous(buffer, array.dtype(), array.fortran(), api);
+  if (shape_of(buffer) != array.shape())
+    throw py::value_error(api + ": the host buffer has another shape");
+  const auto& storage = array.storage();
+  PythonApiScope scope(describe(api, array.array_shape()));
+  MaybeReleaseGil unlocked(array.nbytes());
+  storage->copy_from_host(buffer.ptr);
+}
+
+/// One device copy of `array` as `dtype_name`, C-contiguous, in its space.
+DeviceArray convert(const DeviceArray& array, const std::string& dtype_name,
+                    const std::string& api,
+                    const std::optional<std::string>& label) {
+  const DType to = parse_dtype(dtype_name, api);
+  const DType from = array.dtype();
+  if (!can_convert(to, from))
+    throw py::type_error(api + ": cannot convert " + info(from).name + " to " +
+                         info(to).name +
+                         " on the device, the imaginary part would be lost; "
+                         "take the real part on the host or in a kernel");
+  const auto& source = array.storage();
+  auto storage = source->allocate(array.size() * info(to).itemsize,
+                                  label.value_or(default_label(api)), false);
+  Reorder reorder;
+  if (array.fortran()) {
+    reorder.rank = array.ndim();
+    for (int d = 0; d < reorder.rank; ++d)
+      reorder.extents[d] = static_cast<std::size_t>(array.shape()[d]);
+  }
+  DeviceArray result(storage, array.shape(), to, false);
+  PythonApiScope scope(describe(api, array.array_shape()));
+  MaybeReleaseGil unlocked(array.nbytes());
+  source->convert_into(*storage, to, from, reorder);
+  return result;
+}
+
+/// A DeviceArray over device memory another library owns (a CuPy array on
+/// a CUDA build), keeping `owner` alive: no copy.
+DeviceArray wrap_device_memory(std::uintptr_t pointer, const py::object& shape,
+                               const std::string& dtype_name, bool fortran,
+                               py::object owner) {
+  const DType dtype = parse_dtype(dtype_name, "wrap_device_memory");
+  auto extents = parse_shape(shape, "wrap_device_memory");
+  std::size_t count = 1;
+  for (auto extent : extents)
+    count *= static_cast<std::size_t>(extent);
+  auto storage =
+      alias_device_memory(reinterpret_cast<void*>(pointer),
+                          count * info(dtype).itemsize, std::move(owner));
+  return DeviceArray(std::move(storage), std::move(extents), dtype, fortran);
+}
+
+std::string numpy_dtype_name(const py::object& dtype) {
+  return py::str(py::module_::import("numpy").attr("dtype")(dtype).attr("name"))
+      .cast<std::string>();
+}
+
+} // namespace
+
+void bind_conversions(py::module_& module) {
+  module.def("to_device", &to_device, py::arg("source"), py::arg("dtype"),
+             py::arg("fortran"), py::arg("api"), py::arg("label") = py::none(),
+             "Copies a contiguous host buffer into a new DeviceArray.");
+  module.def("to_host", &to_host, py::arg("array"), py::arg("out"),
+             py::arg("api"), py::arg("async_") = false,
+             "Copies a DeviceArray into a host buffer; False when an async "
+             "copy may still run.");
+  module.def("copy_into", &copy_into, py::arg("array"), py::arg("source"),
+             py::arg("api"),
+             "Copies a host buffer into an existing DeviceArray.");
+  module.def("convert", &convert, py::arg("array"), py::arg("dtype"),
+             py::arg("api"), py::arg("label") = py::none(),
+             "One device copy: another dtype, C-contiguous.");
+
+  module.def("wrap_device_memory", &wrap_device_memory, py::arg("pointer"),
+             py::arg("shape"), py::arg("dtype"), py::arg("fortran"),
+             py::arg("owner"),
+             "A DeviceArray over device memory owned by `owner` (no copy).");
+
+  auto device_array = py::reinterpret_borrow<py::class_<DeviceArray>>(
+      module.attr("DeviceArray"));
+  device_array.def(
+      "astype",
+      [](const DeviceArray& array, const py::object& dtype) {
+        return convert(array, numpy_dtype_name(dtype), "astype", std::nullopt);
+      },
+      py::arg("dtype"),
+      "A C-contiguous copy with elements of `dtype`, made on the device (one "
+      "device_copy).");
+  device_array.def(
+      "copy",
+      [](const DeviceArray& array) {
+        return convert(array, info(array.dtype()).name, "copy", std::nullopt);
+      },
+      "A C-contiguous copy made on the device (one device_copy).");
+}
+
+} // namespace cunumpy::python

@@ -1,0 +1,654 @@
+#include "device_array.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <mutex>
+#include <pybind11/stl.h>
+#include <type_traits>
+#include <unordered_set>
+#include <utility>
+
+#include <Kokkos_Core.hpp>
+
+#include <cunumpy/spaces.hpp>
+#include <cunumpy/testing/fake_device.hpp>
+
+#include "kernels.hpp"
+#include "module.hpp"
+
+namespace cunumpy::python {
+namespace {
+
+constexpr std::array<DTypeInfo, dtype_count> dtype_table = {{
+    {"bool", 1, 'b', 6, "|b1"},
+    {"int8", 1, 'i', 0, "|i1"},
+    {"int16", 2, 'i', 0, "<i2"},
+    {"int32", 4, 'i', 0, "<i4"},
+    {"int64", 8, 'i', 0, "<i8"},
+    {"uint8", 1, 'u', 1, "|u1"},
+    {"uint16", 2, 'u', 1, "<u2"},
+    {"uint32", 4, 'u', 1, "<u4"},
+    {"uint64", 8, 'u', 1, "<u8"},
+    {"float32", 4, 'f', 2, "<f4"},
+    {"float64", 8, 'f', 2, "<f8"},
+    {"complex64", 8, 'c', 5, "<c8"},
+    {"complex128", 16, 'c', 5, "<c16"},
+}};
+
+std::atomic<SpaceKind> active_space{SpaceKind::device};
+
+std::mutex registry_mutex;
+std::unordered_set<Storage*>& registry() {
+  static auto* storages = new std::unordered_set<Storage*>();
+  return *storages;
+}
+
+template <class MemorySpace> class ViewStorage final : public Storage {
+  using View = Kokkos::View<unsigned char*, MemorySpace>;
+  using HostView = Kokkos::View<unsigned char*, Kokkos::HostSpace,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Exec = typename MemorySpace::execution_space;
+
+public:
+  ViewStorage(SpaceKind kind, const std::string& label, std::size_t nbytes,
+              bool zero)
+      : kind_(kind),
+        view_(zero
+                  ? View(label, nbytes)
+                  : View(Kokkos::view_alloc(Kokkos::WithoutInitializing, label),
+                         nbytes)) {}
+
+  ViewStorage(SpaceKind kind, unsigned char* data, std::size_t nbytes,
+              py::object owner)
+      : kind_(kind), view_(data, nbytes), owner_(std::move(owner)) {}
+
+  ~ViewStorage() override {
+    if (owner_ && Py_IsInitialized()) {
+      py::gil_scoped_acquire gil;
+      owner_ = py::object();
+    } else {
+      owner_.release(); // the interpreter is gone: nothing to decrement
+    }
+  }
+
+  unsigned char* data() const override { return view_.data(); }
+  std::size_t nbytes() const override { return view_.extent(0); }
+  SpaceKind kind() const override { return kind_; }
+  std::string label() const override { return view_.label(); }
+  bool host_accessible() const override {
+    return is_host_memory_space_v<MemorySpace>;
+  }
+
+  void copy_from_host(void* source) override {
+    Kokkos::deep_copy(
+        view_, HostView(static_cast<unsigned char*>(source), view_.extent(0)));
+  }
+
+  bool copy_to_host(void* destination, bool async) const override {
+    HostView host(static_cast<unsigned char*>(destination), view_.extent(0));
+    if (!async) {
+      Kokkos::deep_copy(host, view_);
+      return true;
+    }
+    Kokkos::deep_copy(Exec(), host, view_);
+    // Host execution spaces copy before they return.
+    return std::is_same_v<typename Exec::memory_space, Kokkos::HostSpace>;
+  }
+
+  std::shared_ptr<Storage> allocate(std::size_t nbytes,
+                                    const std::string& label,
+                                    bool zero) const override {
+    return std::make_shared<ViewStorage>(kind_, label, nbytes, zero);
+  }
+
+  void convert_into(Storage& destination, DType to, DType from,
+                    const Reorder& reorder) const override {
+    const std::size_t count = nbytes() / info(from).itemsize;
+    const char* space = MemorySpace::name();
+    begin_announced_copy(space, destination.label(), destination.data(), space,
+                         label(), data(), destination.nbytes());
+    try {
+      if constexpr (std::is_same_v<Exec, Kokkos::DefaultExecutionSpace>) {
+        convert_on_default_space(destination.data(), to, data(), from, count,
+                                 reorder);
+      } else {
+        static_assert(std::is_same_v<Exec, Kokkos::DefaultHostExecutionSpace>,
+                      "cunumpy: device arrays live in the default or the "
+                      "default host execution space's memory");
+        convert_on_host_space(destination.data(), to, data(), from, count,
+                              reorder);
+      }
+    } catch (...) {
+      end_announced_copy();
+      throw;
+    }
+    end_announced_copy();
+  }
+
+  void release() noexcept override {
+    view_ = View();
+    released_ = true;
+  }
+
+private:
+  SpaceKind kind_;
+  View view_;
+  py::object owner_;
+};
+
+[[noreturn]] void throw_released() {
+  throw std::runtime_error(
+      "cunumpy.DeviceArray: Kokkos was finalized at interpreter exit and the "
+      "array's memory was released; device arrays cannot be used after it");
+}
+
+} // namespace
+
+void begin_announced_copy(const char* dst_space, const std::string& dst_label,
+                          const void* dst, const char* src_space,
+                          const std::string& src_label, const void* src,
+                          std::uint64_t nbytes) {
+  if (Kokkos::Tools::Experimental::get_callbacks().begin_deep_copy != nullptr)
+    Kokkos::Tools::beginDeepCopy(
+        Kokkos::Tools::make_space_handle(dst_space), dst_label, dst,
+        Kokkos::Tools::make_space_handle(src_space), src_label, src, nbytes);
+}
+
+void end_announced_copy() {
+  if (Kokkos::Tools::Experimental::get_callbacks().end_deep_copy != nullptr)
+    Kokkos::Tools::endDeepCopy();
+}
+
+const DTypeInfo& info(DType dtype) {
+  return dtype_table[static_cast<std::size_t>(dtype)];
+}
+
+bool is_complex(DType dtype) {
+  return dtype == DType::complex64 || dtype == DType::complex128;
+}
+
+DType parse_dtype(std::string_view name, std::string_view function) {
+  for (int i = 0; i < dtype_count; ++i)
+    if (name == dtype_table[i].name)
+      return static_cast<DType>(i);
+  std::string supported;
+  for (const auto& entry : dtype_table)
+    supported += (supported.empty() ? "" : ", ") + std::string(entry.name);
+  throw py::type_error(std::string(function) + ": unsupported dtype " +
+                       std::string(name) + " (supported: " + supported + ")");
+}
+
+SpaceKind current_space() {
+  return active_space.load(std::memory_order_relaxed);
+}
+
+void set_current_space(SpaceKind kind) {
+#if !CUNUMPY_HAS_FAKE_DEVICE
+  if (kind == SpaceKind::fake_device)
+    throw std::runtime_error(
+        "cunumpy: this Kokkos version has no logical memory spaces (removed "
+        "in Kokkos 4.3), so there is no fake device");
+#endif
+  active_space.store(kind, std::memory_order_relaxed);
+}
+
+bool is_host_space(SpaceKind kind) {
+  return kind == SpaceKind::device &&
+         is_host_memory_space_v<default_device_memory_space>;
+}
+
+const char* space_name(SpaceKind kind) {
+#if CUNUMPY_HAS_FAKE_DEVICE
+  if (kind == SpaceKind::fake_device)
+    return testing::FakeDevice::name();
+#endif
+  (void)kind;
+  return default_device_memory_space::name();
+}
+
+Storage::Storage() {
+  std::lock_guard lock(registry_mutex);
+  registry().insert(this);
+}
+
+Storage::~Storage() {
+  std::lock_guard lock(registry_mutex);
+  registry().erase(this);
+}
+
+std::shared_ptr<Storage> allocate_storage(SpaceKind kind, std::size_t nbytes,
+                                          const std::string& label, bool zero) {
+#if CUNUMPY_HAS_FAKE_DEVICE
+  if (kind == SpaceKind::fake_device)
+    return std::make_shared<ViewStorage<testing::FakeDevice>>(kind, label,
+                                                              nbytes, zero);
+#endif
+  return std::make_shared<ViewStorage<default_device_memory_space>>(
+      kind, label, nbytes, zero);
+}
+
+std::shared_ptr<Storage> alias_host_memory(void* data, std::size_t nbytes,
+                                           py::object owner) {
+  return std::make_shared<ViewStorage<Kokkos::HostSpace>>(
+      SpaceKind::device, static_cast<unsigned char*>(data), nbytes,
+      std::move(owner));
+}
+
+std::shared_ptr<Storage> alias_device_memory(void* data, std::size_t nbytes,
+                                             py::object owner) {
+  return std::make_shared<ViewStorage<default_device_memory_space>>(
+      SpaceKind::device, static_cast<unsigned char*>(data), nbytes,
+      std::move(owner));
+}
+
+void release_all_storage() noexcept {
+  std::lock_guard lock(registry_mutex);
+  for (Storage* storage : registry())
+    storage->release();
+}
+
+std::size_t live_storage_count() noexcept {
+  std::lock_guard lock(registry_mutex);
+  std::size_t count = 0;
+  for (Storage* storage : registry())
+    count += storage->released() ? 0 : 1;
+  return count;
+}
+
+DeviceArray::DeviceArray(std::shared_ptr<Storage> storage,
+                         std::vector<std::int64_t> shape, DType dtype,
+                         bool fortran)
+    : storage_(std::move(storage)), shape_(std::move(shape)), dtype_(dtype),
+      fortran_(fortran) {
+  // An array that is also row-major contiguous (rank <= 1, a single extent
+  // above 1) is stored as C-ordered.
+  if (fortran_ && is_contiguous(shape_, strides(), itemsize(), false))
+    fortran_ = false;
+}
+
+const std::shared_ptr<Storage>& DeviceArray::storage() const {
+  if (storage_->released())
+    throw_released();
+  return storage_;
+}
+
+std::size_t DeviceArray::size() const noexcept {
+  std::size_t count = 1;
+  for (auto extent : shape_)
+    count *= static_cast<std::size_t>(extent);
+  return count;
+}
+
+std::vector<std::int64_t> DeviceArray::strides() const {
+  std::vector<std::int64_t> result(shape_.size());
+  auto stride = static_cast<std::int64_t>(itemsize());
+  if (fortran_) {
+    for (std::size_t d = 0; d < shape_.size(); ++d) {
+      result[d] = stride;
+      stride *= std::max<std::int64_t>(shape_[d], 1);
+    }
+  } else {
+    for (std::size_t d = shape_.size(); d-- > 0;) {
+      result[d] = stride;
+      stride *= std::max<std::int64_t>(shape_[d], 1);
+    }
+  }
+  return result;
+}
+
+bool DeviceArray::c_contiguous() const {
+  return is_contiguous(shape_, strides(), itemsize(), false);
+}
+
+bool DeviceArray::f_contiguous() const {
+  return is_contiguous(shape_, strides(), itemsize(), true);
+}
+
+Impl::ArrayShape DeviceArray::array_shape() const {
+  Impl::ArrayShape result;
+  result.rank = ndim();
+  for (int d = 0; d < result.rank; ++d)
+    result.extents[d] = static_cast<std::size_t>(shape_[d]);
+  result.dtype = info(dtype_).name;
+  return result;
+}
+
+bool is_contiguous(const std::vector<std::int64_t>& shape,
+                   const std::vector<std::int64_t>& strides,
+                   std::size_t itemsize, bool fortran) {
+  for (auto extent : shape)
+    if (extent == 0)
+      return true;
+  auto expected = static_cast<std::int64_t>(itemsize);
+  const std::size_t n = shape.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t d = fortran ? k : n - 1 - k;
+    if (shape[d] == 1)
+      continue;
+    if (strides[d] != expected)
+      return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+std::vector<std::int64_t> parse_shape(const py::handle& shape,
+                                      std::string_view function) {
+  std::vector<std::int64_t> result;
+  if (py::isinstance<py::int_>(shape)) {
+    result.push_back(shape.cast<std::int64_t>());
+  } else {
+    for (auto extent : py::iter(shape))
+      result.push_back(extent.cast<std::int64_t>());
+  }
+  if (result.size() > static_cast<std::size_t>(max_rank))
+    throw py::value_error(std::string(function) + ": rank " +
+                          std::to_string(result.size()) +
+                          " is not supported (at most " +
+                          std::to_string(max_rank) + " dimensions)");
+  for (auto extent : result)
+    if (extent < 0)
+      throw py::value_error(std::string(function) +
+                            ": negative extent in shape");
+  return result;
+}
+
+// DLPack (https://dmlc.github.io/dlpack/latest/c_api.html), the stable
+// unversioned ABI, declared here as dlpack.h is not a dependency.
+namespace {
+
+struct DLDevice {
+  std::int32_t device_type;
+  std::int32_t device_id;
+};
+struct DLDataType {
+  std::uint8_t code;
+  std::uint8_t bits;
+  std::uint16_t lanes;
+};
+struct DLTensor {
+  void* data;
+  DLDevice device;
+  std::int32_t ndim;
+  DLDataType dtype;
+  std::int64_t* shape;
+  std::int64_t* strides;
+  std::uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor* self);
+};
+
+constexpr std::int32_t dlpack_cpu = 1;
+constexpr std::int32_t dlpack_cuda = 2;
+// DLPack's "extension device": the fake device is no device NumPy or any
+// other consumer can read, so from_dlpack refuses it like a GPU array.
+constexpr std::int32_t dlpack_extension_device = 12;
+
+struct DLPackContext {
+  std::shared_ptr<Storage> storage;
+  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> strides;
+  DLManagedTensor tensor{};
+};
+
+void delete_dlpack_context(DLManagedTensor* tensor) {
+  delete static_cast<DLPackContext*>(tensor->manager_ctx);
+}
+
+void dlpack_capsule_destructor(PyObject* capsule) {
+  // A consumer renames the capsule "used_dltensor" and owns the tensor.
+  if (PyCapsule_IsValid(capsule, "dltensor") == 0)
+    return;
+  auto* tensor =
+      static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+  tensor->deleter(tensor);
+}
+
+DLDevice dlpack_device(const DeviceArray& array) {
+  const Storage& storage = *array.storage();
+  if (storage.kind() == SpaceKind::fake_device)
+    return {dlpack_extension_device, 0};
+  if (storage.host_accessible())
+    return {dlpack_cpu, 0};
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same_v<default_device_memory_space, Kokkos::CudaSpace>)
+    return {dlpack_cuda, Kokkos::Cuda().cuda_device()};
+#endif
+  (void)dlpack_cuda;
+  return {dlpack_extension_device, 0};
+}
+
+py::object to_dlpack(const DeviceArray& array, const py::object& stream,
+                     const py::object& max_version, const py::object& dl_device,
+                     const py::object& copy) {
+  (void)stream; // Kokkos copies are fenced: the data is ready.
+  (void)max_version;
+  const DLDevice device = dlpack_device(array);
+  if (!dl_device.is_none()) {
+    auto requested = dl_device.cast<std::pair<int, int>>();
+    if (requested.first != device.device_type ||
+        requested.second != device.device_id)
+      throw py::buffer_error(
+          "cunumpy.DeviceArray.__dlpack__: the array cannot be exported to "
+          "another device; use cunumpy.to_numpy() for a counted copy");
+  }
+  if (!copy.is_none() && copy.cast<bool>())
+    throw py::buffer_error(
+        "cunumpy.DeviceArray.__dlpack__: copy=True is not supported; use "
+        "cunumpy.to_numpy() or DeviceArray.copy() for a counted copy");
+  auto context = std::make_unique<DLPackContext>();
+  context->storage = array.storage();
+  context->shape = array.shape();
+  context->strides = array.strides();
+  for (auto& stride : context->strides)
+    stride /= static_cast<std::int64_t>(array.itemsize());
+  DLTensor& tensor = context->tensor.dl_tensor;
+  tensor.data = context->storage->data();
+  tensor.device = device;
+  tensor.ndim = array.ndim();
+  tensor.dtype = {info(array.dtype()).dlpack,
+                  static_cast<std::uint8_t>(8 * array.itemsize()), 1};
+  tensor.shape = context->shape.data();
+  tensor.strides = context->strides.data();
+  tensor.byte_offset = 0;
+  context->tensor.manager_ctx = context.get();
+  context->tensor.deleter = &delete_dlpack_context;
+  PyObject* capsule =
+      PyCapsule_New(&context->tensor, "dltensor", &dlpack_capsule_destructor);
+  if (capsule == nullptr)
+    throw py::error_already_set();
+  context.release();
+  return py::reinterpret_steal<py::object>(capsule);
+}
+
+/// NumPy dtype objects, made once; never freed (they must outlive every
+/// array, including at interpreter exit).
+py::handle numpy_dtype(DType dtype) {
+  static std::array<PyObject*, dtype_count> cache{};
+  PyObject*& entry = cache[static_cast<std::size_t>(dtype)];
+  if (entry == nullptr)
+    entry = py::module_::import("numpy")
+                .attr("dtype")(info(dtype).name)
+                .release()
+                .ptr();
+  return entry;
+}
+
+struct Flags {
+  bool c_contiguous;
+  bool f_contiguous;
+};
+
+/// Exports the bytes of a host-accessible storage through the buffer
+/// protocol (DeviceArray itself has none, so NumPy cannot read it
+/// implicitly).
+struct HostBuffer {
+  std::shared_ptr<Storage> storage;
+};
+
+std::string shape_text(const DeviceArray& array) {
+  return Impl::shape_string(array.array_shape());
+}
+
+} // namespace
+
+void bind_device_array(py::module_& module) {
+  py::class_<Flags>(module, "Flags",
+                    "Contiguity of a DeviceArray, like numpy.ndarray.flags.")
+      .def_readonly("c_contiguous", &Flags::c_contiguous)
+      .def_readonly("f_contiguous", &Flags::f_contiguous)
+      .def_property_readonly("contiguous",
+                             [](const Flags& f) { return f.c_contiguous; })
+      .def_property_readonly("fortran",
+                             [](const Flags& f) { return f.f_contiguous; })
+      .def_property_readonly("writeable", [](const Flags&) { return true; })
+      .def_property_readonly("owndata", [](const Flags&) { return true; })
+      .def("__getitem__",
+           [](const Flags& f, const std::string& key) {
+             if (key == "C_CONTIGUOUS" || key == "C" || key == "CONTIGUOUS")
+               return f.c_contiguous;
+             if (key == "F_CONTIGUOUS" || key == "F" || key == "FORTRAN")
+               return f.f_contiguous;
+             if (key == "WRITEABLE" || key == "W" || key == "OWNDATA" ||
+                 key == "O")
+               return true;
+             throw py::key_error(key);
+           })
+      .def("__repr__", [](const Flags& f) {
+        return std::string("  C_CONTIGUOUS : ") +
+               (f.c_contiguous ? "True" : "False") +
+               "\n  F_CONTIGUOUS : " + (f.f_contiguous ? "True" : "False");
+      });
+
+  py::class_<HostBuffer>(module, "_HostBuffer", py::buffer_protocol())
+      .def_buffer([](HostBuffer& buffer) {
+        return py::buffer_info(
+            buffer.storage->data(), 1, "B", 1,
+            {static_cast<py::ssize_t>(buffer.storage->nbytes())},
+            {py::ssize_t(1)});
+      });
+
+  py::class_<DeviceArray>(
+      module, "DeviceArray",
+      "An array in Kokkos device memory (the \"kokkos\" backend).\n\n"
+      "Its storage is a Kokkos view in the device space (or the fake "
+      "device). It is never converted implicitly: numpy.asarray() raises "
+      "TypeError; cunumpy.to_numpy() makes one counted copy.")
+      .def(py::init([](const py::object& shape, const py::object& dtype,
+                       const std::string& order) {
+             if (order != "C" && order != "F")
+               throw py::value_error(
+                   "cunumpy.DeviceArray: order must be 'C' or 'F'");
+             auto extents = parse_shape(shape, "cunumpy.DeviceArray");
+             const DType type = parse_dtype(
+                 py::str(py::module_::import("numpy").attr("dtype")(dtype))
+                     .cast<std::string>(),
+                 "cunumpy.DeviceArray");
+             std::size_t count = 1;
+             for (auto extent : extents)
+               count *= static_cast<std::size_t>(extent);
+             auto storage =
+                 allocate_storage(current_space(), count * info(type).itemsize,
+                                  "cunumpy::DeviceArray", true);
+             return DeviceArray(std::move(storage), std::move(extents), type,
+                                order == "F");
+           }),
+           py::arg("shape"), py::arg("dtype") = "float64",
+           py::arg("order") = "C",
+           "A zero-filled array in the current device space (no copy).")
+      .def_property_readonly("shape",
+                             [](const DeviceArray& a) {
+                               py::tuple shape(a.ndim());
+                               for (int d = 0; d < a.ndim(); ++d)
+                                 shape[d] = py::int_(a.shape()[d]);
+                               return shape;
+                             })
+      .def_property_readonly("dtype",
+                             [](const DeviceArray& a) {
+                               return py::reinterpret_borrow<py::object>(
+                                   numpy_dtype(a.dtype()));
+                             })
+      .def_property_readonly("ndim", &DeviceArray::ndim)
+      .def_property_readonly("size", &DeviceArray::size)
+      .def_property_readonly("nbytes", &DeviceArray::nbytes)
+      .def_property_readonly("itemsize", &DeviceArray::itemsize)
+      .def_property_readonly(
+          "strides",
+          [](const DeviceArray& a) { return py::tuple(py::cast(a.strides())); })
+      .def_property_readonly("flags",
+                             [](const DeviceArray& a) {
+                               return Flags{a.c_contiguous(), a.f_contiguous()};
+                             })
+      .def_property_readonly(
+          "space",
+          [](const DeviceArray& a) {
+            return std::string(space_name(a.storage()->kind()));
+          },
+          "The Kokkos memory space: \"FakeDevice\", \"Cuda\", \"Host\"...")
+      .def_property_readonly(
+          "label", [](const DeviceArray& a) { return a.storage()->label(); },
+          "The Kokkos label of the view.")
+      .def("__array__",
+           [](const DeviceArray&, const py::args&, const py::kwargs&) {
+             throw py::type_error(
+                 "cunumpy.DeviceArray cannot be converted to a NumPy array "
+                 "implicitly: call cunumpy.to_numpy(a) to copy it to the host "
+                 "(the copy is counted)");
+           })
+      .def("__dlpack__", &to_dlpack, py::kw_only(),
+           py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
+           py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),
+           "A DLPack capsule of the array (no copy).")
+      .def(
+          "__dlpack_device__",
+          [](const DeviceArray& a) {
+            const DLDevice device = dlpack_device(a);
+            return py::make_tuple(device.device_type, device.device_id);
+          },
+          "(device type, device id): CPU (1) on a host-only build, CUDA (2), "
+          "or the extension device (12) for the fake device.")
+#ifdef KOKKOS_ENABLE_CUDA
+      .def_property_readonly(
+          "__cuda_array_interface__",
+          [](const DeviceArray& a) {
+            if (a.storage()->kind() == SpaceKind::fake_device ||
+                a.storage()->host_accessible())
+              throw py::attribute_error(
+                  "__cuda_array_interface__: not a CUDA array");
+            py::dict interface;
+            interface["shape"] = py::tuple(py::cast(a.shape()));
+            interface["typestr"] = info(a.dtype()).typestr;
+            interface["data"] = py::make_tuple(
+                reinterpret_cast<std::uintptr_t>(a.storage()->data()), false);
+            interface["strides"] =
+                a.fortran() ? py::object(py::tuple(py::cast(a.strides())))
+                            : py::object(py::none());
+            interface["version"] = 3;
+            return interface;
+          })
+#endif
+      .def("_host_buffer",
+           [](const DeviceArray& a) {
+             if (!a.storage()->host_accessible())
+               throw py::value_error("cunumpy.DeviceArray: not in host memory");
+             return HostBuffer{a.storage()};
+           })
+      .def_property_readonly("_fortran", &DeviceArray::fortran)
+      .def_property_readonly(
+          "_host_accessible",
+          [](const DeviceArray& a) { return a.storage()->host_accessible(); })
+      .def("__repr__", [](const DeviceArray& a) {
+        return "DeviceArray(shape=" + shape_text(a) +
+               ", dtype=" + info(a.dtype()).name +
+               ", space=" + space_name(a.storage()->kind()) + ")";
+      });
+
+  module.def("live_device_arrays", &live_storage_count,
+             "Number of device allocations held by DeviceArrays.");
+}
+
+} // namespace cunumpy::python

@@ -1,0 +1,141 @@
+// Test-only extension: C++ code called from Python that copies with raw
+// Kokkos::deep_copy, as an existing Kokkos code would. This file is compiled
+// without debug information, so no C++ frame has a line and the recorder
+// falls back to the Python line that called into C++.
+
+#include <cstddef>
+#include <cstdint>
+#include <pybind11/pybind11.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <cunumpy/testing/fake_device.hpp>
+
+namespace py = pybind11;
+
+int copy_with_lines(std::size_t n);
+extern const char* const source_with_lines;
+
+namespace {
+
+#if CUNUMPY_HAS_FAKE_DEVICE
+using Device = cunumpy::testing::FakeDevice;
+#else
+using Device = Kokkos::DefaultExecutionSpace::memory_space;
+#endif
+
+// The DLPack ABI (dlpack.h), for the kernel below.
+struct DLDevice {
+  std::int32_t device_type;
+  std::int32_t device_id;
+};
+struct DLDataType {
+  std::uint8_t code;
+  std::uint8_t bits;
+  std::uint16_t lanes;
+};
+struct DLTensor {
+  void* data;
+  DLDevice device;
+  std::int32_t ndim;
+  DLDataType dtype;
+  std::int64_t* shape;
+  std::int64_t* strides;
+  std::uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor* self);
+};
+
+} // namespace
+
+// Kernels with KOKKOS_LAMBDA live in a named namespace (CUDA's extended
+// lambdas may not be in an unnamed one).
+namespace test_copies {
+
+template <class Space>
+void scale_in(double* data, std::size_t count, double factor) {
+  Kokkos::View<double*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> view(
+      data, count);
+  Kokkos::parallel_for(
+      "scale", Kokkos::RangePolicy<typename Space::execution_space>(0, count),
+      KOKKOS_LAMBDA(std::size_t i) { view(i) *= factor; });
+  Kokkos::fence();
+}
+
+/// A user's kernel: multiplies the float64 elements of `array` (any object
+/// with __dlpack__, e.g. a cunumpy.DeviceArray) by `factor`, in place, on
+/// the device it lives on. No copy.
+void scale(const py::object& array, double factor) {
+  py::capsule capsule = array.attr("__dlpack__")();
+  auto* tensor = static_cast<DLManagedTensor*>(
+      PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  if (tensor == nullptr)
+    throw py::error_already_set();
+  PyCapsule_SetName(capsule.ptr(), "used_dltensor");
+  const DLTensor& t = tensor->dl_tensor;
+  std::size_t count = 1;
+  for (int d = 0; d < t.ndim; ++d)
+    count *= static_cast<std::size_t>(t.shape[d]);
+  const bool float64 = t.dtype.code == 2 && t.dtype.bits == 64;
+  if (float64) {
+    double* data = static_cast<double*>(t.data);
+    if (t.device.device_type == 12)
+      scale_in<Device>(data, count, factor);
+    else
+      scale_in<Kokkos::HostSpace>(data, count, factor);
+  }
+  tensor->deleter(tensor);
+  if (!float64)
+    throw py::type_error("scale: float64 arrays only");
+}
+
+/// Reads a device scalar into a host double: a to_host copy and an
+/// implicit sync (the host waits for the value).
+double read_scalar(double value) {
+  Kokkos::View<double, Device> device("norm");
+  Kokkos::parallel_for(
+      "set", Kokkos::RangePolicy<Device::execution_space>(0, 1),
+      KOKKOS_LAMBDA(int) { device() = value; });
+  double host = 0.0;
+  Kokkos::deep_copy(host, device);
+  return host;
+}
+
+} // namespace test_copies
+
+namespace {
+
+/// One host-to-device and one device-to-host copy of `n` doubles.
+void round_trip(std::size_t n) {
+  Kokkos::View<double*, Kokkos::HostSpace> host("raw_host", n);
+  Kokkos::View<double*, Device> device("raw_device", n);
+  Kokkos::deep_copy(device, host);
+  Kokkos::deep_copy(host, device);
+}
+
+} // namespace
+
+PYBIND11_MODULE(cunumpy_test_copies, module) {
+  module.doc() = "Raw Kokkos copies made by C++ code, for cunumpy's tests.";
+  module.attr("has_fake_device") = bool(CUNUMPY_HAS_FAKE_DEVICE);
+  module.attr("source_with_lines") = source_with_lines;
+  module.def("round_trip", &round_trip, py::arg("n"),
+             "A raw host->device and device->host copy of n doubles.");
+  module.def(
+      "round_trip_without_gil",
+      [](std::size_t n) {
+        py::gil_scoped_release unlocked;
+        round_trip(n);
+      },
+      py::arg("n"), "round_trip with the GIL released.");
+  module.def("scale", &test_copies::scale, py::arg("array"), py::arg("factor"),
+             "A kernel: multiplies a float64 array in place, through DLPack.");
+  module.def("read_scalar", &test_copies::read_scalar, py::arg("value"),
+             "Writes `value` into a device scalar and reads it back raw.");
+  module.def("copy_with_lines", &copy_with_lines, py::arg("n"),
+             "A raw host->device copy in a file with debug information; "
+             "returns the line of the copy.");
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# `pip install .` of the source tree into a fresh virtual environment (with
+# the system site packages: numpy, pybind11, scikit-build-core; no network),
+# then smoke_installed.py run there, outside the source and build trees.
+#
+#   tests/python/pip_install.sh PYTHON SOURCE_DIR WORK_DIR
+set -euo pipefail
+python=$1
+source=$2
+work=$3
+rm -rf "$work"
+mkdir -p "$work"
+"$python" -m venv --system-site-packages "$work/venv"
+venv_python="$work/venv/bin/python"
+if ! "$venv_python" -m pip install --no-build-isolation --no-deps \
+  --disable-pip-version-check --config-settings=build-dir="$work/build" \
+  "$source" >"$work/pip.log" 2>&1; then
+  cat "$work/pip.log"
+  exit 1
+fi
+cd "$work"
+env -u PYTHONPATH "$venv_python" "$source/tests/python/smoke_installed.py" "$work/venv"

@@ -1,0 +1,31 @@
+"""xp.cuda: pinned memory and streams need CuPy."""
+
+import numpy as np
+import pytest
+
+import cunumpy as xp
+
+needs_no_cupy = pytest.mark.skipif(
+    xp.cuda.is_available(), reason="CuPy and CUDA are usable here"
+)
+
+
+@needs_no_cupy
+def test_pin_memory_requires_cupy():
+    with pytest.raises(ImportError, match=r"pin_memory\(\) requires CuPy"):
+        xp.cuda.pin_memory(np.ones(3))
+
+
+@needs_no_cupy
+def test_stream_is_a_no_op_without_cupy(fake):
+    with xp.cuda.stream() as stream:
+        device = xp.to_device(np.ones(2))
+    assert stream is None
+    assert isinstance(device, xp.DeviceArray)
+
+
+@needs_no_cupy
+def test_cupy_is_not_usable():
+    assert not xp.cuda.is_available()
+    with pytest.raises(ImportError):
+        xp.to_cupy(np.ones(1))
