@@ -257,6 +257,12 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   SourceFrame current;
   current.module = module_name != nullptr ? module_name : "";
   current.offset = static_cast<std::uintptr_t>(pc - module_start);
+  if (is_library_frame(current)) {
+    // Kokkos, cunumpy, the runtimes: never the call site, so their debug
+    // information (cunumpy's own is large) is not even read.
+    result.push_back(std::move(current));
+    return result;
+  }
   current.function = demangle(dwfl_module_addrname(module, pc));
 
   if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {

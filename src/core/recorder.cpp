@@ -181,7 +181,7 @@ void classify(const char* name, ThreadState& thread, SpaceSide& side,
               std::uint32_t& id) {
   const std::uint64_t generation = Impl::device_space_generation();
   for (SpaceCacheEntry& entry : thread.spaces) {
-    if (entry.generation == generation &&
+    if (entry.generation == generation && entry.name[0] == name[0] &&
         std::strncmp(entry.name, name, sizeof entry.name) == 0) {
       side = entry.side;
       id = entry.id;
@@ -465,7 +465,7 @@ void begin_deep_copy(const char* dst_space, const char* dst_label,
     copy.src_ptr = src_ptr;
     // Loops copy the same views: reuse the last label's id when it matches.
     const char* label = src_label != nullptr ? src_label : "";
-    if (thread.label_id != 0 && thread.label == label) {
+    if (thread.label_id != 0 && std::strcmp(thread.label.c_str(), label) == 0) {
       copy.label_id = thread.label_id;
     } else {
       copy.label_id = 0;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -65,6 +66,40 @@ public:
   virtual void on_dual_view(const DualViewEvent& /*event*/) {}
 };
 
+/// The recorder's lock. Held for a few tens of nanoseconds per event, so a
+/// spin lock (one atomic exchange, a plain store to release) rather than a
+/// futex-based std::mutex; a waiter that spins too long yields its core, as
+/// a report being written can hold the lock for milliseconds.
+class RecorderMutex {
+public:
+  void lock() noexcept {
+    for (int spins = 0;; ++spins) {
+      if (!locked_.exchange(true, std::memory_order_acquire))
+        return;
+      while (locked_.load(std::memory_order_relaxed)) {
+        if (spins < 100)
+          pause();
+        else
+          std::this_thread::yield();
+        ++spins;
+      }
+    }
+  }
+  bool try_lock() noexcept {
+    return !locked_.load(std::memory_order_relaxed) &&
+           !locked_.exchange(true, std::memory_order_acquire);
+  }
+  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+private:
+  static void pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  std::atomic<bool> locked_{false};
+};
+
 /// Converts a raw event into the public Event (resolving ids). Needs the
 /// recorder's mutex held.
 Event to_public(const RawEvent& event);
@@ -73,7 +108,7 @@ class Recorder {
 public:
   static Recorder& instance();
 
-  std::mutex& mutex() noexcept { return mutex_; }
+  RecorderMutex& mutex() noexcept { return mutex_; }
 
   /// Sinks receive every event while attached; attaching one twice counts
   /// once (the second attach only raises a reference count).
@@ -121,7 +156,7 @@ public:
 private:
   Recorder();
 
-  std::mutex mutex_;
+  RecorderMutex mutex_;
   std::vector<std::pair<EventSink*, int>> sinks_;
   std::atomic<int> sink_count_{0};
   StringTable strings_;
@@ -149,6 +184,11 @@ void dual_view_modify(const char* label, const void* ptr,
                       bool on_device) noexcept;
 } // namespace feed
 
+/// Holds the recorder's lock until the returned lock ends.
+inline std::unique_lock<RecorderMutex> lock_recorder() {
+  return std::unique_lock<RecorderMutex>(Recorder::instance().mutex());
+}
+
 /// Number of fence events seen on the calling thread (for SyncScope).
 std::uint64_t thread_fence_count() noexcept;
 
@@ -156,7 +196,10 @@ std::uint64_t thread_fence_count() noexcept;
 std::uint32_t thread_index() noexcept;
 
 /// Changes whenever a device space is registered (invalidates caches).
-std::uint64_t device_space_generation() noexcept;
+extern std::atomic<std::uint64_t> device_space_generation_counter;
+inline std::uint64_t device_space_generation() noexcept {
+  return device_space_generation_counter.load(std::memory_order_acquire);
+}
 
 } // namespace cunumpy::Impl
 

@@ -23,7 +23,6 @@ bool ends_with(std::string_view text, std::string_view suffix) {
 struct Registry {
   std::mutex mutex;
   std::vector<std::string> device_names;
-  std::atomic<std::uint64_t> generation{0};
 
   Registry() {
     // CUNUMPY_DEVICE_SPACES="FakeDevice,Other"
@@ -54,7 +53,7 @@ void register_device_space(std::string_view name) {
       r.device_names.end())
     return;
   r.device_names.emplace_back(name);
-  r.generation.fetch_add(1, std::memory_order_acq_rel);
+  Impl::device_space_generation_counter.fetch_add(1, std::memory_order_acq_rel);
 }
 
 std::vector<std::string> registered_device_spaces() {
@@ -82,9 +81,7 @@ SpaceSide space_side(std::string_view name) {
 }
 
 namespace Impl {
-std::uint64_t device_space_generation() noexcept {
-  return registry().generation.load(std::memory_order_acquire);
-}
+std::atomic<std::uint64_t> device_space_generation_counter{0};
 } // namespace Impl
 
 } // namespace cunumpy

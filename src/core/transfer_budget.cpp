@@ -14,9 +14,6 @@ namespace cunumpy {
 namespace Impl {
 namespace {
 
-std::unique_lock<std::mutex> lock_recorder() {
-  return std::unique_lock<std::mutex>(Recorder::instance().mutex());
-}
 
 std::size_t index_of(EventKind kind) {
   return static_cast<std::size_t>(kind);

@@ -17,9 +17,6 @@ std::size_t index_of(EventKind kind) {
   return static_cast<std::size_t>(kind);
 }
 
-std::unique_lock<std::mutex> lock_recorder() {
-  return std::unique_lock<std::mutex>(Recorder::instance().mutex());
-}
 
 } // namespace
 
