@@ -100,25 +100,10 @@ begin_async_copy(const Kokkos::DefaultExecutionSpace& producer);
 CopyCompletion end_async_copy(const Kokkos::DefaultExecutionSpace& producer,
                               const Kokkos::DefaultExecutionSpace& copier);
 
-/// Kokkos::deep_copy(exec, dst, src), with the aliasing of const sources
-/// that Kokkos 3's logical memory spaces (the fake device) need.
+/// Kokkos::deep_copy(exec, dst, src) for any source (see copy_source).
 template <class ExecSpace, class Dst, class Src>
 void deep_copy_on(const ExecSpace& exec, const Dst& dst, const Src& src) {
-#if KOKKOS_VERSION < 40000
-  if constexpr (std::is_const_v<typename Src::value_type>) {
-    using Alias =
-        Kokkos::View<typename Src::non_const_data_type,
-                     typename Src::array_layout, typename Src::memory_space,
-                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    Kokkos::deep_copy(
-        exec, dst,
-        Alias(const_cast<typename Src::non_const_value_type*>(src.data()),
-              src.layout()));
-  } else
-#endif
-  {
-    Kokkos::deep_copy(exec, dst, src);
-  }
+  Kokkos::deep_copy(exec, dst, copy_source(src));
 }
 
 /// True for execution spaces that run on the host (Serial, OpenMP, the

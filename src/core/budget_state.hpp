@@ -43,6 +43,8 @@ struct BudgetState final : EventSink {
   /// Opens `name`; returns the token that closes it.
   std::uint64_t open(const std::string& name, bool region);
   void close(std::uint64_t token);
+  /// Sets the rule of phase `name`, replacing an earlier one in its place.
+  void set_rule(const std::string& name, profiling::Rule rule);
 
   std::vector<profiling::Violation> violations() const;
   std::string report() const;

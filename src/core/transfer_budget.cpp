@@ -14,7 +14,6 @@ namespace cunumpy {
 namespace Impl {
 namespace {
 
-
 std::size_t index_of(EventKind kind) {
   return static_cast<std::size_t>(kind);
 }
@@ -106,6 +105,16 @@ std::uint64_t BudgetState::open(const std::string& name, bool region) {
   const std::uint64_t token = region ? 0 : next_token++;
   open_phases.push_back({name, token});
   return token;
+}
+
+void BudgetState::set_rule(const std::string& name, profiling::Rule rule) {
+  auto existing =
+      std::find_if(rules.begin(), rules.end(),
+                   [&](const auto& entry) { return entry.first == name; });
+  if (existing != rules.end())
+    existing->second = std::move(rule);
+  else
+    rules.emplace_back(name, std::move(rule));
 }
 
 void BudgetState::close(std::uint64_t token) {
@@ -394,15 +403,8 @@ TransferBudget& TransferBudget::require_toml(std::string_view toml,
                                              const std::string& source) {
   auto rules = Impl::parse_rules(toml, source);
   auto lock = Impl::lock_recorder();
-  for (auto& [name, rule] : rules) {
-    auto existing =
-        std::find_if(state_->rules.begin(), state_->rules.end(),
-                     [&](const auto& entry) { return entry.first == name; });
-    if (existing != state_->rules.end())
-      existing->second = std::move(rule);
-    else
-      state_->rules.emplace_back(name, std::move(rule));
-  }
+  for (auto& [name, rule] : rules)
+    state_->set_rule(name, std::move(rule));
   return *this;
 }
 
@@ -448,13 +450,7 @@ std::vector<std::string> TransferBudget::phases() const {
 TransferBudget& TransferBudget::require(const std::string& name, Rule rule) {
   Impl::validate_rule(name, rule, "cunumpy::TransferBudget::require: ");
   auto lock = Impl::lock_recorder();
-  auto existing =
-      std::find_if(state_->rules.begin(), state_->rules.end(),
-                   [&](const auto& entry) { return entry.first == name; });
-  if (existing != state_->rules.end())
-    existing->second = std::move(rule);
-  else
-    state_->rules.emplace_back(name, std::move(rule));
+  state_->set_rule(name, std::move(rule));
   return *this;
 }
 

@@ -95,6 +95,43 @@ void report_internal_error(const char* where) noexcept {
 } // namespace
 } // namespace cunumpy::plugin
 
+// Kernels: timed for the trace, forwarded with the next tool's ids.
+namespace cunumpy::plugin {
+namespace {
+
+using BeginKernel = Kokkos_Profiling_beginFunction NextTool::*;
+using EndKernel = Kokkos_Profiling_endFunction NextTool::*;
+
+void begin_kernel(BeginKernel next, const char* name, uint32_t device_id,
+                  uint64_t* id) noexcept {
+  try {
+    Plugin* plugin = current();
+    if (plugin == nullptr)
+      return;
+    if (plugin->next().*next != nullptr)
+      (plugin->next().*next)(name, device_id, id);
+    if (plugin->tracing())
+      plugin->begin_kernel(name);
+  } catch (...) {
+  }
+}
+
+void end_kernel(EndKernel next, uint64_t id) noexcept {
+  try {
+    Plugin* plugin = current();
+    if (plugin == nullptr)
+      return;
+    if (plugin->tracing())
+      plugin->end_kernel();
+    if (plugin->next().*next != nullptr)
+      (plugin->next().*next)(id);
+  } catch (...) {
+  }
+}
+
+} // namespace
+} // namespace cunumpy::plugin
+
 using cunumpy::plugin::current;
 using cunumpy::plugin::Plugin;
 namespace feed = cunumpy::Impl::feed;
@@ -326,93 +363,42 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_dual_view_modify(const char* label,
   }
 }
 
-// Kernels: timed for the trace, forwarded with the next tool's ids.
-
 CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_parallel_for(const char* name,
                                                       const uint32_t device_id,
                                                       uint64_t* id) noexcept {
-  try {
-    Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    if (plugin->next().begin_parallel_for != nullptr)
-      plugin->next().begin_parallel_for(name, device_id, id);
-    if (plugin->tracing())
-      plugin->begin_kernel(name);
-  } catch (...) {
-  }
+  cunumpy::plugin::begin_kernel(&cunumpy::plugin::NextTool::begin_parallel_for,
+                                name, device_id, id);
 }
 
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_end_parallel_for(const uint64_t id) noexcept {
-  try {
-    Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    if (plugin->tracing())
-      plugin->end_kernel();
-    if (plugin->next().end_parallel_for != nullptr)
-      plugin->next().end_parallel_for(id);
-  } catch (...) {
-  }
+  cunumpy::plugin::end_kernel(&cunumpy::plugin::NextTool::end_parallel_for, id);
 }
 
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_begin_parallel_reduce(const char* name, const uint32_t device_id,
                               uint64_t* id) noexcept {
-  try {
-    Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    if (plugin->next().begin_parallel_reduce != nullptr)
-      plugin->next().begin_parallel_reduce(name, device_id, id);
-    if (plugin->tracing())
-      plugin->begin_kernel(name);
-  } catch (...) {
-  }
+  cunumpy::plugin::begin_kernel(
+      &cunumpy::plugin::NextTool::begin_parallel_reduce, name, device_id, id);
 }
 
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_end_parallel_reduce(const uint64_t id) noexcept {
-  try {
-    Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    if (plugin->tracing())
-      plugin->end_kernel();
-    if (plugin->next().end_parallel_reduce != nullptr)
-      plugin->next().end_parallel_reduce(id);
-  } catch (...) {
-  }
+  cunumpy::plugin::end_kernel(&cunumpy::plugin::NextTool::end_parallel_reduce,
+                              id);
 }
 
 CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_parallel_scan(const char* name,
                                                        const uint32_t device_id,
                                                        uint64_t* id) noexcept {
-  try {
-    Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    if (plugin->next().begin_parallel_scan != nullptr)
-      plugin->next().begin_parallel_scan(name, device_id, id);
-    if (plugin->tracing())
-      plugin->begin_kernel(name);
-  } catch (...) {
-  }
+  cunumpy::plugin::begin_kernel(&cunumpy::plugin::NextTool::begin_parallel_scan,
+                                name, device_id, id);
 }
 
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_end_parallel_scan(const uint64_t id) noexcept {
-  try {
-    Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    if (plugin->tracing())
-      plugin->end_kernel();
-    if (plugin->next().end_parallel_scan != nullptr)
-      plugin->next().end_parallel_scan(id);
-  } catch (...) {
-  }
+  cunumpy::plugin::end_kernel(&cunumpy::plugin::NextTool::end_parallel_scan,
+                              id);
 }
 
 // Forwarded only.

@@ -107,25 +107,30 @@ template <class Range> auto host_view_of(const Range& range) {
       std::data(range), std::size(range));
 }
 
-/// Kokkos::deep_copy(dst, src). Kokkos 3's logical memory spaces (the fake
-/// device) only copy from non-const sources, so a const source is first
-/// aliased as non-const there; the data is never written.
-template <class Dst, class Src>
-void deep_copy_from(const Dst& dst, const Src& src) {
+/// The view to give Kokkos::deep_copy as the source: `src` itself, or, on
+/// Kokkos 3, a non-const alias of a const `src`: Kokkos 3's logical memory
+/// spaces (the fake device) only copy from non-const sources. The data is
+/// never written.
+template <class Src> auto copy_source(const Src& src) {
 #if KOKKOS_VERSION < 40000
   if constexpr (std::is_const_v<typename Src::value_type>) {
     using Alias =
         Kokkos::View<typename Src::non_const_data_type,
                      typename Src::array_layout, typename Src::memory_space,
                      Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    Kokkos::deep_copy(
-        dst, Alias(const_cast<typename Src::non_const_value_type*>(src.data()),
-                   src.layout()));
+    return Alias(const_cast<typename Src::non_const_value_type*>(src.data()),
+                 src.layout());
   } else
 #endif
   {
-    Kokkos::deep_copy(dst, src);
+    return src;
   }
+}
+
+/// Kokkos::deep_copy(dst, src) for any source (see copy_source).
+template <class Dst, class Src>
+void deep_copy_from(const Dst& dst, const Src& src) {
+  Kokkos::deep_copy(dst, copy_source(src));
 }
 
 /// Copies `src` into a new view of `MemorySpace` with the kept layout.
