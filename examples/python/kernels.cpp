@@ -9,41 +9,15 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cunumpy/dlpack.hpp>
 #include <cunumpy/testing/fake_device.hpp>
 
 namespace py = pybind11;
 
 namespace {
 
-// The DLPack ABI (dlpack.h).
-struct DLDevice {
-  std::int32_t device_type;
-  std::int32_t device_id;
-};
-struct DLDataType {
-  std::uint8_t code;
-  std::uint8_t bits;
-  std::uint16_t lanes;
-};
-struct DLTensor {
-  void* data;
-  DLDevice device;
-  std::int32_t ndim;
-  DLDataType dtype;
-  std::int64_t* shape;
-  std::int64_t* strides;
-  std::uint64_t byte_offset;
-};
-struct DLManagedTensor {
-  DLTensor dl_tensor;
-  void* manager_ctx;
-  void (*deleter)(DLManagedTensor* self);
-};
-
-constexpr std::int32_t dlpack_cpu = 1;
-#if CUNUMPY_HAS_FAKE_DEVICE
-constexpr std::int32_t dlpack_extension_device = 12; // cunumpy's fake device
-#endif
+using cunumpy::dlpack::DLManagedTensor;
+using cunumpy::dlpack::DLTensor;
 
 /// A contiguous array borrowed through DLPack for the duration of a call.
 class Borrowed {
@@ -97,12 +71,12 @@ using Unmanaged =
 template <class Kernel>
 void on_space_of(const Borrowed& array, const Kernel& kernel) {
 #if CUNUMPY_HAS_FAKE_DEVICE
-  if (array.device() == dlpack_extension_device) {
+  if (array.device() == cunumpy::dlpack::fake_device) {
     kernel.template run<cunumpy::testing::FakeDevice>();
     return;
   }
 #endif
-  if (array.device() == dlpack_cpu)
+  if (array.device() == cunumpy::dlpack::cpu)
     kernel.template run<Kokkos::HostSpace>();
   else
     kernel.template run<Kokkos::DefaultExecutionSpace::memory_space>();

@@ -11,6 +11,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cunumpy/dlpack.hpp>
 #include <cunumpy/spaces.hpp>
 #include <cunumpy/testing/fake_device.hpp>
 
@@ -354,39 +355,13 @@ std::vector<std::int64_t> parse_shape(const py::handle& shape,
   return result;
 }
 
-// DLPack (https://dmlc.github.io/dlpack/latest/c_api.html), the stable
-// unversioned ABI, declared here as dlpack.h is not a dependency.
+// DLPack: the ABI structs of <cunumpy/dlpack.hpp>.
 namespace {
 
-struct DLDevice {
-  std::int32_t device_type;
-  std::int32_t device_id;
-};
-struct DLDataType {
-  std::uint8_t code;
-  std::uint8_t bits;
-  std::uint16_t lanes;
-};
-struct DLTensor {
-  void* data;
-  DLDevice device;
-  std::int32_t ndim;
-  DLDataType dtype;
-  std::int64_t* shape;
-  std::int64_t* strides;
-  std::uint64_t byte_offset;
-};
-struct DLManagedTensor {
-  DLTensor dl_tensor;
-  void* manager_ctx;
-  void (*deleter)(DLManagedTensor* self);
-};
-
-constexpr std::int32_t dlpack_cpu = 1;
-constexpr std::int32_t dlpack_cuda = 2;
-// DLPack's "extension device": the fake device is no device NumPy or any
-// other consumer can read, so from_dlpack refuses it like a GPU array.
-constexpr std::int32_t dlpack_extension_device = 12;
+using cunumpy::dlpack::DLDataType;
+using cunumpy::dlpack::DLDevice;
+using cunumpy::dlpack::DLManagedTensor;
+using cunumpy::dlpack::DLTensor;
 
 struct DLPackContext {
   std::shared_ptr<Storage> storage;
@@ -411,15 +386,15 @@ void dlpack_capsule_destructor(PyObject* capsule) {
 DLDevice dlpack_device(const DeviceArray& array) {
   const Storage& storage = *array.storage();
   if (storage.kind() == SpaceKind::fake_device)
-    return {dlpack_extension_device, 0};
+    return {cunumpy::dlpack::fake_device, 0};
   if (storage.host_accessible())
-    return {dlpack_cpu, 0};
+    return {cunumpy::dlpack::cpu, 0};
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same_v<default_device_memory_space, Kokkos::CudaSpace>)
-    return {dlpack_cuda, Kokkos::Cuda().cuda_device()};
+    return {cunumpy::dlpack::cuda, Kokkos::Cuda().cuda_device()};
 #endif
-  (void)dlpack_cuda;
-  return {dlpack_extension_device, 0};
+  (void)cunumpy::dlpack::cuda;
+  return {cunumpy::dlpack::fake_device, 0};
 }
 
 py::object to_dlpack(const DeviceArray& array, const py::object& stream,

@@ -17,7 +17,6 @@ std::size_t index_of(EventKind kind) {
   return static_cast<std::size_t>(kind);
 }
 
-
 } // namespace
 
 void CounterState::add(const RawEvent& event) {

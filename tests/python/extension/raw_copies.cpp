@@ -9,6 +9,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cunumpy/dlpack.hpp>
 #include <cunumpy/testing/fake_device.hpp>
 
 namespace py = pybind11;
@@ -24,30 +25,8 @@ using Device = cunumpy::testing::FakeDevice;
 using Device = Kokkos::DefaultExecutionSpace::memory_space;
 #endif
 
-// The DLPack ABI (dlpack.h), for the kernel below.
-struct DLDevice {
-  std::int32_t device_type;
-  std::int32_t device_id;
-};
-struct DLDataType {
-  std::uint8_t code;
-  std::uint8_t bits;
-  std::uint16_t lanes;
-};
-struct DLTensor {
-  void* data;
-  DLDevice device;
-  std::int32_t ndim;
-  DLDataType dtype;
-  std::int64_t* shape;
-  std::int64_t* strides;
-  std::uint64_t byte_offset;
-};
-struct DLManagedTensor {
-  DLTensor dl_tensor;
-  void* manager_ctx;
-  void (*deleter)(DLManagedTensor* self);
-};
+using cunumpy::dlpack::DLManagedTensor;
+using cunumpy::dlpack::DLTensor;
 
 } // namespace
 
