@@ -127,12 +127,3 @@ BENCHMARK(BM_SnapshotFreshHostView)->Arg(1 << 17)->Arg(1 << 23);
 BENCHMARK(BM_SnapshotHostStaging)->Arg(1 << 17)->Arg(1 << 23);
 
 } // namespace
-
-int main(int argc, char** argv) {
-  Kokkos::ScopeGuard kokkos(argc, argv);
-  cunumpy::testing::register_fake_device();
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

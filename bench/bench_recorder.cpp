@@ -224,12 +224,3 @@ BENCHMARK(same_space_to_host);
 BENCHMARK(counter_memory_1e7_events_100_sites)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
-
-int main(int argc, char** argv) {
-  Kokkos::ScopeGuard kokkos(argc, argv);
-  cunumpy::testing::register_fake_device();
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

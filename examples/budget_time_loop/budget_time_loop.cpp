@@ -51,10 +51,7 @@ struct Model {
 
 int main(int argc, char* argv[]) {
   Kokkos::ScopeGuard kokkos(argc, argv);
-  cunumpy::testing::register_fake_device();
-  if constexpr (cunumpy::is_host_memory_space_v<Device>)
-    std::printf("note: this Kokkos build has no device distinct from the "
-                "host (and no fake device): nothing is copied\n");
+  cunumpy::testing::setup_example_device();
   Model model;
   std::string rules_file;
   for (int i = 1; i < argc; ++i) {

@@ -58,10 +58,7 @@ void right_way(HostState initial, int steps, double dt) {
 
 int main(int argc, char* argv[]) {
   Kokkos::ScopeGuard kokkos(argc, argv);
-  cunumpy::testing::register_fake_device();
-  if constexpr (cunumpy::is_host_memory_space_v<Device>)
-    std::printf("note: this Kokkos build has no device distinct from the "
-                "host (and no fake device): nothing is copied\n");
+  cunumpy::testing::setup_example_device();
   const int steps = argc > 1 ? std::atoi(argv[1]) : 900;
   HostState state("state", n);
 

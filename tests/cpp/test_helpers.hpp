@@ -9,6 +9,16 @@
 #include <cunumpy/cunumpy.hpp>
 #include <cunumpy/testing/fake_device.hpp>
 
+/// The Kokkos 4.6.99 development snapshot crashes when a default-constructed
+/// View is copied or destroyed; tests of unallocated views skip there.
+#if KOKKOS_VERSION == 40699
+#define CUNUMPY_SKIP_IF_UNALLOCATED_VIEWS_CRASH()                              \
+  GTEST_SKIP() << "the Kokkos 4.6.99 development snapshot crashes when a "     \
+                  "default-constructed View is copied or destroyed"
+#else
+#define CUNUMPY_SKIP_IF_UNALLOCATED_VIEWS_CRASH() (void)0
+#endif
+
 namespace cunumpy_tests {
 
 /// "this_file.cpp:LINE", the way reports name a call site.

@@ -8,6 +8,7 @@
 // removed logical memory spaces in 4.3, where CUNUMPY_HAS_FAKE_DEVICE is 0 and
 // tests that need a distinct device skip.
 
+#include <cstdio>
 #include <type_traits>
 
 #include <Kokkos_Core.hpp>
@@ -54,6 +55,15 @@ using example_device_space =
 #else
 using example_device_space = default_device_memory_space;
 #endif
+
+/// For examples and demos: registers the fake device and, when the build has
+/// no device distinct from the host, says so on stdout (nothing is copied).
+inline void setup_example_device() {
+  register_fake_device();
+  if constexpr (is_host_memory_space_v<example_device_space>)
+    std::printf("note: this Kokkos build has no device distinct from the "
+                "host (and no fake device): nothing is copied\n");
+}
 
 } // namespace cunumpy::testing
 
