@@ -6,9 +6,18 @@
 #include <cstdint>
 #include <link.h>
 #include <mutex>
+#include <pthread.h>
 #include <string_view>
 #include <unwind.h>
 #include <vector>
+
+#include "frame_rules.hpp"
+
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
+#define CUNUMPY_CACHED_UNWINDER 1
+#else
+#define CUNUMPY_CACHED_UNWINDER 0
+#endif
 
 namespace cunumpy::Impl {
 namespace {
@@ -40,11 +49,25 @@ bool is_library_module(std::string_view path) {
          starts("libm.so") || starts("libpython") || starts("linux-vdso");
 }
 
+/// How many shared objects were loaded and unloaded so far: changes on
+/// every dlopen or dlclose. One dl_iterate_phdr step, about 10 ns.
+std::uint64_t loaded_objects_generation() {
+  std::uint64_t generation = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        *static_cast<std::uint64_t*>(data) = info->dlpi_adds + info->dlpi_subs;
+        return 1;
+      },
+      &generation);
+  return generation;
+}
+
 /// Address ranges of the loaded modules, sorted. Rebuilt (and the old table
 /// kept alive: readers use it without a lock) when an address falls outside
-/// every known module, i.e. after a library was loaded.
+/// every known module or a library was loaded or unloaded since.
 struct ModuleTable {
   std::vector<Module> modules;
+  std::uint64_t generation = 0;
 
   const Module* find(std::uintptr_t address) const {
     auto it = std::upper_bound(
@@ -81,6 +104,7 @@ const ModuleTable* rebuild() {
     return current_table.load(std::memory_order_acquire);
   ++rebuilds;
   auto* table = new ModuleTable(); // never freed: lock-free readers
+  table->generation = loaded_objects_generation();
   dl_iterate_phdr(&add_module, table);
   std::sort(table->modules.begin(), table->modules.end(),
             [](const Module& a, const Module& b) { return a.begin < b.begin; });
@@ -88,43 +112,237 @@ const ModuleTable* rebuild() {
   return table;
 }
 
-struct Walk {
-  void** frames;
+/// The module of `address`, rebuilding the table once if it is unknown.
+const Module* find_module(const ModuleTable*& table, std::uintptr_t address) {
+  const Module* module = table->find(address);
+  if (module == nullptr) {
+    table = rebuild();
+    module = table->find(address);
+  }
+  return module;
+}
+
+/// Counts frames outside the libraries and says when to stop.
+struct StopRule {
   int depth;
-  int count = 0;
+  bool stop_after_caller;
   int callers = 0;
+
+  bool stop(int count, bool library) {
+    if (!library)
+      ++callers;
+    return count >= depth ||
+           (stop_after_caller && callers > frames_after_first_caller);
+  }
+};
+
+struct PortableWalk {
+  void** frames;
+  int count;
+  StopRule stop;
   const ModuleTable* table;
 };
 
 _Unwind_Reason_Code visit(_Unwind_Context* context, void* data) {
-  auto* walk = static_cast<Walk*>(data);
+  auto* walk = static_cast<PortableWalk*>(data);
   const auto ip = static_cast<std::uintptr_t>(_Unwind_GetIP(context));
   if (ip == 0)
     return _URC_END_OF_STACK;
   walk->frames[walk->count++] = reinterpret_cast<void*>(ip);
-  const Module* module = walk->table->find(ip - 1);
-  if (module == nullptr) {
-    walk->table = rebuild();
-    module = walk->table->find(ip - 1);
-  }
-  if (module == nullptr || !module->library)
-    ++walk->callers;
-  if (walk->count >= walk->depth || walk->callers > frames_after_first_caller)
-    return _URC_END_OF_STACK;
-  return _URC_NO_REASON;
+  const Module* module = find_module(walk->table, ip - 1);
+  const bool library = module != nullptr && module->library;
+  return walk->stop.stop(walk->count, library) ? _URC_END_OF_STACK
+                                               : _URC_NO_REASON;
 }
 
-} // namespace
-
-int capture_stack(void** frames, int depth) noexcept {
-  if (depth <= 0)
-    return 0;
+/// libgcc's unwinder: interprets the call frame information of every frame
+/// anew, about 80 ns a frame.
+__attribute__((noinline)) int capture_portable(void** frames,
+                                               StopRule stop) noexcept {
   const ModuleTable* table = current_table.load(std::memory_order_acquire);
   if (table == nullptr)
     table = rebuild();
-  Walk walk{frames, depth, 0, 0, table};
+  PortableWalk walk{frames, 0, stop, table};
   _Unwind_Backtrace(&visit, &walk);
   return walk.count;
+}
+
+std::atomic<std::uint64_t> fallbacks{0};
+
+#if CUNUMPY_CACHED_UNWINDER
+
+/// A frame rule cached under the address it holds at: 16 bytes.
+struct CachedRule {
+  std::uintptr_t pc = 0; // 0: empty
+  std::int32_t cfa_offset = 0;
+  std::int8_t ra_slot = 0;  // offset from the CFA, in 8-byte words
+  std::int8_t rbp_slot = 0; // likewise
+  FrameRule::Kind kind = FrameRule::Kind::unsupported;
+  std::uint8_t flags = 0;
+
+  static constexpr std::uint8_t cfa_from_rbp = 1;
+  static constexpr std::uint8_t rbp_saved = 2;
+  static constexpr std::uint8_t library = 4;
+};
+
+/// Per thread: the bounds of its stack (every address the walk reads is
+/// checked against them, so a wrong rule cannot fault) and a direct-mapped
+/// cache of frame rules, cleared when a library is loaded or unloaded.
+struct ThreadUnwinder {
+  static constexpr int cache_bits = 10;
+  std::uintptr_t stack_low = 0;
+  std::uintptr_t stack_high = 0; // 0: bounds unknown, always portable
+  std::uint64_t generation = ~std::uint64_t(0);
+  CachedRule rules[1 << cache_bits];
+
+  ThreadUnwinder() {
+    pthread_attr_t attributes;
+    if (pthread_getattr_np(pthread_self(), &attributes) != 0)
+      return;
+    void* address = nullptr;
+    std::size_t size = 0;
+    if (pthread_attr_getstack(&attributes, &address, &size) == 0) {
+      stack_low = reinterpret_cast<std::uintptr_t>(address);
+      stack_high = stack_low + size;
+    }
+    pthread_attr_destroy(&attributes);
+  }
+
+  bool on_stack(std::uintptr_t address) const {
+    return address >= stack_low && address + 8 <= stack_high &&
+           address % 8 == 0;
+  }
+
+  const CachedRule& rule(std::uintptr_t pc, const ModuleTable*& table) {
+    const std::size_t slot = (pc * 0x9e3779b97f4a7c15ull) >> (64 - cache_bits);
+    CachedRule& entry = rules[slot];
+    if (entry.pc == pc)
+      return entry;
+    const FrameRule rule = read_frame_rule(pc);
+    entry = CachedRule{};
+    entry.pc = pc;
+    entry.kind = rule.kind;
+    entry.cfa_offset = rule.cfa_offset;
+    entry.ra_slot = static_cast<std::int8_t>(rule.ra_offset / 8);
+    entry.rbp_slot = static_cast<std::int8_t>(rule.rbp_offset / 8);
+    if (rule.kind == FrameRule::Kind::step &&
+        (rule.ra_offset != entry.ra_slot * 8 ||
+         rule.rbp_offset != entry.rbp_slot * 8))
+      entry.kind = FrameRule::Kind::unsupported;
+    if (rule.cfa_from_rbp)
+      entry.flags |= CachedRule::cfa_from_rbp;
+    if (rule.rbp_saved)
+      entry.flags |= CachedRule::rbp_saved;
+    const Module* module = find_module(table, pc);
+    if (module != nullptr && module->library)
+      entry.flags |= CachedRule::library;
+    return entry;
+  }
+
+  void clear() {
+    for (CachedRule& entry : rules)
+      entry.pc = 0;
+  }
+};
+
+#define CUNUMPY_FAST_TLS __attribute__((tls_model("initial-exec")))
+thread_local ThreadUnwinder* fast_unwinder CUNUMPY_FAST_TLS = nullptr;
+
+struct ThreadUnwinderOwner {
+  ThreadUnwinder* unwinder = new ThreadUnwinder();
+  ~ThreadUnwinderOwner() {
+    fast_unwinder = nullptr;
+    delete unwinder;
+  }
+};
+
+ThreadUnwinder& thread_unwinder() {
+  if (fast_unwinder == nullptr) {
+    thread_local ThreadUnwinderOwner owner;
+    fast_unwinder = owner.unwinder;
+  }
+  return *fast_unwinder;
+}
+
+/// Walks the stack with cached frame rules: a few nanoseconds a frame. The
+/// count of frames, or -1 when a frame needs the portable unwinder.
+__attribute__((noinline)) int capture_cached(void** frames,
+                                             StopRule stop) noexcept {
+  ThreadUnwinder& unwinder = thread_unwinder();
+  std::uintptr_t ip = 0;
+  std::uintptr_t sp = 0;
+  std::uintptr_t rbp = 0;
+  // The registers at one address of this function: the walk starts here,
+  // with the rule that holds at that address.
+  asm volatile("leaq 0(%%rip), %0\n\t"
+               "movq %%rsp, %1\n\t"
+               "movq %%rbp, %2"
+               : "=r"(ip), "=r"(sp), "=r"(rbp));
+  if (unwinder.stack_high == 0 || !unwinder.on_stack(sp))
+    return -1; // bounds unknown, or on an alternate or user-made stack
+  const ModuleTable* table = current_table.load(std::memory_order_acquire);
+  const std::uint64_t generation = loaded_objects_generation();
+  if (table == nullptr || table->generation != generation)
+    table = rebuild();
+  if (unwinder.generation != generation) {
+    unwinder.clear();
+    unwinder.generation = generation;
+  }
+
+  frames[0] = reinterpret_cast<void*>(ip);
+  int count = 1;
+  const CachedRule* rule = &unwinder.rule(ip, table);
+  for (;;) {
+    if (stop.stop(count, (rule->flags & CachedRule::library) != 0) ||
+        rule->kind == FrameRule::Kind::end_of_stack)
+      return count;
+    if (rule->kind != FrameRule::Kind::step)
+      return -1;
+    const std::uintptr_t base =
+        (rule->flags & CachedRule::cfa_from_rbp) != 0 ? rbp : sp;
+    const std::uintptr_t cfa = base + std::uintptr_t(rule->cfa_offset);
+    const std::uintptr_t ra_address = cfa + std::intptr_t(rule->ra_slot) * 8;
+    if (cfa <= sp || cfa > unwinder.stack_high ||
+        !unwinder.on_stack(ra_address))
+      return -1;
+    if ((rule->flags & CachedRule::rbp_saved) != 0) {
+      const std::uintptr_t rbp_address =
+          cfa + std::intptr_t(rule->rbp_slot) * 8;
+      if (!unwinder.on_stack(rbp_address))
+        return -1;
+      rbp = *reinterpret_cast<const std::uintptr_t*>(rbp_address);
+    }
+    const std::uintptr_t return_address =
+        *reinterpret_cast<const std::uintptr_t*>(ra_address);
+    if (return_address == 0)
+      return count;
+    sp = cfa;
+    frames[count++] = reinterpret_cast<void*>(return_address);
+    rule = &unwinder.rule(return_address - 1, table);
+  }
+}
+
+#endif
+
+} // namespace
+
+int capture_stack(void** frames, int depth, CaptureOptions options) noexcept {
+  if (depth <= 0)
+    return 0;
+  const StopRule stop{depth, options.stop_after_caller};
+#if CUNUMPY_CACHED_UNWINDER
+  if (!options.portable_only) {
+    const int count = capture_cached(frames, stop);
+    if (count >= 0)
+      return count;
+    fallbacks.fetch_add(1, std::memory_order_relaxed);
+  }
+#endif
+  return capture_portable(frames, stop);
+}
+
+std::uint64_t stack_capture_fallbacks() noexcept {
+  return fallbacks.load(std::memory_order_relaxed);
 }
 
 } // namespace cunumpy::Impl

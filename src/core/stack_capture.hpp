@@ -1,13 +1,30 @@
 #ifndef CUNUMPY_SRC_STACK_CAPTURE_HPP
 #define CUNUMPY_SRC_STACK_CAPTURE_HPP
 
+#include <cstdint>
+
 namespace cunumpy::Impl {
 
+struct CaptureOptions {
+  /// Stop a few frames after the first frame outside Kokkos, cunumpy and
+  /// the system libraries: the caller is there.
+  bool stop_after_caller = true;
+  /// Use libgcc's unwinder even where the cached one works (tests compare
+  /// the two).
+  bool portable_only = false;
+};
+
 /// Captures at most `depth` return addresses of the calling thread into
-/// `frames` and returns how many. Unwinding stops early, a few frames after
-/// the first frame outside Kokkos, cunumpy and the system libraries: the
-/// caller is there, and unwinding costs about 80 ns a frame.
-int capture_stack(void** frames, int depth) noexcept;
+/// `frames` and returns how many; frames[0] lies in this function. On
+/// x86-64 Linux the frame rules read from .eh_frame are cached per thread
+/// and address, so a frame costs a few nanoseconds; a frame the cache
+/// cannot step (and other platforms) goes through `_Unwind_Backtrace`, about
+/// 80 ns a frame.
+int capture_stack(void** frames, int depth,
+                  CaptureOptions options = {}) noexcept;
+
+/// How many captures fell back from the cached unwinder to libgcc's.
+std::uint64_t stack_capture_fallbacks() noexcept;
 
 } // namespace cunumpy::Impl
 
