@@ -14,6 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <utility>
+#include <vector>
 
 namespace cunumpy::Impl {
 namespace {
@@ -184,10 +187,92 @@ CallSite SiteTable::symbolize(const Entry& entry) {
 
 #ifdef CUNUMPY_HAVE_LIBDW
 
+namespace {
+
+/// The subprograms and inlined calls of one compilation unit with their
+/// address ranges, read in one walk of its DIE tree. dwarf_getscopes walks
+/// the tree again for every address, which for a unit that includes Kokkos
+/// took milliseconds an address.
+class ScopeIndex {
+public:
+  explicit ScopeIndex(Dwarf_Die* unit) { walk(unit, -1); }
+
+  /// The scopes containing `pc`, innermost first.
+  std::vector<Dwarf_Die> chain(Dwarf_Addr pc) const {
+    // Pre-order: of the scopes containing pc, the innermost comes last.
+    int innermost = -1;
+    for (std::size_t i = 0; i < scopes_.size(); ++i)
+      if (scopes_[i].low <= pc && pc < scopes_[i].high)
+        innermost = static_cast<int>(i);
+    std::vector<Dwarf_Die> result;
+    for (int i = innermost; i >= 0; i = scopes_[i].parent)
+      result.push_back(scopes_[i].die);
+    return result;
+  }
+
+private:
+  struct Scope {
+    Dwarf_Addr low;
+    Dwarf_Addr high;
+    Dwarf_Die die;
+    int parent; // the enclosing scope's first range, or -1
+  };
+  std::vector<Scope> scopes_;
+
+  // Code lies in functions with address ranges and the blocks inside them;
+  // their definitions lie in units and namespaces (a class holds only
+  // declarations, and an abstract inline instance has no addresses).
+  static bool may_contain_code(int tag) {
+    switch (tag) {
+    case DW_TAG_compile_unit:
+    case DW_TAG_partial_unit:
+    case DW_TAG_namespace:
+    case DW_TAG_lexical_block:
+    case DW_TAG_try_block:
+    case DW_TAG_catch_block:
+      return true;
+    default:
+      return false;
+    }
+  }
+
+  void walk(Dwarf_Die* parent_die, int parent) {
+    Dwarf_Die child;
+    if (dwarf_child(parent_die, &child) != 0)
+      return;
+    do {
+      const int tag = dwarf_tag(&child);
+      int enclosing = parent;
+      if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+        const int first = static_cast<int>(scopes_.size());
+        Dwarf_Addr base = 0;
+        Dwarf_Addr low = 0;
+        Dwarf_Addr high = 0;
+        // Declarations and abstract instances have neither attribute.
+        const bool has_code = dwarf_hasattr(&child, DW_AT_low_pc) ||
+                              dwarf_hasattr(&child, DW_AT_ranges);
+        for (ptrdiff_t offset = 0;
+             has_code &&
+             (offset = dwarf_ranges(&child, offset, &base, &low, &high)) > 0;)
+          scopes_.push_back({low, high, child, parent});
+        if (static_cast<int>(scopes_.size()) > first) {
+          enclosing = first;
+          walk(&child, enclosing);
+        }
+      } else if (may_contain_code(tag) && dwarf_haschildren(&child) > 0) {
+        walk(&child, enclosing);
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+  }
+};
+
+} // namespace
+
 struct Symbolizer::State {
   Dwfl_Callbacks callbacks{};
   char* debuginfo_path = nullptr;
   Dwfl* dwfl = nullptr;
+  std::map<std::pair<Dwfl_Module*, Dwarf_Off>, ScopeIndex> scope_indexes;
 
   State() {
     callbacks.find_elf = dwfl_linux_proc_find_elf;
@@ -203,6 +288,7 @@ struct Symbolizer::State {
   // (Re)reads the modules mapped into this process; called again when an
   // address falls in a library loaded after the last report.
   void report() {
+    scope_indexes.clear(); // modules may go
     if (dwfl == nullptr)
       dwfl = dwfl_begin(&callbacks);
     if (dwfl == nullptr)
@@ -210,6 +296,14 @@ struct Symbolizer::State {
     dwfl_report_begin(dwfl);
     dwfl_linux_proc_report(dwfl, getpid());
     dwfl_report_end(dwfl, nullptr, nullptr);
+  }
+
+  const ScopeIndex& scopes(Dwfl_Module* module, Dwarf_Die* unit) {
+    const auto key = std::make_pair(module, dwarf_dieoffset(unit));
+    auto it = scope_indexes.find(key);
+    if (it == scope_indexes.end())
+      it = scope_indexes.emplace(key, ScopeIndex(unit)).first;
+    return it->second;
   }
 };
 
@@ -277,34 +371,17 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
 
   Dwarf_Addr bias = 0;
   Dwarf_Die* cu = dwfl_module_addrdie(module, pc, &bias);
-  Dwarf_Die* scopes = nullptr;
-  int count = cu != nullptr ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
-  bool inlined = false;
-  for (int i = 0; i < count && !inlined; ++i)
-    inlined = dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
-  if (inlined) {
-    // dwarf_getscopes follows the abstract origin of the innermost inlined
-    // call, which loses the outer inlined calls (a DualView sync inlined
-    // into the caller ends in `main`); the scopes containing the innermost
-    // DIE itself are the whole chain, as eu-addr2line -i reads it.
-    Dwarf_Die innermost = scopes[0];
-    Dwarf_Die* chain = nullptr;
-    const int chain_count = dwarf_getscopes_die(&innermost, &chain);
-    if (chain_count > 0) {
-      std::free(scopes);
-      scopes = chain;
-      count = chain_count;
-    } else {
-      std::free(chain);
-    }
-  }
+  // Innermost first: the inlined calls, then the function they are in.
+  std::vector<Dwarf_Die> scopes;
+  if (cu != nullptr)
+    scopes = state_->scopes(module, cu).chain(pc - bias);
   Dwarf_Files* files = nullptr;
   size_t file_count = 0;
   if (cu != nullptr)
     dwarf_getsrcfiles(cu, &files, &file_count);
 
-  for (int i = 0; i < count; ++i) {
-    Dwarf_Die* scope = &scopes[i];
+  for (Dwarf_Die& die : scopes) {
+    Dwarf_Die* scope = &die;
     const int tag = dwarf_tag(scope);
     if (tag == DW_TAG_inlined_subroutine) {
       // `current` is inside the inlined function; its call site is the
@@ -332,7 +409,6 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
       break;
     }
   }
-  std::free(scopes);
   if (current.function.empty())
     current.function = demangle(dwfl_module_addrname(module, pc));
   result.push_back(std::move(current));
