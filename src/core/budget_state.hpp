@@ -28,6 +28,7 @@ struct BudgetState final : EventSink {
     std::string name;
     std::uint64_t token = 0;  ///< 0 for a Kokkos region
     bool transparent = false; ///< a library's own region: not a phase
+    Phase* phase = nullptr;   ///< in `phases` (a map: never moves)
   };
 
   explicit BudgetState(bool started) : started(started) {}

@@ -41,7 +41,7 @@ void BudgetState::on_event(const RawEvent& event) {
     return;
   total.state()->add(event);
   if (const OpenPhase* open = innermost())
-    phase(open->name).counter->state()->add(event);
+    open->phase->counter->state()->add(event);
   else
     outside.state()->add(event);
 }
@@ -65,7 +65,7 @@ bool is_library_region(std::string_view name) {
 void BudgetState::on_region_push(std::uint32_t name, double) {
   const std::string_view region = Recorder::instance().strings().view(name);
   if (is_library_region(region))
-    open_phases.push_back({std::string(region), 0, true});
+    open_phases.push_back({std::string(region), 0, true, nullptr});
   else
     open(std::string(region), true);
 }
@@ -103,7 +103,7 @@ std::uint64_t BudgetState::open(const std::string& name, bool region) {
   if (started && !same_call)
     ++entered.calls;
   const std::uint64_t token = region ? 0 : next_token++;
-  open_phases.push_back({name, token});
+  open_phases.push_back({name, token, false, &entered});
   return token;
 }
 
