@@ -168,6 +168,8 @@ __attribute__((noinline)) int capture_portable(void** frames,
 }
 
 std::atomic<std::uint64_t> fallbacks{0};
+std::atomic<std::uint64_t> replays{0};
+std::atomic<std::uint64_t> refused_replays{0};
 
 #if CUNUMPY_CACHED_UNWINDER
 
@@ -185,15 +187,32 @@ struct CachedRule {
   static constexpr std::uint8_t library = 4;
 };
 
+/// One walk, replayed while the stack still holds the same return
+/// addresses: the rules of its frames in one place, so that a copy made
+/// again from the same line reads a few cache lines instead of a rule each.
+struct Trace {
+  static constexpr int max_steps = 24;
+  std::uintptr_t sp = 0; // at the start; 0: empty
+  int depth = 0;
+  bool stop_after_caller = false;
+  bool ends_with_zero = false; // the last step read a null return address
+  int steps = 0;
+  CachedRule rules[max_steps];
+  std::uintptr_t returns[max_steps];
+};
+
 /// Per thread: the bounds of its stack (every address the walk reads is
-/// checked against them, so a wrong rule cannot fault) and a direct-mapped
-/// cache of frame rules, cleared when a library is loaded or unloaded.
+/// checked against them, so a wrong rule cannot fault), a direct-mapped
+/// cache of frame rules and the last walks, all cleared when a library is
+/// loaded or unloaded.
 struct ThreadUnwinder {
   static constexpr int cache_bits = 10;
+  static constexpr int trace_count = 16;
   std::uintptr_t stack_low = 0;
   std::uintptr_t stack_high = 0; // 0: bounds unknown, always portable
   std::uint64_t generation = ~std::uint64_t(0);
   CachedRule rules[1 << cache_bits];
+  Trace traces[trace_count];
 
   ThreadUnwinder() {
     pthread_attr_t attributes;
@@ -239,9 +258,55 @@ struct ThreadUnwinder {
     return entry;
   }
 
+  Trace& trace_for(std::uintptr_t sp) {
+    return traces[((sp >> 3) * 0x9e3779b97f4a7c15ull) >> 60];
+  }
+
   void clear() {
     for (CachedRule& entry : rules)
       entry.pc = 0;
+    for (Trace& trace : traces)
+      trace.sp = 0;
+  }
+
+  /// Steps from the frame at (sp, rbp) to its caller with `rule`; false
+  /// when an address to read is not on this thread's stack.
+  bool step(const CachedRule& rule, std::uintptr_t& sp, std::uintptr_t& rbp,
+            std::uintptr_t& return_address) const {
+    const std::uintptr_t base =
+        (rule.flags & CachedRule::cfa_from_rbp) != 0 ? rbp : sp;
+    const std::uintptr_t cfa = base + std::uintptr_t(rule.cfa_offset);
+    const std::uintptr_t ra_address = cfa + std::intptr_t(rule.ra_slot) * 8;
+    if (cfa <= sp || cfa > stack_high || !on_stack(ra_address))
+      return false;
+    if ((rule.flags & CachedRule::rbp_saved) != 0) {
+      const std::uintptr_t rbp_address = cfa + std::intptr_t(rule.rbp_slot) * 8;
+      if (!on_stack(rbp_address))
+        return false;
+      rbp = *reinterpret_cast<const std::uintptr_t*>(rbp_address);
+    }
+    return_address = *reinterpret_cast<const std::uintptr_t*>(ra_address);
+    sp = cfa;
+    return true;
+  }
+
+  /// The frames of `trace` when the stack at (sp, rbp) still holds its
+  /// return addresses, else -1. Equal return addresses mean equal rules,
+  /// so a replay gives what a walk would.
+  int replay(const Trace& trace, const StopRule& stop, std::uintptr_t sp,
+             std::uintptr_t rbp, void** frames) const {
+    if (trace.sp != sp || trace.depth != stop.depth ||
+        trace.stop_after_caller != stop.stop_after_caller)
+      return -1;
+    for (int i = 0; i < trace.steps; ++i) {
+      std::uintptr_t return_address = 0;
+      if (!step(trace.rules[i], sp, rbp, return_address) ||
+          return_address != trace.returns[i])
+        return -1;
+      if (return_address != 0)
+        frames[i + 1] = reinterpret_cast<void*>(return_address);
+    }
+    return trace.ends_with_zero ? trace.steps : trace.steps + 1;
   }
 };
 
@@ -290,33 +355,45 @@ __attribute__((noinline)) int capture_cached(void** frames,
   }
 
   frames[0] = reinterpret_cast<void*>(ip);
+  Trace& trace = unwinder.trace_for(sp);
+  const int replayed = unwinder.replay(trace, stop, sp, rbp, frames);
+  if (replayed > 0) {
+    replays.fetch_add(1, std::memory_order_relaxed);
+    return replayed;
+  }
+  if (trace.sp == sp)
+    refused_replays.fetch_add(1, std::memory_order_relaxed);
+
+  trace.sp = 0; // filled again below, if the walk fits
+  Trace walked;
+  walked.sp = sp;
+  walked.depth = stop.depth;
+  walked.stop_after_caller = stop.stop_after_caller;
   int count = 1;
   const CachedRule* rule = &unwinder.rule(ip, table);
+  const auto remember = [&](int frame_count) {
+    if (walked.steps <= Trace::max_steps)
+      trace = walked;
+    return frame_count;
+  };
   for (;;) {
     if (stop.stop(count, (rule->flags & CachedRule::library) != 0) ||
         rule->kind == FrameRule::Kind::end_of_stack)
-      return count;
+      return remember(count);
     if (rule->kind != FrameRule::Kind::step)
       return -1;
-    const std::uintptr_t base =
-        (rule->flags & CachedRule::cfa_from_rbp) != 0 ? rbp : sp;
-    const std::uintptr_t cfa = base + std::uintptr_t(rule->cfa_offset);
-    const std::uintptr_t ra_address = cfa + std::intptr_t(rule->ra_slot) * 8;
-    if (cfa <= sp || cfa > unwinder.stack_high ||
-        !unwinder.on_stack(ra_address))
+    std::uintptr_t return_address = 0;
+    if (!unwinder.step(*rule, sp, rbp, return_address))
       return -1;
-    if ((rule->flags & CachedRule::rbp_saved) != 0) {
-      const std::uintptr_t rbp_address =
-          cfa + std::intptr_t(rule->rbp_slot) * 8;
-      if (!unwinder.on_stack(rbp_address))
-        return -1;
-      rbp = *reinterpret_cast<const std::uintptr_t*>(rbp_address);
+    if (walked.steps < Trace::max_steps) {
+      walked.rules[walked.steps] = *rule;
+      walked.returns[walked.steps] = return_address;
     }
-    const std::uintptr_t return_address =
-        *reinterpret_cast<const std::uintptr_t*>(ra_address);
-    if (return_address == 0)
-      return count;
-    sp = cfa;
+    ++walked.steps;
+    if (return_address == 0) {
+      walked.ends_with_zero = true;
+      return remember(count);
+    }
     frames[count++] = reinterpret_cast<void*>(return_address);
     rule = &unwinder.rule(return_address - 1, table);
   }
@@ -341,8 +418,10 @@ int capture_stack(void** frames, int depth, CaptureOptions options) noexcept {
   return capture_portable(frames, stop);
 }
 
-std::uint64_t stack_capture_fallbacks() noexcept {
-  return fallbacks.load(std::memory_order_relaxed);
+StackCaptureStatistics stack_capture_statistics() noexcept {
+  return {fallbacks.load(std::memory_order_relaxed),
+          replays.load(std::memory_order_relaxed),
+          refused_replays.load(std::memory_order_relaxed)};
 }
 
 } // namespace cunumpy::Impl

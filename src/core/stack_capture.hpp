@@ -17,14 +17,23 @@ struct CaptureOptions {
 /// Captures at most `depth` return addresses of the calling thread into
 /// `frames` and returns how many; frames[0] lies in this function. On
 /// x86-64 Linux the frame rules read from .eh_frame are cached per thread
-/// and address, so a frame costs a few nanoseconds; a frame the cache
-/// cannot step (and other platforms) goes through `_Unwind_Backtrace`, about
-/// 80 ns a frame.
+/// and address, so a frame costs a few nanoseconds, and a walk from a stack
+/// that still holds the return addresses of an earlier one replays it; a
+/// frame the cache cannot step (and other platforms) goes through
+/// `_Unwind_Backtrace`, about 80 ns a frame.
 int capture_stack(void** frames, int depth,
                   CaptureOptions options = {}) noexcept;
 
-/// How many captures fell back from the cached unwinder to libgcc's.
-std::uint64_t stack_capture_fallbacks() noexcept;
+struct StackCaptureStatistics {
+  std::uint64_t fallbacks; ///< captures libgcc's unwinder made
+  std::uint64_t replays;   ///< captures that replayed an earlier walk
+  /// captures at the stack pointer of an earlier walk whose return
+  /// addresses had changed, so walked
+  std::uint64_t refused_replays;
+};
+
+/// Counts since the start of the process, for tests.
+StackCaptureStatistics stack_capture_statistics() noexcept;
 
 } // namespace cunumpy::Impl
 

@@ -1,9 +1,10 @@
 // The cached unwinder (src/core/stack_capture.cpp) against libgcc's
 // _Unwind_Backtrace: the same stacks, frame for frame, through frames with
 // and without a frame pointer, alloca, over-aligned locals, deep recursion,
-// C library callbacks and threads; and from a signal handler, whose frame
-// it leaves to libgcc. Built with the project's optimization, so most frames
-// have no frame pointer.
+// C library callbacks and threads, walked and then replayed, and replays
+// refused when the stack changed under the same stack pointer; and from a
+// signal handler, whose frame it leaves to libgcc. Built with the project's
+// optimization, so most frames have no frame pointer.
 
 #include "stack_capture.hpp"
 
@@ -24,7 +25,7 @@ namespace {
 
 using cunumpy::Impl::capture_stack;
 using cunumpy::Impl::CaptureOptions;
-using cunumpy::Impl::stack_capture_fallbacks;
+using cunumpy::Impl::stack_capture_statistics;
 
 constexpr int depth = 64;
 
@@ -53,21 +54,25 @@ __attribute__((noinline)) Capture capture(bool portable_only) {
 
 struct Comparison {
   Capture cached;
+  Capture replayed; // the same stack captured again
   Capture portable;
   std::uint64_t fallbacks = 0;
+  std::uint64_t replays = 0;
 };
 
 Comparison compare_here() {
   Comparison comparison;
-  for (const bool portable_only : {false, true}) { // one call site for both
-    const std::uint64_t fallbacks_before = stack_capture_fallbacks();
-    Capture captured = capture(portable_only);
-    if (portable_only) {
-      comparison.portable = std::move(captured);
-    } else {
-      comparison.cached = std::move(captured);
-      comparison.fallbacks = stack_capture_fallbacks() - fallbacks_before;
-    }
+  // One call site for all three: the walk, its replay, libgcc's.
+  for (int round = 0; round < 3; ++round) {
+    const auto before = stack_capture_statistics();
+    Capture captured = capture(round == 2);
+    const auto after = stack_capture_statistics();
+    comparison.fallbacks += after.fallbacks - before.fallbacks;
+    if (round == 1)
+      comparison.replays = after.replays - before.replays;
+    (round == 0   ? comparison.cached
+     : round == 1 ? comparison.replayed
+                  : comparison.portable) = std::move(captured);
   }
   return comparison;
 }
@@ -123,26 +128,71 @@ void on_signal(int) {
   from_signal = recurse(3);
 }
 
-int check(const char* name, const Comparison& comparison, bool expect_cached) {
-  const int failures_before = failures();
-  const std::vector<void*>& cached = comparison.cached.frames;
-  const std::vector<void*>& portable = comparison.portable.frames;
+void check_same(const Capture& unwound, const Capture& portable) {
+  const std::vector<void*>& frames = unwound.frames;
   // At the depth limit libgcc's path, one frame shorter inside libcunumpy,
   // keeps one more caller.
-  if (!comparison.cached.truncated || !comparison.portable.truncated)
-    CHECK_EQ(cached.size(), portable.size());
-  CHECK_EQ(cached.size() > 4, true);
-  const std::size_t common = std::min(cached.size(), portable.size());
+  if (!unwound.truncated || !portable.truncated)
+    CHECK_EQ(frames.size(), portable.frames.size());
+  CHECK_EQ(frames.size() > 4, true);
+  const std::size_t common = std::min(frames.size(), portable.frames.size());
   for (std::size_t i = 0; i < common; ++i)
-    CHECK_EQ(cached[i], portable[i]);
+    CHECK_EQ(frames[i], portable.frames[i]);
+}
+
+/// `expect_cached`: no frame needs libgcc; `expect_replay`: the walk is
+/// short enough to be replayed.
+int check(const char* name, const Comparison& comparison, bool expect_cached,
+          bool expect_replay = true) {
+  const int failures_before = failures();
+  check_same(comparison.cached, comparison.portable);
+  check_same(comparison.replayed, comparison.portable);
 #if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
-  CHECK_EQ(comparison.fallbacks, expect_cached ? 0u : 1u);
+  // The walk and its replay (a fallback happens in both or neither).
+  CHECK_EQ(comparison.fallbacks, expect_cached ? 0u : 2u);
+  CHECK_EQ(comparison.replays, expect_cached && expect_replay ? 1u : 0u);
 #else
   (void)expect_cached;
+  (void)expect_replay;
 #endif
   if (failures() != failures_before)
     std::cerr << "  in: " << name << "\n";
   return failures();
+}
+
+// Two callers alike: their callees run at the same stack pointer, with
+// different return addresses above it.
+__attribute__((noinline)) Comparison first_caller() {
+  Comparison result = recurse(2);
+  sink = sink + 1;
+  return result;
+}
+
+__attribute__((noinline)) Comparison second_caller() {
+  Comparison result = recurse(2);
+  sink = sink + 2;
+  return result;
+}
+
+/// A capture at the same stack pointer as the previous one, from another
+/// caller: the replay must be refused and the stack walked.
+void check_replay_refused() {
+  const int failures_before = failures();
+  first_caller();
+  const auto before = stack_capture_statistics();
+  const Comparison second = second_caller();
+  const auto after = stack_capture_statistics();
+  check_same(second.cached, second.portable);
+  check_same(second.replayed, second.portable);
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
+  // Its first capture found first_caller's walk at its stack pointer.
+  CHECK_EQ(after.refused_replays - before.refused_replays, 1u);
+#else
+  (void)before;
+  (void)after;
+#endif
+  if (failures() != failures_before)
+    std::cerr << "  in: a replay refused\n";
 }
 
 } // namespace
@@ -150,7 +200,7 @@ int check(const char* name, const Comparison& comparison, bool expect_cached) {
 int main() {
   check("main", recurse(0), true);
   check("mixed frames, 10 deep", recurse(10), true);
-  check("mixed frames, 40 deep (past the depth)", recurse(40), true);
+  check("mixed frames, 40 deep (past the depth)", recurse(40), true, false);
 
   std::vector<int> numbers{3, 1, 2};
   std::qsort(numbers.data(), numbers.size(), sizeof(int), &compare_ints);
@@ -159,6 +209,8 @@ int main() {
   Comparison in_thread;
   std::thread([&] { in_thread = recurse(7); }).join();
   check("a thread", in_thread, true);
+
+  check_replay_refused();
 
   std::signal(SIGUSR1, &on_signal);
   std::raise(SIGUSR1);
