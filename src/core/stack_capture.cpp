@@ -191,8 +191,8 @@ struct CachedRule {
 /// addresses: the rules of its frames in one place, so that a copy made
 /// again from the same line reads a few cache lines instead of a rule each.
 struct Trace {
-  static constexpr int max_steps = 24;
-  std::uintptr_t sp = 0; // at the start; 0: empty
+  static constexpr int max_steps = 64; // the recorder captures at most 64
+  std::uintptr_t sp = 0;               // at the start; 0: empty
   int depth = 0;
   bool stop_after_caller = false;
   bool ends_with_zero = false; // the last step read a null return address
