@@ -297,8 +297,11 @@ def case_trace(case):
     expect(len(state) == OUTPUTS, "the output copies, by site",
            json.dumps(copies[:3], indent=1))
     args = state[0]["args"]
+    # The device is the fake one on a host-only build, "Cuda" on a CUDA one.
+    source, _, destination = args["direction"].partition(" -> ")
     expect(args["bytes"] == STATE_BYTES and args["kind"] == "to_host" and
-           args["direction"] == "FakeDevice -> Host" and
+           source in ("FakeDevice", "Cuda", "HIP", "SYCL") and
+           destination == "Host" and
            args["label"] == "state", "bytes, direction and label", str(args))
     kernels = [event["name"] for event in of("kernel")]
     expect(kernels.count("legacy::advance") == STEPS,

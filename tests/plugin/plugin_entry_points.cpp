@@ -150,10 +150,17 @@ int main(int argc, char* argv[]) {
 
   kp.push("step");
   kp.copy("Cuda", device_data, "Host", host_data, "state", 800, true);
+  // Fences of a Cuda instance: Kokkos 4 puts the execution space type in the
+  // top 8 bits of the device id (2 is Cuda) and the instance below. On a
+  // device build the plugin ignores fences of host execution spaces (type 0
+  // is Serial), so device id 0 would not do.
+  constexpr std::uint32_t cuda_instance = (2u << 24) | 1u;
   std::uint64_t fence = 0;
-  kp.begin_fence("Kokkos::Cuda::fence: Unnamed Instance Fence", 0, &fence);
+  kp.begin_fence("Kokkos::Cuda::fence: Unnamed Instance Fence", cuda_instance,
+                 &fence);
   kp.end_fence(fence);
-  kp.begin_fence("Kokkos::View::operator(): copy into scalar fence", 0, &fence);
+  kp.begin_fence("Kokkos::View::operator(): copy into scalar fence",
+                 cuda_instance, &fence);
   kp.end_fence(fence);
   std::uint64_t kernel = 0;
   kp.begin_for("step::advance", 0, &kernel);
