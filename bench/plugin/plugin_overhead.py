@@ -3,7 +3,8 @@
 cunumpy plugin: the goal is at most 1.01.
 
     python3 bench/plugin/plugin_overhead.py --build build [--steps 10000]
-        [--probes 3] [--repeats 15] [--size 100000]
+        [--probes 3] [--repeats 15] [--size 100000] [--trace]
+        [--plugin-env CUNUMPY_BACKTRACE=0]
 
 Runs alternate (without, with, without, ...) so that drifting machine load
 hits both alike. The goal's ratio is that of the time loop, which the
@@ -55,6 +56,10 @@ def main():
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--trace", action="store_true",
                         help="also write a Chrome trace")
+    parser.add_argument("--plugin-env", action="append", default=[],
+                        metavar="NAME=VALUE",
+                        help="a variable for the runs with the plugin, such "
+                             "as CUNUMPY_BACKTRACE=0 (repeatable)")
     arguments = parser.parse_args()
 
     build = os.path.abspath(arguments.build)
@@ -73,6 +78,9 @@ def main():
             "CUNUMPY_REPORT": os.path.join(work, "report.json")})
         if arguments.trace:
             with_plugin["CUNUMPY_TRACE"] = os.path.join(work, "trace.json")
+        for assignment in arguments.plugin_env:
+            name, _, value = assignment.partition("=")
+            with_plugin[name] = value
         run(command, base)  # warm the file cache
         runs_without, runs_with = [], []
         for _ in range(arguments.repeats):
@@ -89,7 +97,7 @@ def main():
     median = statistics.median
     steps = arguments.steps
     print(f"{' '.join(command)}")
-    print(f"  KOKKOS_TOOLS_LIBS={plugin}")
+    print(f"  KOKKOS_TOOLS_LIBS={plugin} {' '.join(arguments.plugin_env)}")
     print(f"  {steps} steps, {arguments.probes} probe copies per "
           f"step, {arguments.repeats} runs each, report {report_size} bytes")
     print(f"  time loop without plugin: median {median(loop_without):.4f} s, "
