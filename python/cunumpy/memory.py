@@ -4,7 +4,7 @@ import sys
 
 import numpy as np
 
-from ._async import PendingHost, copy_to_host_async
+from ._async import PendingHost, copy_to_host_async, pinned_empty
 from ._backend import cupy_or_none, is_cupy_array
 from ._core import DeviceArray
 
@@ -14,15 +14,15 @@ __all__ = ["HostStaging"]
 def _empty_host(shape, dtype, order):
     cupy = cupy_or_none()
     if cupy is None:
-        return np.empty(shape, dtype, order=order)
+        return pinned_empty(shape, dtype, order)
     from .cuda import empty_pinned
 
     return empty_pinned(shape, dtype, order)
 
 
 class HostStaging:
-    """Reusable host buffers (page-locked with CuPy) for large arrays copied
-    to the host repeatedly, such as output snapshots.
+    """Reusable page-locked host buffers for large arrays copied to the host
+    repeatedly, such as output snapshots.
 
         staging = xp.memory.HostStaging()
         for step in range(n_steps):

@@ -1,13 +1,24 @@
 // Copies between NumPy buffers and DeviceArrays, attributed to the Python
 // caller. The Python package decides when to copy (the seed's rules); these
-// functions make the one copy, through Kokkos, inside an ApiScope.
+// functions make the one copy, through Kokkos, inside an ApiScope. Copies to
+// the host without waiting (to_host_async, HostStaging.copy) are made the
+// way cunumpy::to_host_async makes them: after the work queued so far, on an
+// instance of their own, into page-locked memory.
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include <cunumpy/pin_memory.hpp>
+#include <cunumpy/to_host_async.hpp>
 
 #include "call_site.hpp"
 #include "device_array.hpp"
@@ -157,12 +168,120 @@ std::string numpy_dtype_name(const py::object& dtype) {
       .cast<std::string>();
 }
 
+/// A copy to the host under way: ready() asks without waiting, wait()
+/// waits and records the wait as a sync at the Python caller. Keeps the
+/// device array and the host buffer alive until the copy has finished.
+class AsyncCopy {
+public:
+  AsyncCopy(Impl::CopyCompletion completion, std::shared_ptr<Storage> source,
+            py::object destination)
+      : completion_(std::move(completion)), source_(std::move(source)),
+        destination_(std::move(destination)) {}
+
+  bool ready() {
+    if (!finished_ && completion_.ready())
+      finish();
+    return finished_;
+  }
+
+  void wait(const std::string& api) {
+    if (ready())
+      return;
+    const PythonSite site = python_caller();
+    Impl::SyncScope scope(api, SourceLocation{site.file.c_str(), site.line,
+                                              site.function.c_str()});
+    {
+      py::gil_scoped_release unlocked;
+      completion_.wait();
+    }
+    finish();
+  }
+
+private:
+  void finish() {
+    finished_ = true;
+    source_.reset();
+    destination_ = py::object();
+  }
+
+  Impl::CopyCompletion completion_;
+  std::shared_ptr<Storage> source_;
+  py::object destination_;
+  bool finished_ = false;
+};
+
+/// Starts the copy of `array` into the writable, C- or F-contiguous buffer
+/// `out` (its shape and dtype), recorded as a non-blocking to_host at the
+/// Python caller described as `api(...)`. The copy overlaps the host only
+/// when `out` is page-locked (pinned_buffer).
+AsyncCopy to_host_async(const DeviceArray& array, const py::buffer& out,
+                        const std::string& api) {
+  py::buffer_info buffer = out.request(true);
+  require_contiguous(buffer, array.dtype(), array.fortran(), api);
+  if (shape_of(buffer) != array.shape())
+    throw py::value_error(api + ": the host buffer has another shape");
+  const auto& storage = array.storage();
+  PythonApiScope scope(describe(api, array.array_shape()), /*async=*/true);
+  return AsyncCopy(storage->copy_to_host_async(buffer.ptr), storage, out);
+}
+
+/// A 1-D uint8 NumPy array of `nbytes` in page-locked host memory (ordinary
+/// host memory on a build without a device), which the copies to the host
+/// can fill while the host runs on.
+py::array pinned_buffer(std::size_t nbytes) {
+  using Pinned = Kokkos::View<unsigned char*, pinned_memory_space>;
+  auto* view = new Pinned(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "cunumpy::pinned_buffer"),
+      nbytes);
+  py::capsule owner(view, [](void* pointer) {
+    // A buffer that outlives Kokkos (held past finalize) is not freed.
+    if (Kokkos::is_initialized())
+      delete static_cast<Pinned*>(pointer);
+  });
+  return py::array(py::dtype("uint8"), {nbytes}, {1}, view->data(), owner);
+}
+
+/// A 64-byte uint8 NumPy array in page-locked memory from the pool that
+/// cunumpy::to_host_async reads scalars into: reading a value per
+/// iteration allocates nothing once warm. The block goes back to the pool
+/// when the array is collected.
+py::array pinned_scalar_buffer() {
+  using Slot = Impl::PinnedScalarSlot;
+  auto* slot = new Slot(Slot::acquire());
+  py::capsule owner(slot,
+                    [](void* pointer) { delete static_cast<Slot*>(pointer); });
+  return py::array(py::dtype("uint8"), {Slot::capacity}, {1}, slot->data(),
+                   owner);
+}
+
 } // namespace
 
 void bind_conversions(py::module_& module) {
   module.def("to_device", &to_device, py::arg("source"), py::arg("dtype"),
              py::arg("fortran"), py::arg("api"), py::arg("label") = py::none(),
              "Copies a contiguous host buffer into a new DeviceArray.");
+  py::class_<AsyncCopy>(module, "AsyncCopy",
+                        "A copy to the host under way (see to_host_async).")
+      .def("ready", &AsyncCopy::ready,
+           "True once the copy has finished; never waits.")
+      .def("wait", &AsyncCopy::wait, py::arg("api"),
+           "Waits for the copy, recorded as a sync described as `api`.")
+      .def_static(
+          "fenced",
+          [] {
+            return AsyncCopy(
+                Impl::CopyCompletion(Kokkos::DefaultExecutionSpace()), nullptr,
+                py::none());
+          },
+          "A copy whose end is known only by fencing the device (backends "
+          "without event queries): not ready until waited for.");
+  module.def("to_host_async", &to_host_async, py::arg("array"), py::arg("out"),
+             py::arg("api"),
+             "Starts copying a DeviceArray into a host buffer; an AsyncCopy.");
+  module.def("pinned_buffer", &pinned_buffer, py::arg("nbytes"),
+             "A uint8 NumPy array in page-locked host memory.");
+  module.def("pinned_scalar_buffer", &pinned_scalar_buffer,
+             "64 page-locked bytes from a pool, for one scalar.");
   module.def("to_host", &to_host, py::arg("array"), py::arg("out"),
              py::arg("api"), py::arg("async_") = false,
              "Copies a DeviceArray into a host buffer; False when an async "

@@ -12,8 +12,10 @@
 #include <Kokkos_Core.hpp>
 
 #include <cunumpy/dlpack.hpp>
+#include <cunumpy/pin_memory.hpp>
 #include <cunumpy/spaces.hpp>
 #include <cunumpy/testing/fake_device.hpp>
+#include <cunumpy/to_host_async.hpp>
 
 #include "kernels.hpp"
 #include "module.hpp"
@@ -95,6 +97,14 @@ public:
     Kokkos::deep_copy(Exec(), host, view_);
     // Host execution spaces copy before they return.
     return std::is_same_v<typename Exec::memory_space, Kokkos::HostSpace>;
+  }
+
+  Impl::CopyCompletion copy_to_host_async(void* destination) const override {
+    using Pinned = Kokkos::View<unsigned char*, pinned_memory_space,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    return Impl::queue_copy_to_host(
+        Exec(), Pinned(static_cast<unsigned char*>(destination), nbytes()),
+        view_);
   }
 
   std::shared_ptr<Storage> allocate(std::size_t nbytes,

@@ -17,6 +17,10 @@
 
 #include <cunumpy/impl/recorder.hpp>
 
+namespace cunumpy::Impl {
+class CopyCompletion;
+}
+
 namespace cunumpy::python {
 
 namespace py = pybind11;
@@ -97,6 +101,11 @@ public:
   /// copy runs on the space's execution space instance; returns false when
   /// it may not have finished (a fence is needed before reading).
   virtual bool copy_to_host(void* destination, bool async) const = 0;
+  /// Queues the copy of nbytes() into `destination` (page-locked host memory,
+  /// see pinned_buffer, for the copy to overlap) after the work queued so far
+  /// on the device, on an instance of its own (cunumpy::to_host_async's
+  /// path), without waiting. Must run inside an asynchronous ApiScope.
+  virtual Impl::CopyCompletion copy_to_host_async(void* destination) const = 0;
   /// A new storage of `nbytes` in the same space.
   virtual std::shared_ptr<Storage>
   allocate(std::size_t nbytes, const std::string& label, bool zero) const = 0;

@@ -15,7 +15,8 @@ namespace py = pybind11;
 void bind_lifecycle(py::module_& module);
 /// DeviceArray: a Kokkos view of bytes with a shape and a dtype.
 void bind_device_array(py::module_& module);
-/// Copies between NumPy buffers and DeviceArrays, and on the device.
+/// Copies between NumPy buffers and DeviceArrays, and on the device; copies
+/// to the host without waiting (AsyncCopy) and page-locked host buffers.
 void bind_conversions(py::module_& module);
 /// TransferCounter, Event, count_transfers, assert_no_transfers, markers.
 void bind_profiling(py::module_& module);

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import cunumpy as xp
+from cunumpy import _core
 from helpers import next_site
 
 count_transfers = xp.profiling.count_transfers
@@ -64,8 +65,11 @@ def test_on_the_numpy_backend_the_value_is_copied_at_once():
 
 
 def test_waiting_for_an_unfinished_copy_is_a_sync(fake):
+    # The fake device copies at once; a copy whose end is known only by
+    # fencing (as on backends without event queries) is unfinished until
+    # waited for.
     with count_transfers() as counter:
-        pending = xp.PendingHost(np.array(1.5), done=False)
+        pending = xp.PendingHost(np.array(1.5), _core.AsyncCopy.fenced())
         assert not pending.ready()
         site = next_site()
         assert pending.result() == 1.5
@@ -98,6 +102,25 @@ def test_host_staging_copies_are_async_and_reuse_their_buffers(fake):
     )
     staging.clear()
     assert staging.buffers == 0 and staging.allocations == 0
+
+
+def test_async_copies_land_in_page_locked_buffers_of_their_shape(fake):
+    state = xp.to_device(np.arange(12.0).reshape(3, 4))
+    scalar = xp.to_device(np.array(7, dtype=np.int16))
+    with count_transfers() as counter:
+        pending = xp.to_host_async(state)
+        small = xp.to_host_async(scalar)
+        assert pending.ready() and small.ready()  # the fake device: at once
+        array = pending.result()
+        assert small.result() == 7 and type(small.result()) is np.int16
+    assert array.shape == (3, 4) and array.flags.c_contiguous
+    np.testing.assert_array_equal(array, np.arange(12.0).reshape(3, 4))
+    assert counter.to_host == 2 and counter.async_count("to_host") == 2
+    assert counter.syncs == 0
+    # Results live in cunumpy's pinned buffers (a pool for scalars), kept
+    # alive by the arrays: they stay valid after the PendingHost is gone.
+    del pending
+    assert array.base is not None and array.sum() == 66.0
 
 
 def test_host_staging_of_host_arrays_and_scalars(fake):
