@@ -257,14 +257,14 @@ TEST(Budget, LimitsAndRulesDescribeThemselves) {
             "allow to_host (max_count=10); ignore device_copy; calls=5");
 }
 
-#if CUNUMPY_HAS_FAKE_DEVICE
+#if CUNUMPY_HAS_TEST_DEVICE
 
-using cunumpy::testing::FakeDevice;
-using DeviceVector = Kokkos::View<double*, FakeDevice>;
+using cunumpy_tests::TestDevice;
+using DeviceVector = Kokkos::View<double*, TestDevice>;
 using HostVector = Kokkos::View<double*, Kokkos::HostSpace>;
 
 TEST(Budget, MaxNbytesAndBlocking) {
-  Kokkos::View<double, FakeDevice> norm("norm");
+  Kokkos::View<double, TestDevice> norm("norm");
   DeviceVector state("state", 100);
   TransferBudget budget;
   auto iterate = budget.count("iterate", [&](bool add_big_copy) {
@@ -320,7 +320,7 @@ TEST(Budget, MaxCountAndMaxTotalBytes) {
 }
 
 TEST(Budget, ImplicitFalseRejectsScalarReads) {
-  Kokkos::View<double, FakeDevice> norm("norm");
+  Kokkos::View<double, TestDevice> norm("norm");
   TransferBudget budget;
   {
     auto phase = budget.phase("iterate");
@@ -383,7 +383,7 @@ ignore = ["device_copy", "sync"]             # the default
 [phases.output]
 allow.to_host = { max_count = 10, max_total_bytes = 8000000 }
 )");
-  Kokkos::View<double, FakeDevice> norm("norm");
+  Kokkos::View<double, TestDevice> norm("norm");
   DeviceVector state("state", 100);
   auto budget = TransferBudget::from_file(file.path());
   for (int step = 0; step < 2; ++step) {
@@ -401,7 +401,7 @@ allow.to_host = { max_count = 10, max_total_bytes = 8000000 }
   EXPECT_EQ(rule->allowed().at(EventKind::to_host).max_count(), 10u);
 }
 
-#endif // CUNUMPY_HAS_FAKE_DEVICE
+#endif // CUNUMPY_HAS_TEST_DEVICE
 
 TEST(BudgetFile, PhasesWithoutTableAreUnconstrainedTablesWithoutAllowForbid) {
   TransferBudget budget;

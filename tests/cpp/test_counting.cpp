@@ -12,7 +12,7 @@
 
 #include "test_helpers.hpp"
 
-#if CUNUMPY_HAS_FAKE_DEVICE
+#if CUNUMPY_HAS_TEST_DEVICE
 
 namespace {
 
@@ -21,11 +21,11 @@ using cunumpy::TransferError;
 using cunumpy::profiling::assert_no_transfers;
 using cunumpy::profiling::count_transfers;
 using cunumpy::profiling::TransferCounter;
-using cunumpy::testing::FakeDevice;
 using cunumpy_tests::iota_host;
 using cunumpy_tests::site;
+using cunumpy_tests::TestDevice;
 
-using DeviceVector = Kokkos::View<double*, FakeDevice>;
+using DeviceVector = Kokkos::View<double*, TestDevice>;
 using HostVector = Kokkos::View<double*, Kokkos::HostSpace>;
 
 TEST(Counting, ReportFollowsTheSeedFormat) {
@@ -35,7 +35,7 @@ TEST(Counting, ReportFollowsTheSeedFormat) {
   int up_line = 0, down_line = 0;
   for (int step = 0; step < 10; ++step) {
     up_line = __LINE__ + 1;
-    device = cunumpy::to_device<FakeDevice>(host);
+    device = cunumpy::to_device<TestDevice>(host);
     down_line = __LINE__ + 1;
     host = cunumpy::to_host(device);
   }
@@ -52,7 +52,12 @@ TEST(Counting, ReportFollowsTheSeedFormat) {
       "    " +
       site(__FILE__, up_line) +
       ": to_device(shape=(100000,), dtype=float64) (x10)\n";
-  EXPECT_EQ(counter.report(), expected);
+  if constexpr (cunumpy_tests::test_device_is_fake) {
+    EXPECT_EQ(counter.report(), expected);
+  } else {
+    // A device adds the syncs of Kokkos' allocations and frees after them.
+    EXPECT_EQ(counter.report().substr(0, expected.size()), expected);
+  }
 }
 
 TEST(Counting, RawDeepCopyIsAttributedToItsSourceLine) {
@@ -91,7 +96,7 @@ TEST(Counting, DeviceToDeviceIsADeviceCopy) {
 }
 
 TEST(Counting, ScalarReadIsAnImplicitSync) {
-  Kokkos::View<double, FakeDevice> norm("norm");
+  Kokkos::View<double, TestDevice> norm("norm");
   auto counted = count_transfers();
   double value = 0.0;
   Kokkos::deep_copy(value, norm);
@@ -108,7 +113,7 @@ TEST(Counting, ScalarReadIsAnImplicitSync) {
 }
 
 TEST(Counting, DualViewSyncIsCounted) {
-  Kokkos::DualView<double*, FakeDevice> dual("dual", 100);
+  Kokkos::DualView<double*, TestDevice> dual("dual", 100);
   auto counted = count_transfers();
   dual.modify_host();
   dual.sync_device();
@@ -125,7 +130,7 @@ TEST(Counting, ScopesNestAndAccumulate) {
   for (int call = 0; call < 3; ++call) {
     auto outer = count_transfers(accumulated);
     auto inner = count_transfers();
-    (void)cunumpy::to_device<FakeDevice>(host);
+    (void)cunumpy::to_device<TestDevice>(host);
     EXPECT_EQ(inner.counter().to_device(), 1u);
   }
   EXPECT_EQ(accumulated.to_device(), 3u);
@@ -133,20 +138,20 @@ TEST(Counting, ScopesNestAndAccumulate) {
   {
     auto a = count_transfers(accumulated);
     auto b = count_transfers(accumulated);
-    (void)cunumpy::to_device<FakeDevice>(host);
+    (void)cunumpy::to_device<TestDevice>(host);
   }
   EXPECT_EQ(accumulated.to_device(), 4u);
   // After its scope, a counter no longer counts.
-  (void)cunumpy::to_device<FakeDevice>(host);
+  (void)cunumpy::to_device<TestDevice>(host);
   EXPECT_EQ(accumulated.to_device(), 4u);
 }
 
 TEST(Counting, StopEndsCountingEarly) {
   auto host = iota_host(4);
   auto counted = count_transfers();
-  (void)cunumpy::to_device<FakeDevice>(host);
+  (void)cunumpy::to_device<TestDevice>(host);
   counted.stop();
-  (void)cunumpy::to_device<FakeDevice>(host);
+  (void)cunumpy::to_device<TestDevice>(host);
   EXPECT_EQ(counted.counter().to_device(), 1u);
 }
 
@@ -202,7 +207,7 @@ TEST(Counting, CallSiteCaptureCanBeTurnedOff) {
   EXPECT_EQ(events[0].site.str(), "<unknown>");
   // cunumpy's own calls know their caller without a stack.
   cunumpy::profiling::set_backtrace_depth(0);
-  (void)cunumpy::to_device<FakeDevice>(host);
+  (void)cunumpy::to_device<TestDevice>(host);
   cunumpy::profiling::set_backtrace_depth(saved);
   EXPECT_TRUE(counted.counter().events().back().site.known());
 }
@@ -222,7 +227,7 @@ TEST(AssertNoTransfers, ThrowsWithTheReportNamingTheLine) {
   try {
     assert_no_transfers([&] {
       line = __LINE__ + 1;
-      (void)cunumpy::to_device<FakeDevice>(host);
+      (void)cunumpy::to_device<TestDevice>(host);
     });
     FAIL() << "expected cunumpy::TransferError";
   } catch (const TransferError& error) {
@@ -250,4 +255,4 @@ TEST(AssertNoTransfers, GoogleTestMacros) {
 
 } // namespace
 
-#endif // CUNUMPY_HAS_FAKE_DEVICE
+#endif // CUNUMPY_HAS_TEST_DEVICE

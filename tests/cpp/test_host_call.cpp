@@ -66,18 +66,26 @@ TEST(HostCall, AtTakesAnyNumberOfArguments) {
   EXPECT_EQ(sum, 28);
 }
 
-#if CUNUMPY_HAS_FAKE_DEVICE
+#if CUNUMPY_HAS_TEST_DEVICE
 
-using cunumpy::testing::FakeDevice;
-using DeviceVector = Kokkos::View<double*, FakeDevice>;
+using cunumpy_tests::peek;
+using cunumpy_tests::TestDevice;
+using DeviceVector = Kokkos::View<double*, TestDevice>;
+
+/// Sets every element of a device vector in a kernel on its device.
+struct Fill {
+  DeviceVector x;
+  double value;
+  KOKKOS_INLINE_FUNCTION void operator()(int i) const { x(i) = value; }
+};
 
 TEST(HostCall, DeviceArgumentsGoToTheHostAndViewResultsComeBack) {
-  auto x = cunumpy::to_device<FakeDevice>(iota_host(100, "x"));
+  auto x = cunumpy::to_device<TestDevice>(iota_host(100, "x"));
   auto counted = count_transfers();
   const int line = __LINE__ + 1;
   auto y = cunumpy::host_call(doubled, x);
-  static_assert(std::is_same_v<decltype(y)::memory_space, FakeDevice>);
-  EXPECT_EQ(y(99), 198.0);
+  static_assert(std::is_same_v<decltype(y)::memory_space, TestDevice>);
+  EXPECT_EQ(peek(y, 99), 198.0);
 
   const auto& counter = counted.counter();
   EXPECT_EQ(counter.to_host(), 1u);
@@ -86,13 +94,14 @@ TEST(HostCall, DeviceArgumentsGoToTheHostAndViewResultsComeBack) {
   EXPECT_EQ(counter.bytes_to_device(), 100 * sizeof(double));
   EXPECT_EQ(counter.kernel_conversion(), 0u);
   EXPECT_EQ(counter.fallback(), 0u);
-  for (const auto& event : counter.events()) {
+  for (const auto& event : cunumpy_tests::events_without_syncs(counter)) {
     EXPECT_EQ(event.what, "host_call(shape=(100,), dtype=float64)");
     EXPECT_EQ(event.site.str(), site(__FILE__, line));
   }
 }
 
 TEST(HostCall, UnallocatedDeviceArgumentThrowsNamingTheFunction) {
+  CUNUMPY_SKIP_IF_UNALLOCATED_VIEWS_CRASH();
   DeviceVector empty;
   try {
     (void)cunumpy::host_call(doubled, empty);
@@ -105,63 +114,63 @@ TEST(HostCall, UnallocatedDeviceArgumentThrowsNamingTheFunction) {
 }
 
 TEST(HostCall, ArgumentsAreNotCopiedBack) {
-  auto x = cunumpy::to_device<FakeDevice>(iota_host(3));
+  auto x = cunumpy::to_device<TestDevice>(iota_host(3));
   auto counted = count_transfers();
   cunumpy::host_call([](HostVector host) { host(0) = 100.0; }, x);
-  EXPECT_EQ(x(0), 0.0);
+  EXPECT_EQ(peek(x, 0), 0.0);
   EXPECT_EQ(counted.counter().to_host(), 1u);
   EXPECT_EQ(counted.counter().to_device(), 0u);
 }
 
 TEST(HostCall, TuplesAndPairsOfResultsComeBackElementByElement) {
-  auto x = cunumpy::to_device<FakeDevice>(iota_host(5));
+  auto x = cunumpy::to_device<TestDevice>(iota_host(5));
   auto counted = count_transfers();
   auto [y, size] = cunumpy::host_call(
       [](const HostVector& host) {
         return std::make_tuple(doubled(host), host.extent(0));
       },
       x);
-  static_assert(std::is_same_v<decltype(y)::memory_space, FakeDevice>);
-  EXPECT_EQ(y(4), 8.0);
+  static_assert(std::is_same_v<decltype(y)::memory_space, TestDevice>);
+  EXPECT_EQ(peek(y, 4), 8.0);
   EXPECT_EQ(size, 5u);
   auto pair = cunumpy::host_call(
       [](const HostVector& host) { return std::make_pair(host, 1.5); }, x);
-  static_assert(std::is_same_v<decltype(pair.first)::memory_space, FakeDevice>);
+  static_assert(std::is_same_v<decltype(pair.first)::memory_space, TestDevice>);
   EXPECT_EQ(pair.second, 1.5);
   EXPECT_EQ(counted.counter().to_host(), 2u);
   EXPECT_EQ(counted.counter().to_device(), 2u);
 }
 
 TEST(HostCall, ResultsGoToTheSpaceOfTheDeviceArguments) {
-  auto x = cunumpy::to_device<FakeDevice>(iota_host(2));
+  auto x = cunumpy::to_device<TestDevice>(iota_host(2));
   auto host = iota_host(2);
   // The first device argument decides, whatever its position.
   auto y = cunumpy::host_call(
       [](const HostVector& a, const HostVector&) { return doubled(a); }, host,
       x);
-  static_assert(std::is_same_v<decltype(y)::memory_space, FakeDevice>);
+  static_assert(std::is_same_v<decltype(y)::memory_space, TestDevice>);
 }
 
 TEST(Kernel, WithoutADeviceVersionOnADeviceItFallsBackAndConvertsInPlace) {
-  auto scale = cunumpy::make_kernel<FakeDevice>(
+  auto scale = cunumpy::make_kernel<TestDevice>(
       "scale", [](HostVector x, double factor) {
         for (std::size_t i = 0; i < x.extent(0); ++i)
           x(i) *= factor;
       });
-  auto x = cunumpy::to_device<FakeDevice>(iota_host(4));
+  auto x = cunumpy::to_device<TestDevice>(iota_host(4));
   const double* before = x.data();
   auto counted = count_transfers();
   const int line = __LINE__ + 1;
   scale(x, 3.0);
   EXPECT_EQ(x.data(), before);
-  EXPECT_EQ(x(3), 9.0); // written back in place
+  EXPECT_EQ(peek(x, 3), 9.0); // written back in place
   const auto& counter = counted.counter();
   EXPECT_EQ(counter.fallback(), 1u);
   EXPECT_EQ(counter.kernel_conversion(), 1u);
   EXPECT_EQ(counter.to_host(), 1u);
   EXPECT_EQ(counter.to_device(), 1u);
   EXPECT_EQ(counter.total(), 4u);
-  for (const auto& event : counter.events()) {
+  for (const auto& event : cunumpy_tests::events_without_syncs(counter)) {
     EXPECT_EQ(event.site.str(), site(__FILE__, line));
     if (event.kind == EventKind::fallback ||
         event.kind == EventKind::kernel_conversion) {
@@ -173,24 +182,24 @@ TEST(Kernel, WithoutADeviceVersionOnADeviceItFallsBackAndConvertsInPlace) {
 
 TEST(Kernel, WithADeviceVersionOnADeviceNothingIsRecorded) {
   int host_runs = 0;
-  auto scale = cunumpy::make_kernel<FakeDevice>(
+  auto scale = cunumpy::make_kernel<TestDevice>(
       "scale", [&](DeviceVector) { ++host_runs; },
       [](DeviceVector x) {
         Kokkos::parallel_for(
             Kokkos::RangePolicy<DeviceVector::execution_space>(0, x.extent(0)),
-            [=](int i) { x(i) = -1.0; });
+            Fill{x, -1.0});
       });
   DeviceVector x("x", 3);
   auto counted = count_transfers();
   scale(x);
-  EXPECT_EQ(x(2), -1.0);
+  EXPECT_EQ(peek(x, 2), -1.0);
   EXPECT_EQ(host_runs, 0);
   EXPECT_EQ(counted.counter().total(), 0u);
   EXPECT_NO_THROW(assert_no_transfers([&] { scale(x); }));
 }
 
 TEST(Kernel, FallbackWithHostViewsIsAMarkerWithoutCopies) {
-  auto norm = cunumpy::make_kernel<FakeDevice>(
+  auto norm = cunumpy::make_kernel<TestDevice>(
       "norm", [](const HostVector& x) { return x(0); });
   auto x = iota_host(3);
   auto counted = count_transfers();
@@ -200,7 +209,7 @@ TEST(Kernel, FallbackWithHostViewsIsAMarkerWithoutCopies) {
 }
 
 TEST(Kernel, AssertNoTransfersRejectsAFallback) {
-  auto norm = cunumpy::make_kernel<FakeDevice>(
+  auto norm = cunumpy::make_kernel<TestDevice>(
       "norm", [](const HostVector& x) { return x(0); });
   auto x = iota_host(3);
   try {
@@ -228,12 +237,12 @@ TEST(HostKernel, WithDeviceViewsRecordsAConversionAndCopiesThereAndBack) {
     for (std::size_t i = 0; i < x.extent(0); ++i)
       y(i) = x(i) + 1.0;
   });
-  auto x = cunumpy::to_device<FakeDevice>(iota_host(6));
+  auto x = cunumpy::to_device<TestDevice>(iota_host(6));
   DeviceVector y("y", 6);
   auto counted = count_transfers();
   const int line = __LINE__ + 1;
   shift(x, y);
-  EXPECT_EQ(y(5), 6.0);
+  EXPECT_EQ(peek(y, 5), 6.0);
   const auto& counter = counted.counter();
   EXPECT_EQ(counter.kernel_conversion(), 1u);
   EXPECT_EQ(counter.fallback(), 0u);
@@ -255,8 +264,8 @@ TEST(HostKernel, ConstDeviceViewsAreNotCopiedBack) {
                               total += x(i);
                             return total;
                           });
-  Kokkos::View<const double*, FakeDevice> x =
-      cunumpy::to_device<FakeDevice>(iota_host(4));
+  Kokkos::View<const double*, TestDevice> x =
+      cunumpy::to_device<TestDevice>(iota_host(4));
   auto counted = count_transfers();
   EXPECT_EQ(sum(x), 6.0);
   EXPECT_EQ(counted.counter().to_host(), 1u);
@@ -268,12 +277,12 @@ TEST(HostKernel, StridedDeviceArgumentIsWrittenBackThroughAPackedCopy) {
     for (std::size_t i = 0; i < x.extent(0); ++i)
       x(i) = 5.0;
   });
-  Kokkos::View<double**, FakeDevice> matrix("m", 3, 4);
+  Kokkos::View<double**, Kokkos::LayoutRight, TestDevice> matrix("m", 3, 4);
   auto column = Kokkos::subview(matrix, Kokkos::ALL, 1);
   auto counted = count_transfers();
   fill(column);
-  EXPECT_EQ(matrix(2, 1), 5.0);
-  EXPECT_EQ(matrix(2, 2), 0.0);
+  EXPECT_EQ(peek(matrix, 2, 1), 5.0);
+  EXPECT_EQ(peek(matrix, 2, 2), 0.0);
   EXPECT_EQ(counted.counter().to_host(), 1u);
   EXPECT_EQ(counted.counter().to_device(), 1u);
   EXPECT_EQ(counted.counter().device_copy(), 2u); // packed there and back
@@ -299,6 +308,6 @@ TEST(HostKernel, AssertNoTransfersRejectsAConversion) {
   }
 }
 
-#endif // CUNUMPY_HAS_FAKE_DEVICE
+#endif // CUNUMPY_HAS_TEST_DEVICE
 
 } // namespace
