@@ -530,7 +530,6 @@ void end_deep_copy() noexcept {
 void begin_fence(const char* name, std::uint32_t device_id) noexcept {
   try {
     ThreadState& thread = thread_state();
-    ++thread.fence_count;
     ++thread.activity;
     InFlightFence& fence = thread.push_fence();
     fence.recorded = false;
@@ -545,6 +544,14 @@ void begin_fence(const char* name, std::uint32_t device_id) noexcept {
     if (!recorder.has_sinks() || is_tool_fence(fence_name) ||
         is_host_execution_space_fence(device_id))
       return;
+    // The waits of a blocking cunumpy call around its copies (Kokkos fences
+    // after a device allocation and before freeing a host temporary) belong
+    // to the call, which waits anyway: not a sync apart. SyncScopes record
+    // their wait; a wait inside an asynchronous call is recorded, implicit.
+    const ApiScope* api = ApiScope::current();
+    if (api != nullptr && !api->single_sync && !api->async())
+      return;
+    ++thread.fence_count; // recorded: SyncScope need not record it again
     fence.recorded = true;
     fence.name.assign(fence_name);
     fence.site.capture(recorder);
@@ -565,7 +572,8 @@ void end_fence() noexcept {
     RawEvent event;
     event.kind = EventKind::sync;
     event.blocking = true;
-    event.implicit = is_implicit_fence(fence.name);
+    event.implicit = is_implicit_fence(fence.name) ||
+                     (fence.site.api != nullptr && fence.site.api->async());
     event.thread = thread.index;
     event.start = fence.start;
     event.duration = recorder.now() - fence.start;
