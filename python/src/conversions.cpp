@@ -83,10 +83,12 @@ DeviceArray to_device(const py::buffer& source, const std::string& dtype_name,
   if (is_host_space(kind) && !buffer.readonly)
     return DeviceArray(alias_host_memory(buffer.ptr, nbytes, source),
                        shape_of(buffer), dtype, fortran);
+  // The scope covers the allocation: Kokkos' fences there are the call's.
+  const auto shape = shape_of(buffer);
+  PythonApiScope scope(describe(api, array_shape(shape, dtype)));
   auto storage =
       allocate_storage(kind, nbytes, label.value_or(default_label(api)), false);
-  DeviceArray array(storage, shape_of(buffer), dtype, fortran);
-  PythonApiScope scope(describe(api, array.array_shape()));
+  DeviceArray array(storage, shape, dtype, fortran);
   MaybeReleaseGil unlocked(nbytes);
   storage->copy_from_host(buffer.ptr);
   return array;
@@ -132,6 +134,7 @@ DeviceArray convert(const DeviceArray& array, const std::string& dtype_name,
                          " on the device, the imaginary part would be lost; "
                          "take the real part on the host or in a kernel");
   const auto& source = array.storage();
+  PythonApiScope scope(describe(api, array.array_shape()));
   auto storage = source->allocate(array.size() * info(to).itemsize,
                                   label.value_or(default_label(api)), false);
   Reorder reorder;
@@ -141,7 +144,6 @@ DeviceArray convert(const DeviceArray& array, const std::string& dtype_name,
       reorder.extents[d] = static_cast<std::size_t>(array.shape()[d]);
   }
   DeviceArray result(storage, array.shape(), to, false);
-  PythonApiScope scope(describe(api, array.array_shape()));
   MaybeReleaseGil unlocked(array.nbytes());
   source->convert_into(*storage, to, from, reorder);
   return result;

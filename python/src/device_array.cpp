@@ -317,11 +317,16 @@ bool DeviceArray::f_contiguous() const {
 }
 
 Impl::ArrayShape DeviceArray::array_shape() const {
+  return python::array_shape(shape_, dtype_);
+}
+
+Impl::ArrayShape array_shape(const std::vector<std::int64_t>& shape,
+                             DType dtype) {
   Impl::ArrayShape result;
-  result.rank = ndim();
+  result.rank = static_cast<int>(shape.size());
   for (int d = 0; d < result.rank; ++d)
-    result.extents[d] = static_cast<std::size_t>(shape_[d]);
-  result.dtype = info(dtype_).name;
+    result.extents[d] = static_cast<std::size_t>(shape[d]);
+  result.dtype = info(dtype).name;
   return result;
 }
 

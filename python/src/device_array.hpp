@@ -72,6 +72,10 @@ bool is_host_space(SpaceKind kind);
 /// The Kokkos name of the memory space of `kind`: "FakeDevice", "Cuda"...
 const char* space_name(SpaceKind kind);
 
+/// The shape and dtype of an array, for event descriptions.
+Impl::ArrayShape array_shape(const std::vector<std::int64_t>& shape,
+                             DType dtype);
+
 /// Index mapping of an F-ordered source read in C order.
 struct Reorder {
   int rank = 0;

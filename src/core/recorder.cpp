@@ -228,7 +228,8 @@ bool is_implicit_fence(std::string_view name) {
   if (name.find("Unnamed") != std::string_view::npos)
     return false;
   return starts_with(name, "Kokkos::") ||
-         name.find("Space::impl_") != std::string_view::npos;
+         name.find("Space::impl_") != std::string_view::npos ||
+         starts_with(name, "SharedAllocationRecord"); // a device allocation
 }
 
 /// A global fence (Kokkos::fence) is reported once per execution space, with

@@ -53,6 +53,19 @@ int main(int argc, char* argv[]) {
       CHECK_EQ(events[0].implicit, false);
   }
   {
+    // Fences Kokkos makes on its own, outside cunumpy: implicit syncs.
+    auto counted = cunumpy::profiling::count_transfers();
+    fence("SharedAllocationRecord<Kokkos::CudaSpace, void>::"
+          "SharedAllocationRecord(): fence after copying header from "
+          "HostSpace");
+    fence("HostSpace::impl_deallocate before free");
+    fence("Kokkos::Cuda: backend fence before async free");
+    const auto events = counted.counter().events();
+    CHECK_EQ(events.size(), 3u);
+    for (const auto& event : events)
+      CHECK_EQ(event.implicit, true);
+  }
+  {
     auto counted = cunumpy::profiling::count_transfers();
     {
       cunumpy::Impl::ApiScope scope("to_device", {}, &shape);
