@@ -19,6 +19,7 @@
 #include <cunumpy/space_names.hpp>
 
 #include "environment.hpp"
+#include "fast_thread_local.hpp"
 #include "stack_capture.hpp"
 
 namespace cunumpy::Impl {
@@ -153,26 +154,8 @@ struct ThreadState {
   }
 };
 
-// The per-thread state is reached through an initial-exec TLS pointer: the
-// default model of a shared library calls __tls_get_addr on every access,
-// which costs more than the rest of recording a copy.
-#define CUNUMPY_FAST_TLS __attribute__((tls_model("initial-exec")))
-thread_local ThreadState* fast_thread_state CUNUMPY_FAST_TLS = nullptr;
-
-struct ThreadStateOwner {
-  ThreadState* state = new ThreadState();
-  ~ThreadStateOwner() {
-    fast_thread_state = nullptr;
-    delete state;
-  }
-};
-
 ThreadState& thread_state() {
-  if (fast_thread_state == nullptr) {
-    thread_local ThreadStateOwner owner;
-    fast_thread_state = owner.state;
-  }
-  return *fast_thread_state;
+  return FastThreadLocal<ThreadState>::get();
 }
 
 /// The side and interned name of a memory space, cached per thread and

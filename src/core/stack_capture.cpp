@@ -11,6 +11,7 @@
 #include <unwind.h>
 #include <vector>
 
+#include "fast_thread_local.hpp"
 #include "frame_rules.hpp"
 
 #if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
@@ -310,23 +311,8 @@ struct ThreadUnwinder {
   }
 };
 
-#define CUNUMPY_FAST_TLS __attribute__((tls_model("initial-exec")))
-thread_local ThreadUnwinder* fast_unwinder CUNUMPY_FAST_TLS = nullptr;
-
-struct ThreadUnwinderOwner {
-  ThreadUnwinder* unwinder = new ThreadUnwinder();
-  ~ThreadUnwinderOwner() {
-    fast_unwinder = nullptr;
-    delete unwinder;
-  }
-};
-
 ThreadUnwinder& thread_unwinder() {
-  if (fast_unwinder == nullptr) {
-    thread_local ThreadUnwinderOwner owner;
-    fast_unwinder = owner.unwinder;
-  }
-  return *fast_unwinder;
+  return FastThreadLocal<ThreadUnwinder>::get();
 }
 
 /// Walks the stack with cached frame rules: a few nanoseconds a frame. The
