@@ -46,6 +46,10 @@ struct BudgetState final : EventSink {
   void close(std::uint64_t token);
   /// Sets the rule of phase `name`, replacing an earlier one in its place.
   void set_rule(const std::string& name, profiling::Rule rule);
+  /// How many raw events each counter of the budget keeps (the plugin, whose
+  /// reports use the aggregates only, keeps none: a ring slot written per
+  /// event is memory a time step then touches for nothing).
+  void keep_events(std::size_t max_events);
 
   std::vector<profiling::Violation> violations() const;
   std::string report() const;
@@ -58,6 +62,7 @@ struct BudgetState final : EventSink {
   std::vector<std::pair<std::string, profiling::Rule>> rules;
   profiling::TransferCounter total;
   profiling::TransferCounter outside; ///< events in no phase
+  std::size_t events_kept = profiling::TransferCounter::default_max_events;
 };
 
 /// The rules of a TOML rule file (see TransferBudget::require_file), in file

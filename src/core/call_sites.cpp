@@ -129,6 +129,14 @@ std::uint32_t SiteTable::stack(const void* const* frames, int count,
                                std::uint32_t fallback) {
   if (count <= 0)
     return fallback;
+  // A loop copies from the same line again and again: the last stack first.
+  if (last_stack_ != 0) {
+    const Entry& last = entries_[last_stack_];
+    if (last.fallback == fallback &&
+        last.frames.size() == static_cast<std::size_t>(count) &&
+        std::equal(last.frames.begin(), last.frames.end(), frames))
+      return last_stack_;
+  }
   const std::uint64_t hash =
       hash_frames(frames, count) ^ (std::uint64_t(fallback) << 1);
   auto range = stack_index_.equal_range(hash);
@@ -137,14 +145,14 @@ std::uint32_t SiteTable::stack(const void* const* frames, int count,
     if (entry.fallback == fallback &&
         entry.frames.size() == static_cast<std::size_t>(count) &&
         std::equal(entry.frames.begin(), entry.frames.end(), frames))
-      return it->second;
+      return last_stack_ = it->second;
   }
   const auto id = static_cast<std::uint32_t>(entries_.size());
   Entry& entry = entries_.emplace_back();
   entry.frames.assign(frames, frames + count);
   entry.fallback = fallback;
   stack_index_.emplace(hash, id);
-  return id;
+  return last_stack_ = id;
 }
 
 const CallSite& SiteTable::resolve(std::uint32_t id) {

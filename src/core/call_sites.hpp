@@ -50,6 +50,7 @@ private:
   std::deque<Entry> entries_;
   std::unordered_map<std::string, std::uint32_t> known_index_;
   std::unordered_multimap<std::uint64_t, std::uint32_t> stack_index_;
+  std::uint32_t last_stack_ = 0; ///< the id stack() returned last, 0: none
   std::unique_ptr<Symbolizer> symbolizer_;
 };
 

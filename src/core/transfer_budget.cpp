@@ -86,7 +86,17 @@ BudgetState::Phase& BudgetState::phase(const std::string& name) {
   if (found != phases.end())
     return found->second;
   order.push_back(name);
-  return phases[name];
+  Phase& entered = phases[name];
+  entered.counter->state()->max_events = events_kept;
+  return entered;
+}
+
+void BudgetState::keep_events(std::size_t max_events) {
+  events_kept = max_events;
+  for (profiling::TransferCounter* counter : {&total, &outside})
+    counter->state()->max_events = max_events;
+  for (auto& [name, phase] : phases)
+    phase.counter->state()->max_events = max_events;
 }
 
 const BudgetState::Phase* BudgetState::find(const std::string& name) const {

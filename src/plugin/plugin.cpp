@@ -78,6 +78,7 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
   }
 
   budget_.emplace(true);
+  budget_->state()->keep_events(0); // reports read the aggregates only
   if (!config_.budget_path.empty()) {
     try {
       budget_->require_file(config_.budget_path);
