@@ -4,7 +4,7 @@ cunumpy plugin: the goal is at most 1.01.
 
     python3 bench/plugin/plugin_overhead.py --build build [--steps 10000]
         [--probes 3] [--repeats 15] [--size 100000] [--trace]
-        [--plugin-env CUNUMPY_BACKTRACE=0]
+        [--plugin-env CUNUMPY_BACKTRACE=0] [--no-empty-tool]
 
 Runs alternate (without, with, without, ...) so that drifting machine load
 hits both alike. The goal's ratio is that of the time loop, which the
@@ -12,7 +12,10 @@ program times itself (`legacy_app: time loop S s`): the medians and the
 minima of those. The whole process is timed too (wall clock and CPU time,
 user + system): the difference between the two is the plugin's fixed cost
 per run (loading, symbolizing the call sites, writing the report), given
-apart. Results and their reading are in docs/performance.md, section
+apart. A third series loads the tests' minimal Kokkos Tools library
+(build/tests/libkp_test_tool.so, which only counts the callbacks): what
+Kokkos itself spends calling any tool, the floor under the plugin's
+ratio. Results and their reading are in docs/performance.md, section
 "Plugin".
 """
 
@@ -56,6 +59,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--trace", action="store_true",
                         help="also write a Chrome trace")
+    parser.add_argument("--no-empty-tool", action="store_true",
+                        help="skip the series with the minimal tool")
     parser.add_argument("--plugin-env", action="append", default=[],
                         metavar="NAME=VALUE",
                         help="a variable for the runs with the plugin, such "
@@ -81,11 +86,23 @@ def main():
         for assignment in arguments.plugin_env:
             name, _, value = assignment.partition("=")
             with_plugin[name] = value
+        empty_tool = os.path.join(build, "tests/libkp_test_tool.so")
+        with_empty_tool = None
+        if not arguments.no_empty_tool and os.path.exists(empty_tool):
+            with_empty_tool = dict(base, **{
+                "KOKKOS_TOOLS_LIBS": empty_tool,
+                "KOKKOS_PROFILE_LIBRARY": empty_tool,
+                "KP_TEST_TOOL_OUTPUT": os.path.join(work, "counts.txt")})
         run(command, base)  # warm the file cache
-        runs_without, runs_with = [], []
+        runs_without, runs_with, runs_empty = [], [], []
         for _ in range(arguments.repeats):
             runs_without.append(run(command, base))
             runs_with.append(run(command, with_plugin))
+            if with_empty_tool is not None:
+                runs_empty.append(run(command, with_empty_tool))
+        if not os.path.exists(with_plugin["CUNUMPY_REPORT"]):
+            sys.exit("the runs with the plugin wrote no report: was "
+                     f"{plugin} loaded? (its libraries found?)")
         report_size = os.path.getsize(with_plugin["CUNUMPY_REPORT"])
     def column(runs, index):
         return [run_times[index] for run_times in runs]
@@ -116,6 +133,13 @@ def main():
     fixed = ((median(wall_with) - median(loop_with)) -
              (median(wall_without) - median(loop_without)))
     print(f"  fixed cost per run (outside the loop): {fixed * 1e3:.1f} ms")
+    if runs_empty:
+        loop_empty = column(runs_empty, 0)
+        print(f"  floor, the minimal tool: time-loop ratio "
+              f"{median(loop_empty) / median(loop_without):.4f} (medians), "
+              f"{min(loop_empty) / min(loop_without):.4f} (minima); "
+              f"{(median(loop_empty) - median(loop_without)) / steps * 1e6:.2f}"
+              f" us per step")
     return 0
 
 
