@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -166,6 +167,28 @@ events_without_syncs(const cunumpy::profiling::TransferCounter& counter) {
                               }),
                events.end());
   return events;
+}
+
+/// The message of the `Exception` that `action` throws; a test failure, and
+/// an empty message, when it throws none.
+template <class Exception, class Action>
+std::string message_of(Action&& action) {
+  try {
+    action();
+  } catch (const Exception& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "expected an exception, none was thrown";
+  return {};
+}
+
+/// Whether `text` contains `part`; the failure message shows both.
+inline ::testing::AssertionResult contains(std::string_view text,
+                                           std::string_view part) {
+  if (text.find(part) != std::string_view::npos)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "\"" << part << "\" is not in \"" << text << "\"";
 }
 
 /// "this_file.cpp:LINE", the way reports name a call site.

@@ -12,6 +12,9 @@
 
 namespace {
 
+using cunumpy_tests::contains;
+using cunumpy_tests::message_of;
+
 using cunumpy::EventKind;
 using cunumpy::profiling::assert_no_transfers;
 using cunumpy::profiling::count_transfers;
@@ -103,14 +106,9 @@ TEST(HostCall, DeviceArgumentsGoToTheHostAndViewResultsComeBack) {
 TEST(HostCall, UnallocatedDeviceArgumentThrowsNamingTheFunction) {
   CUNUMPY_SKIP_IF_UNALLOCATED_VIEWS_CRASH();
   DeviceVector empty;
-  try {
-    (void)cunumpy::host_call(doubled, empty);
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find("cunumpy::host_call: 'argument'"),
-              std::string::npos)
-        << error.what();
-  }
+  const std::string message = message_of<std::invalid_argument>(
+      [&] { (void)cunumpy::host_call(doubled, empty); });
+  EXPECT_TRUE(contains(message, "cunumpy::host_call: 'argument'"));
 }
 
 TEST(HostCall, ArgumentsAreNotCopiedBack) {
@@ -212,13 +210,9 @@ TEST(Kernel, AssertNoTransfersRejectsAFallback) {
   auto norm = cunumpy::make_kernel<TestDevice>(
       "norm", [](const HostVector& x) { return x(0); });
   auto x = iota_host(3);
-  try {
-    assert_no_transfers([&] { (void)norm(x); });
-    FAIL() << "expected cunumpy::TransferError";
-  } catch (const cunumpy::TransferError& error) {
-    EXPECT_NE(std::string(error.what()).find("fallback"), std::string::npos)
-        << error.what();
-  }
+  const std::string message = message_of<cunumpy::TransferError>(
+      [&] { assert_no_transfers([&] { (void)norm(x); }); });
+  EXPECT_TRUE(contains(message, "fallback"));
 }
 
 TEST(Kernel, OnAHostBackendTheHostVersionRunsWithoutEvents) {
@@ -298,14 +292,9 @@ TEST(HostKernel, WithHostViewsItJustRuns) {
 TEST(HostKernel, AssertNoTransfersRejectsAConversion) {
   cunumpy::HostKernel fill("fill", [](HostVector x) { x(1) = 3.0; });
   DeviceVector x("x", 2);
-  try {
-    assert_no_transfers([&] { fill(x); });
-    FAIL() << "expected cunumpy::TransferError";
-  } catch (const cunumpy::TransferError& error) {
-    EXPECT_NE(std::string(error.what()).find("kernel_conversion"),
-              std::string::npos)
-        << error.what();
-  }
+  const std::string message = message_of<cunumpy::TransferError>(
+      [&] { assert_no_transfers([&] { fill(x); }); });
+  EXPECT_TRUE(contains(message, "kernel_conversion"));
 }
 
 #endif // CUNUMPY_HAS_TEST_DEVICE
