@@ -95,18 +95,17 @@ DeviceArray to_device(const py::buffer& source, const std::string& dtype_name,
 }
 
 /// One device-to-host copy of `array` into the writable NumPy buffer `out`
-/// (same dtype, shape and order). Returns false when an async copy may not
-/// have finished.
-bool to_host(const DeviceArray& array, const py::buffer& out,
-             const std::string& api, bool async) {
+/// (same dtype, shape and order); without waiting: to_host_async below.
+void to_host(const DeviceArray& array, const py::buffer& out,
+             const std::string& api) {
   py::buffer_info buffer = out.request(true);
   require_contiguous(buffer, array.dtype(), array.fortran(), api);
   if (shape_of(buffer) != array.shape())
     throw py::value_error(api + ": the host buffer has another shape");
   const auto& storage = array.storage();
-  PythonApiScope scope(describe(api, array.array_shape()), async);
+  PythonApiScope scope(describe(api, array.array_shape()));
   MaybeReleaseGil unlocked(array.nbytes());
-  return storage->copy_to_host(buffer.ptr, async);
+  storage->copy_to_host(buffer.ptr);
 }
 
 /// One host-to-device copy of `source` into the existing `array`, in place.
@@ -285,9 +284,7 @@ void bind_conversions(py::module_& module) {
   module.def("pinned_scalar_buffer", &pinned_scalar_buffer,
              "64 page-locked bytes from a pool, for one scalar.");
   module.def("to_host", &to_host, py::arg("array"), py::arg("out"),
-             py::arg("api"), py::arg("async_") = false,
-             "Copies a DeviceArray into a host buffer; False when an async "
-             "copy may still run.");
+             py::arg("api"), "Copies a DeviceArray into a host buffer.");
   module.def("copy_into", &copy_into, py::arg("array"), py::arg("source"),
              py::arg("api"),
              "Copies a host buffer into an existing DeviceArray.");

@@ -88,15 +88,10 @@ public:
         view_, HostView(static_cast<unsigned char*>(source), view_.extent(0)));
   }
 
-  bool copy_to_host(void* destination, bool async) const override {
-    HostView host(static_cast<unsigned char*>(destination), view_.extent(0));
-    if (!async) {
-      Kokkos::deep_copy(host, view_);
-      return true;
-    }
-    Kokkos::deep_copy(Exec(), host, view_);
-    // Host execution spaces copy before they return.
-    return std::is_same_v<typename Exec::memory_space, Kokkos::HostSpace>;
+  void copy_to_host(void* destination) const override {
+    Kokkos::deep_copy(
+        HostView(static_cast<unsigned char*>(destination), view_.extent(0)),
+        view_);
   }
 
   Impl::CopyCompletion copy_to_host_async(void* destination) const override {

@@ -101,10 +101,8 @@ public:
 
   /// Copies nbytes() from host memory at `source` (Kokkos::deep_copy).
   virtual void copy_from_host(void* source) = 0;
-  /// Copies nbytes() into host memory at `destination`. With `async`, the
-  /// copy runs on the space's execution space instance; returns false when
-  /// it may not have finished (a fence is needed before reading).
-  virtual bool copy_to_host(void* destination, bool async) const = 0;
+  /// Copies nbytes() into host memory at `destination` (Kokkos::deep_copy).
+  virtual void copy_to_host(void* destination) const = 0;
   /// Queues the copy of nbytes() into `destination` (page-locked host memory,
   /// see pinned_buffer, for the copy to overlap) after the work queued so far
   /// on the device, on an instance of its own (cunumpy::to_host_async's
