@@ -94,14 +94,23 @@ DeviceArray to_device(const py::buffer& source, const std::string& dtype_name,
   return array;
 }
 
+/// The buffer of `host`, checked to be contiguous with the dtype, shape and
+/// order of `array` (and writable when `writable`).
+py::buffer_info host_buffer_for(const DeviceArray& array,
+                                const py::buffer& host, bool writable,
+                                const std::string& api) {
+  py::buffer_info buffer = host.request(writable);
+  require_contiguous(buffer, array.dtype(), array.fortran(), api);
+  if (shape_of(buffer) != array.shape())
+    throw py::value_error(api + ": the host buffer has another shape");
+  return buffer;
+}
+
 /// One device-to-host copy of `array` into the writable NumPy buffer `out`
 /// (same dtype, shape and order); without waiting: to_host_async below.
 void to_host(const DeviceArray& array, const py::buffer& out,
              const std::string& api) {
-  py::buffer_info buffer = out.request(true);
-  require_contiguous(buffer, array.dtype(), array.fortran(), api);
-  if (shape_of(buffer) != array.shape())
-    throw py::value_error(api + ": the host buffer has another shape");
+  const py::buffer_info buffer = host_buffer_for(array, out, true, api);
   const auto& storage = array.storage();
   PythonApiScope scope(describe(api, array.array_shape()));
   MaybeReleaseGil unlocked(array.nbytes());
@@ -111,10 +120,7 @@ void to_host(const DeviceArray& array, const py::buffer& out,
 /// One host-to-device copy of `source` into the existing `array`, in place.
 void copy_into(const DeviceArray& array, const py::buffer& source,
                const std::string& api) {
-  py::buffer_info buffer = source.request();
-  require_contiguous(buffer, array.dtype(), array.fortran(), api);
-  if (shape_of(buffer) != array.shape())
-    throw py::value_error(api + ": the host buffer has another shape");
+  const py::buffer_info buffer = host_buffer_for(array, source, false, api);
   const auto& storage = array.storage();
   PythonApiScope scope(describe(api, array.array_shape()));
   MaybeReleaseGil unlocked(array.nbytes());
@@ -217,10 +223,7 @@ private:
 /// when `out` is page-locked (pinned_buffer).
 AsyncCopy to_host_async(const DeviceArray& array, const py::buffer& out,
                         const std::string& api) {
-  py::buffer_info buffer = out.request(true);
-  require_contiguous(buffer, array.dtype(), array.fortran(), api);
-  if (shape_of(buffer) != array.shape())
-    throw py::value_error(api + ": the host buffer has another shape");
+  const py::buffer_info buffer = host_buffer_for(array, out, true, api);
   const auto& storage = array.storage();
   PythonApiScope scope(describe(api, array.array_shape()), /*async=*/true);
   return AsyncCopy(storage->copy_to_host_async(buffer.ptr), storage, out);
