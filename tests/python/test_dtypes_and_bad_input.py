@@ -144,3 +144,18 @@ def test_backends_switch():
     for name in ("kokkos", "numpy"):
         xp.set_backend(name)
         assert xp.get_backend() == name
+
+
+@pytest.mark.parametrize(
+    "copy", [xp._core.to_host, xp._core.copy_into, xp._core.to_host_async]
+)
+def test_host_buffers_of_another_shape_dtype_or_order_are_refused(fake, copy):
+    device = xp.to_device(np.ones((2, 3)))
+    with count_transfers() as counter:
+        with pytest.raises(ValueError, match="api: the host buffer has another shape"):
+            copy(device, np.empty((3, 2)), "api")
+        with pytest.raises((ValueError, TypeError), match="api"):
+            copy(device, np.empty((2, 3), dtype=np.float32), "api")
+        with pytest.raises((ValueError, TypeError), match="api"):
+            copy(device, np.empty((2, 3), order="F"), "api")
+    assert counter.total == 0  # nothing copied
