@@ -11,17 +11,22 @@
 // device is a fake one: add CUNUMPY_DEVICE_SPACES=FakeDevice.)
 //
 //   ./legacy_app [--steps N] [--size N] [--output-every N] [--copy-in-step]
-//                [--probes N] [--exit-without-finalize]
+//                [--probes N] [--alternate-tools N] [--exit-without-finalize]
 //
 // --copy-in-step adds a copy of the state to every time step (the bug the
 // budget catches); --probes N reads N single values per step (the overhead
-// benchmark's "few copies per step", bench/plugin).
+// benchmark's "few copies per step", bench/plugin). --alternate-tools N
+// times the loop in blocks of N steps and pauses the loaded Kokkos tool
+// (Kokkos::Tools::Experimental::pause_tools) in every other block, so that
+// the cost of a tool is measured within one process, block against block.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <Kokkos_Core.hpp>
 #include <Kokkos_DualView.hpp>
@@ -92,6 +97,7 @@ struct Options {
   int output_every = 10;
   bool copy_in_step = false;
   int probes = 0;
+  int alternate_tools = 0; // steps per block; 0: tools stay on
   bool exit_without_finalize = false;
 };
 
@@ -110,6 +116,8 @@ Options parse(int argc, char* argv[]) {
       options.copy_in_step = true;
     else if (arg == "--probes" && has_value)
       options.probes = std::atoi(argv[++i]);
+    else if (arg == "--alternate-tools" && has_value)
+      options.alternate_tools = std::atoi(argv[++i]);
     else if (arg == "--exit-without-finalize")
       options.exit_without_finalize = true;
   }
@@ -138,7 +146,91 @@ struct Result {
   double loop_seconds = 0.0; // wall-clock time of the time loop alone
 };
 
-Result run(const Options& options) {
+/// --alternate-tools: times blocks of steps with the loaded Kokkos tool on
+/// and paused in turn. Blocks come in pairs, on then paused and paused then
+/// on alternately, so that neither side always runs first; a pair's ratio
+/// is the tool's cost under the same machine load.
+class ToolAlternation {
+public:
+  explicit ToolAlternation(int block_steps) : block_steps_(block_steps) {}
+
+  bool enabled() const { return block_steps_ > 0; }
+
+  /// Before time step `step` (outside every region): ends a block there.
+  void before_step(int step) {
+    if (!enabled() || step % block_steps_ != 0)
+      return;
+    end_block();
+    set_paused(!tool_on(step / block_steps_));
+  }
+
+  /// After the last step: ends the last block and turns the tool back on,
+  /// so that it sees Kokkos::finalize.
+  void finish() {
+    if (!enabled())
+      return;
+    end_block();
+    set_paused(false);
+  }
+
+  void print() const {
+    if (!enabled())
+      return;
+    const std::size_t pairs = std::min(on_.size(), paused_.size());
+    std::vector<double> ratios;
+    for (std::size_t i = 0; i < pairs; ++i)
+      ratios.push_back(on_[i] / paused_[i]);
+    std::sort(ratios.begin(), ratios.end());
+    std::printf("legacy_app: blocks of %d steps, tool on:", block_steps_);
+    for (double seconds : on_)
+      std::printf(" %.6f", seconds);
+    std::printf("\nlegacy_app: blocks of %d steps, tool paused:", block_steps_);
+    for (double seconds : paused_)
+      std::printf(" %.6f", seconds);
+    std::printf("\n");
+    if (!ratios.empty())
+      std::printf("legacy_app: tool on/paused, median of %zu pairs: %.4f\n",
+                  pairs, ratios[ratios.size() / 2]);
+  }
+
+private:
+  bool tool_on(int block) const {
+    const bool first_of_pair = block % 2 == 0;
+    const bool even_pair = (block / 2) % 2 == 0;
+    return first_of_pair == even_pair;
+  }
+
+  void end_block() {
+    Kokkos::fence(); // a device's kernels are asynchronous
+    const auto now = std::chrono::steady_clock::now();
+    if (started_) {
+      const std::chrono::duration<double> seconds = now - block_start_;
+      (paused_now_ ? paused_ : on_).push_back(seconds.count());
+    }
+    started_ = true;
+    block_start_ = now;
+  }
+
+  // Kokkos keeps one set of saved callbacks: pause and resume only on a
+  // change.
+  void set_paused(bool paused) {
+    if (paused == paused_now_)
+      return;
+    if (paused)
+      Kokkos::Tools::Experimental::pause_tools();
+    else
+      Kokkos::Tools::Experimental::resume_tools();
+    paused_now_ = paused;
+  }
+
+  int block_steps_;
+  bool started_ = false;
+  bool paused_now_ = false;
+  std::chrono::steady_clock::time_point block_start_;
+  std::vector<double> on_, paused_;
+};
+
+Result run(const Options& options, ToolAlternation& alternation) {
   Kokkos::Profiling::pushRegion("setup");
   DeviceView state("state", options.size);
   HostView host_state("host_state", options.size);
@@ -154,6 +246,7 @@ Result run(const Options& options) {
   double written = 0.0;
   const auto loop_start = std::chrono::steady_clock::now();
   for (int step = 0; step < options.steps; ++step) {
+    alternation.before_step(step);
     Kokkos::Profiling::pushRegion("integrate");
     advance(state, 1e-3);
     if (options.copy_in_step)
@@ -174,6 +267,7 @@ Result run(const Options& options) {
     }
   }
   Kokkos::fence();
+  alternation.finish();
   const std::chrono::duration<double> loop_time =
       std::chrono::steady_clock::now() - loop_start;
 
@@ -189,10 +283,12 @@ Result run(const Options& options) {
 int main(int argc, char* argv[]) {
   Kokkos::initialize(argc, argv);
   const legacy::Options options = legacy::parse(argc, argv);
-  const legacy::Result result = legacy::run(options);
+  legacy::ToolAlternation alternation(options.alternate_tools);
+  const legacy::Result result = legacy::run(options, alternation);
   std::printf("legacy_app: %d steps of %d points, output %.6f\n", options.steps,
               options.size, result.written);
   std::printf("legacy_app: time loop %.6f s\n", result.loop_seconds);
+  alternation.print();
   std::fflush(stdout);
   if (options.exit_without_finalize)
     std::exit(0); // a code that never calls Kokkos::finalize
