@@ -169,8 +169,6 @@ __attribute__((noinline)) int capture_portable(void** frames,
 }
 
 std::atomic<std::uint64_t> fallbacks{0};
-std::atomic<std::uint64_t> replays{0};
-std::atomic<std::uint64_t> refused_replays{0};
 
 #if CUNUMPY_CACHED_UNWINDER
 
@@ -214,6 +212,10 @@ struct ThreadUnwinder {
   std::uint64_t generation = ~std::uint64_t(0);
   CachedRule rules[1 << cache_bits];
   Trace traces[trace_count];
+  // Statistics of this thread: counted here, not in shared atomics, so that
+  // threads replaying at once write no common cache line.
+  std::uint64_t replays = 0;
+  std::uint64_t refused_replays = 0;
 
   ThreadUnwinder() {
     pthread_attr_t attributes;
@@ -331,6 +333,23 @@ __attribute__((noinline)) int capture_cached(void** frames,
                : "=r"(ip), "=r"(sp), "=r"(rbp));
   if (unwinder.stack_high == 0 || !unwinder.on_stack(sp))
     return -1; // bounds unknown, or on an alternate or user-made stack
+
+  frames[0] = reinterpret_cast<void*>(ip);
+  Trace& trace = unwinder.trace_for(sp);
+  // A replay needs no check for loaded or unloaded libraries (a lock and a
+  // walk of the loader's list, a third of a replay's cost): it succeeds
+  // only when every return address it reads, with the rules of the earlier
+  // walk, is the one that walk read, so the stack holds the same calls.
+  const int replayed = unwinder.replay(trace, stop, sp, rbp, frames);
+  if (replayed > 0) {
+    ++unwinder.replays;
+    return replayed;
+  }
+  if (trace.sp == sp)
+    ++unwinder.refused_replays;
+
+  // A walk reads cached rules by address: they must be those of the
+  // libraries loaded now.
   const ModuleTable* table = current_table.load(std::memory_order_acquire);
   const std::uint64_t generation = loaded_objects_generation();
   if (table == nullptr || table->generation != generation)
@@ -339,16 +358,6 @@ __attribute__((noinline)) int capture_cached(void** frames,
     unwinder.clear();
     unwinder.generation = generation;
   }
-
-  frames[0] = reinterpret_cast<void*>(ip);
-  Trace& trace = unwinder.trace_for(sp);
-  const int replayed = unwinder.replay(trace, stop, sp, rbp, frames);
-  if (replayed > 0) {
-    replays.fetch_add(1, std::memory_order_relaxed);
-    return replayed;
-  }
-  if (trace.sp == sp)
-    refused_replays.fetch_add(1, std::memory_order_relaxed);
 
   trace.sp = 0; // filled again below, if the walk fits
   Trace walked;
@@ -405,9 +414,14 @@ int capture_stack(void** frames, int depth, CaptureOptions options) noexcept {
 }
 
 StackCaptureStatistics stack_capture_statistics() noexcept {
-  return {fallbacks.load(std::memory_order_relaxed),
-          replays.load(std::memory_order_relaxed),
-          refused_replays.load(std::memory_order_relaxed)};
+  StackCaptureStatistics statistics{fallbacks.load(std::memory_order_relaxed),
+                                    0, 0};
+#if CUNUMPY_CACHED_UNWINDER
+  const ThreadUnwinder& unwinder = thread_unwinder();
+  statistics.replays = unwinder.replays;
+  statistics.refused_replays = unwinder.refused_replays;
+#endif
+  return statistics;
 }
 
 } // namespace cunumpy::Impl

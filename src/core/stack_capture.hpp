@@ -25,14 +25,15 @@ int capture_stack(void** frames, int depth,
                   CaptureOptions options = {}) noexcept;
 
 struct StackCaptureStatistics {
-  std::uint64_t fallbacks; ///< captures libgcc's unwinder made
+  std::uint64_t fallbacks; ///< captures libgcc's unwinder made (all threads)
   std::uint64_t replays;   ///< captures that replayed an earlier walk
   /// captures at the stack pointer of an earlier walk whose return
   /// addresses had changed, so walked
   std::uint64_t refused_replays;
 };
 
-/// Counts since the start of the process, for tests.
+/// Counts since the start of the process, for tests: the fallbacks of all
+/// threads, the replays of the calling thread.
 StackCaptureStatistics stack_capture_statistics() noexcept;
 
 } // namespace cunumpy::Impl
