@@ -186,18 +186,64 @@ struct CachedRule {
   static constexpr std::uint8_t library = 4;
 };
 
-/// One walk, replayed while the stack still holds the same return
-/// addresses: the rules of its frames in one place, so that a copy made
-/// again from the same line reads a few cache lines instead of a rule each.
+/// One walk, kept to be replayed. A walk is a function of the registers it
+/// starts from and of the stack words it reads: return addresses (which
+/// select the rules) and saved frame pointers. From the same stack pointer,
+/// with the same words at the same addresses, it finds the same frames. So
+/// a replay compares the words, a load and a compare each, and does no
+/// rule arithmetic: a copy made again from the same line costs a few
+/// nanoseconds. The frames are the non-null return addresses read.
 struct Trace {
-  static constexpr int max_steps = 64; // the recorder captures at most 64
-  std::uintptr_t sp = 0;               // at the start; 0: empty
-  int depth = 0;
+  /// A return address and a saved rbp per frame for 48 frames, or a return
+  /// address per frame for 64 (the deepest capture): longer walks are not
+  /// kept.
+  static constexpr int max_reads = 96;
+  static constexpr int max_frames = 64;
+  std::uintptr_t sp = 0; // at the start; 0: empty
+  std::uintptr_t rbp = 0;
+  bool rbp_read = false; // the walk used the frame pointer it started with
   bool stop_after_caller = false;
-  bool ends_with_zero = false; // the last step read a null return address
-  int steps = 0;
-  CachedRule rules[max_steps];
-  std::uintptr_t returns[max_steps];
+  int depth = 0;
+  int reads = 0;
+  int frame_count = 0; // frames after the first
+  std::uint64_t last_use = 0;
+  std::uint64_t serial = 0; // changes with every walk kept here
+  std::uint32_t memo = 0;   // the caller's word (WalkMemo)
+  struct Read {
+    std::uintptr_t address;
+    std::uintptr_t word;
+  };
+  Read read[max_reads];
+  std::uint8_t frame_read[max_frames]; // the reads that are the frames
+
+  void record(std::uintptr_t address, std::uintptr_t word, bool frame) {
+    if (reads < max_reads) {
+      read[reads] = {address, word};
+      if (frame && word != 0 && frame_count < max_frames)
+        frame_read[frame_count++] = static_cast<std::uint8_t>(reads);
+    }
+    ++reads; // past max_reads: not kept
+  }
+};
+
+/// Where a walk is. Its frame pointer is either the one it started with or
+/// a word read from the stack; that word counts as read (and a replay
+/// compares it) only once a rule computes a frame from it: a saved rbp no
+/// rule uses holds any register's value, which may change from call to call.
+struct Registers {
+  std::uintptr_t sp = 0;
+  std::uintptr_t rbp = 0;
+  std::uintptr_t rbp_address = 0; // 0: the starting rbp; else its stack slot
+  bool rbp_recorded = false;
+
+  void use_rbp(Trace& walk) {
+    if (rbp_address == 0) {
+      walk.rbp_read = true;
+    } else if (!rbp_recorded) {
+      walk.record(rbp_address, rbp, false);
+      rbp_recorded = true;
+    }
+  }
 };
 
 /// Per thread: the bounds of its stack (every address the walk reads is
@@ -206,12 +252,18 @@ struct Trace {
 /// loaded or unloaded.
 struct ThreadUnwinder {
   static constexpr int cache_bits = 10;
-  static constexpr int trace_count = 16;
+  /// Walks by stack pointer: 8 sets of 8, as the copies of several lines
+  /// of one function start at the same stack pointer.
+  static constexpr int trace_sets = 8;
+  static constexpr int trace_ways = 8;
   std::uintptr_t stack_low = 0;
   std::uintptr_t stack_high = 0; // 0: bounds unknown, always portable
   std::uint64_t generation = ~std::uint64_t(0);
   CachedRule rules[1 << cache_bits];
-  Trace traces[trace_count];
+  Trace traces[trace_sets][trace_ways];
+  std::uint8_t last_hit[trace_sets] = {}; // tried first
+  std::uint64_t uses = 0;
+  std::uint64_t walks = 0; // serials
   // Statistics of this thread: counted here, not in shared atomics, so that
   // threads replaying at once write no common cache line.
   std::uint64_t replays = 0;
@@ -261,55 +313,81 @@ struct ThreadUnwinder {
     return entry;
   }
 
-  Trace& trace_for(std::uintptr_t sp) {
-    return traces[((sp >> 3) * 0x9e3779b97f4a7c15ull) >> 60];
+  static std::size_t set_of(std::uintptr_t sp) {
+    return ((sp >> 3) * 0x9e3779b97f4a7c15ull) >> 61;
+  }
+
+  /// Where a new walk from `sp` goes: an empty trace, else the one unused
+  /// the longest.
+  static Trace& victim(Trace (&set)[trace_ways]) {
+    Trace* oldest = &set[0];
+    for (Trace& trace : set) {
+      if (trace.sp == 0)
+        return trace;
+      if (trace.last_use < oldest->last_use)
+        oldest = &trace;
+    }
+    return *oldest;
   }
 
   void clear() {
     for (CachedRule& entry : rules)
       entry.pc = 0;
-    for (Trace& trace : traces)
-      trace.sp = 0;
+    for (auto& set : traces)
+      for (Trace& trace : set)
+        trace.sp = 0;
   }
 
-  /// Steps from the frame at (sp, rbp) to its caller with `rule`; false
-  /// when an address to read is not on this thread's stack.
-  bool step(const CachedRule& rule, std::uintptr_t& sp, std::uintptr_t& rbp,
-            std::uintptr_t& return_address) const {
-    const std::uintptr_t base =
-        (rule.flags & CachedRule::cfa_from_rbp) != 0 ? rbp : sp;
-    const std::uintptr_t cfa = base + std::uintptr_t(rule.cfa_offset);
+  /// Steps from the frame at `at` to its caller with `rule`; false when an
+  /// address to read is not on this thread's stack. The words the result
+  /// depends on go to `walk`.
+  bool step(const CachedRule& rule, Registers& at,
+            std::uintptr_t& return_address, Trace& walk) const {
+    const bool from_rbp = (rule.flags & CachedRule::cfa_from_rbp) != 0;
+    if (from_rbp)
+      at.use_rbp(walk);
+    const std::uintptr_t cfa =
+        (from_rbp ? at.rbp : at.sp) + std::uintptr_t(rule.cfa_offset);
     const std::uintptr_t ra_address = cfa + std::intptr_t(rule.ra_slot) * 8;
-    if (cfa <= sp || cfa > stack_high || !on_stack(ra_address))
+    if (cfa <= at.sp || cfa > stack_high || !on_stack(ra_address))
       return false;
     if ((rule.flags & CachedRule::rbp_saved) != 0) {
       const std::uintptr_t rbp_address = cfa + std::intptr_t(rule.rbp_slot) * 8;
       if (!on_stack(rbp_address))
         return false;
-      rbp = *reinterpret_cast<const std::uintptr_t*>(rbp_address);
+      at.rbp = *reinterpret_cast<const std::uintptr_t*>(rbp_address);
+      at.rbp_address = rbp_address;
+      at.rbp_recorded = false;
     }
     return_address = *reinterpret_cast<const std::uintptr_t*>(ra_address);
-    sp = cfa;
+    walk.record(ra_address, return_address, true);
+    at.sp = cfa;
     return true;
   }
 
-  /// The frames of `trace` when the stack at (sp, rbp) still holds its
-  /// return addresses, else -1. Equal return addresses mean equal rules,
-  /// so a replay gives what a walk would.
-  int replay(const Trace& trace, const StopRule& stop, std::uintptr_t sp,
-             std::uintptr_t rbp, void** frames) const {
+  /// Whether the stack at (sp, rbp) still holds the words `trace` read.
+  /// Its addresses were on this thread's stack, above the same stack
+  /// pointer: they still are.
+  static bool still_holds(const Trace& trace, const StopRule& stop,
+                          std::uintptr_t sp, std::uintptr_t rbp) {
     if (trace.sp != sp || trace.depth != stop.depth ||
-        trace.stop_after_caller != stop.stop_after_caller)
-      return -1;
-    for (int i = 0; i < trace.steps; ++i) {
-      std::uintptr_t return_address = 0;
-      if (!step(trace.rules[i], sp, rbp, return_address) ||
-          return_address != trace.returns[i])
-        return -1;
-      if (return_address != 0)
-        frames[i + 1] = reinterpret_cast<void*>(return_address);
-    }
-    return trace.ends_with_zero ? trace.steps : trace.steps + 1;
+        trace.stop_after_caller != stop.stop_after_caller ||
+        (trace.rbp_read && trace.rbp != rbp))
+      return false;
+    std::uintptr_t difference = 0;
+    for (int i = 0; i < trace.reads; ++i)
+      difference |=
+          *reinterpret_cast<const std::uintptr_t*>(trace.read[i].address) ^
+          trace.read[i].word;
+    return difference == 0;
+  }
+
+  /// The frames of a trace that replays: the return addresses it read.
+  static int frames_of(const Trace& trace, void** frames) {
+    for (int i = 0; i < trace.frame_count; ++i)
+      frames[i + 1] =
+          reinterpret_cast<void*>(trace.read[trace.frame_read[i]].word);
+    return trace.frame_count + 1;
   }
 };
 
@@ -317,10 +395,30 @@ ThreadUnwinder& thread_unwinder() {
   return FastThreadLocal<ThreadUnwinder>::get();
 }
 
-/// Walks the stack with cached frame rules: a few nanoseconds a frame. The
-/// count of frames, or -1 when a frame needs the portable unwinder.
-__attribute__((noinline)) int capture_cached(void** frames,
-                                             StopRule stop) noexcept {
+/// A replay of the walk `kept`: its frames, or none when the caller keeps
+/// a site for them (see WalkMemo).
+int replayed(ThreadUnwinder& unwinder, Trace& kept, int way,
+             std::uint8_t& last_hit, void** frames, WalkMemo* memo) {
+  kept.last_use = ++unwinder.uses;
+  last_hit = static_cast<std::uint8_t>(way);
+  ++unwinder.replays;
+  if (memo != nullptr) {
+    *memo = WalkMemo(&kept.memo, &kept.serial);
+    if (kept.memo != 0)
+      return kept.frame_count + 1; // the caller needs no frames
+  }
+  return ThreadUnwinder::frames_of(kept, frames);
+}
+
+int walk(ThreadUnwinder& unwinder, void** frames, StopRule stop, WalkMemo* memo,
+         std::uintptr_t ip, std::uintptr_t sp, std::uintptr_t rbp);
+
+/// Captures with cached frame rules: a replay of an earlier walk from the
+/// same stack pointer when the stack still holds what it read (a load and
+/// a compare per word), else a walk, a few nanoseconds a frame. The count
+/// of frames, or -1 when a frame needs the portable unwinder.
+__attribute__((noinline)) int capture_cached(void** frames, StopRule stop,
+                                             WalkMemo* memo) noexcept {
   ThreadUnwinder& unwinder = thread_unwinder();
   std::uintptr_t ip = 0;
   std::uintptr_t sp = 0;
@@ -333,19 +431,38 @@ __attribute__((noinline)) int capture_cached(void** frames,
                : "=r"(ip), "=r"(sp), "=r"(rbp));
   if (unwinder.stack_high == 0 || !unwinder.on_stack(sp))
     return -1; // bounds unknown, or on an alternate or user-made stack
-
   frames[0] = reinterpret_cast<void*>(ip);
-  Trace& trace = unwinder.trace_for(sp);
   // A replay needs no check for loaded or unloaded libraries (a lock and a
-  // walk of the loader's list, a third of a replay's cost): it succeeds
-  // only when every return address it reads, with the rules of the earlier
-  // walk, is the one that walk read, so the stack holds the same calls.
-  const int replayed = unwinder.replay(trace, stop, sp, rbp, frames);
-  if (replayed > 0) {
-    ++unwinder.replays;
-    return replayed;
+  // walk of the loader's list, more than the replay costs): it succeeds
+  // only when the stack holds the return addresses the walk read, so the
+  // same calls. The way that replayed last first: a loop repeats its copies.
+  const std::size_t set_index = ThreadUnwinder::set_of(sp);
+  std::uint8_t& last_hit = unwinder.last_hit[set_index];
+  Trace& last = unwinder.traces[set_index][last_hit];
+  if (ThreadUnwinder::still_holds(last, stop, sp, rbp))
+    return replayed(unwinder, last, last_hit, last_hit, frames, memo);
+  return walk(unwinder, frames, stop, memo, ip, sp, rbp);
+}
+
+/// The other ways of the set, then a walk from (ip, sp, rbp), the
+/// registers of capture_cached, whose frame is still there.
+__attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
+                                   StopRule stop, WalkMemo* memo,
+                                   std::uintptr_t ip, std::uintptr_t sp,
+                                   std::uintptr_t rbp) {
+  const std::size_t set_index = ThreadUnwinder::set_of(sp);
+  auto& set = unwinder.traces[set_index];
+  std::uint8_t& last_hit = unwinder.last_hit[set_index];
+  bool refused = set[last_hit].sp == sp;
+  for (int way = 0; way < ThreadUnwinder::trace_ways; ++way) {
+    Trace& kept = set[way];
+    if (way == last_hit)
+      continue; // tried
+    if (ThreadUnwinder::still_holds(kept, stop, sp, rbp))
+      return replayed(unwinder, kept, way, last_hit, frames, memo);
+    refused = refused || kept.sp == sp;
   }
-  if (trace.sp == sp)
+  if (refused)
     ++unwinder.refused_replays;
 
   // A walk reads cached rules by address: they must be those of the
@@ -359,36 +476,41 @@ __attribute__((noinline)) int capture_cached(void** frames,
     unwinder.generation = generation;
   }
 
-  trace.sp = 0; // filled again below, if the walk fits
-  Trace walked;
-  walked.sp = sp;
-  walked.depth = stop.depth;
-  walked.stop_after_caller = stop.stop_after_caller;
+  // The walk is written into the trace, which is valid (sp set) only once
+  // it is complete.
+  Registers at{sp, rbp};
+  Trace& trace = ThreadUnwinder::victim(set);
+  trace.sp = 0;
+  trace.rbp = rbp;
+  trace.rbp_read = false;
+  trace.depth = stop.depth;
+  trace.stop_after_caller = stop.stop_after_caller;
+  trace.reads = 0;
+  trace.frame_count = 0;
+  trace.memo = 0;
+  trace.serial = ++unwinder.walks;
   int count = 1;
   const CachedRule* rule = &unwinder.rule(ip, table);
-  const auto remember = [&](int frame_count) {
-    if (walked.steps <= Trace::max_steps)
-      trace = walked;
-    return frame_count;
+  const auto remember = [&] {
+    if (trace.reads <= Trace::max_reads && count <= Trace::max_frames) {
+      trace.sp = sp;
+      trace.last_use = ++unwinder.uses;
+      if (memo != nullptr)
+        *memo = WalkMemo(&trace.memo, &trace.serial);
+    }
+    return count;
   };
   for (;;) {
     if (stop.stop(count, (rule->flags & CachedRule::library) != 0) ||
         rule->kind == FrameRule::Kind::end_of_stack)
-      return remember(count);
+      return remember();
     if (rule->kind != FrameRule::Kind::step)
       return -1;
     std::uintptr_t return_address = 0;
-    if (!unwinder.step(*rule, sp, rbp, return_address))
+    if (!unwinder.step(*rule, at, return_address, trace))
       return -1;
-    if (walked.steps < Trace::max_steps) {
-      walked.rules[walked.steps] = *rule;
-      walked.returns[walked.steps] = return_address;
-    }
-    ++walked.steps;
-    if (return_address == 0) {
-      walked.ends_with_zero = true;
-      return remember(count);
-    }
+    if (return_address == 0)
+      return remember();
     frames[count++] = reinterpret_cast<void*>(return_address);
     rule = &unwinder.rule(return_address - 1, table);
   }
@@ -398,13 +520,16 @@ __attribute__((noinline)) int capture_cached(void** frames,
 
 } // namespace
 
-int capture_stack(void** frames, int depth, CaptureOptions options) noexcept {
+int capture_stack(void** frames, int depth, CaptureOptions options,
+                  WalkMemo* memo) noexcept {
+  if (memo != nullptr)
+    *memo = WalkMemo();
   if (depth <= 0)
     return 0;
   const StopRule stop{depth, options.stop_after_caller};
 #if CUNUMPY_CACHED_UNWINDER
   if (!options.portable_only) {
-    const int count = capture_cached(frames, stop);
+    const int count = capture_cached(frames, stop, memo);
     if (count >= 0)
       return count;
     fallbacks.fetch_add(1, std::memory_order_relaxed);

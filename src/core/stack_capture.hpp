@@ -14,6 +14,33 @@ struct CaptureOptions {
   bool portable_only = false;
 };
 
+/// A word kept with a walk the unwinder keeps for replays, for the caller
+/// of capture_stack: the recorder keeps the site id of the frames there, so
+/// that an event made again from the same line needs no lookup. Reads 0
+/// once the walk is replaced, or when no walk is kept (libgcc's unwinder).
+/// When a capture returns with a memo that reads non-zero, it wrote only
+/// frames[0]: the frames are those the memo was set for. The calling
+/// thread's only, until it ends.
+class WalkMemo {
+public:
+  WalkMemo() = default;
+  WalkMemo(std::uint32_t* word, const std::uint64_t* serial) noexcept
+      : word_(word), serial_(serial), expected_(*serial) {}
+
+  std::uint32_t get() const noexcept {
+    return word_ != nullptr && *serial_ == expected_ ? *word_ : 0;
+  }
+  void set(std::uint32_t value) const noexcept {
+    if (word_ != nullptr && *serial_ == expected_)
+      *word_ = value;
+  }
+
+private:
+  std::uint32_t* word_ = nullptr;
+  const std::uint64_t* serial_ = nullptr;
+  std::uint64_t expected_ = 0;
+};
+
 /// Captures at most `depth` return addresses of the calling thread into
 /// `frames` and returns how many; frames[0] lies in this function. On
 /// x86-64 Linux the frame rules read from .eh_frame are cached per thread
@@ -21,8 +48,8 @@ struct CaptureOptions {
 /// that still holds the return addresses of an earlier one replays it; a
 /// frame the cache cannot step (and other platforms) goes through
 /// `_Unwind_Backtrace`, about 80 ns a frame.
-int capture_stack(void** frames, int depth,
-                  CaptureOptions options = {}) noexcept;
+int capture_stack(void** frames, int depth, CaptureOptions options = {},
+                  WalkMemo* memo = nullptr) noexcept;
 
 struct StackCaptureStatistics {
   std::uint64_t fallbacks; ///< captures libgcc's unwinder made (all threads)
