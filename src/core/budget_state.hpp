@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -25,7 +26,6 @@ struct BudgetState final : EventSink {
     std::uint64_t calls = 0;
   };
   struct OpenPhase {
-    std::string name;
     std::uint64_t token = 0;  ///< 0 for a Kokkos region
     bool transparent = false; ///< a library's own region: not a phase
     Phase* phase = nullptr;   ///< in `phases` (a map: never moves)
@@ -41,11 +41,18 @@ struct BudgetState final : EventSink {
   /// The innermost open phase, or null outside every phase.
   const OpenPhase* innermost() const;
   const Phase* find(const std::string& name) const;
-  /// Opens `name`; returns the token that closes it.
-  std::uint64_t open(const std::string& name, bool region);
+  /// Opens `phase` (of `phase(name)`); returns the token that closes it.
+  std::uint64_t open(Phase& phase, bool region);
   void close(std::uint64_t token);
   /// Sets the rule of phase `name`, replacing an earlier one in its place.
   void set_rule(const std::string& name, profiling::Rule rule);
+  /// Without a total counter, every event updates one counter (its phase's,
+  /// or `outside`) instead of two; total_counter() then adds them up. For
+  /// the plugin, which reads the total once, at the end.
+  void count_total(bool value) { counting_total = value; }
+  /// The total: `total`'s state, or the sum of the phases and `outside`.
+  CounterState total_counter() const;
+
   /// How many raw events each counter of the budget keeps (the plugin, whose
   /// reports use the aggregates only, keeps none: a ring slot written per
   /// event is memory a time step then touches for nothing).
@@ -58,9 +65,13 @@ struct BudgetState final : EventSink {
   std::vector<OpenPhase> open_phases;
   std::uint64_t next_token = 1;
   std::map<std::string, Phase> phases;
+  /// The phase of each Kokkos region name seen (StringTable id; null for a
+  /// library's own region): a time step pushes the same regions again.
+  std::unordered_map<std::uint32_t, Phase*> region_phases;
   std::vector<std::string> order; ///< phase names, first seen first
   std::vector<std::pair<std::string, profiling::Rule>> rules;
-  profiling::TransferCounter total;
+  profiling::TransferCounter total; ///< empty without count_total
+  bool counting_total = true;
   profiling::TransferCounter outside; ///< events in no phase
   std::size_t events_kept = profiling::TransferCounter::default_max_events;
 };

@@ -51,6 +51,7 @@ struct Aggregate {
   std::uint64_t max_nbytes = 0;
   double seconds = 0.0;
   std::uint64_t order = 0; ///< when first seen, for stable reports
+  double first = 0.0;      ///< the first event's start (for merges)
 };
 
 /// What a TransferCounter holds. Written by the recorder and read by the
@@ -60,6 +61,9 @@ struct CounterState final : EventSink {
 
   void on_event(const RawEvent& event) override { add(event); }
   void add(const RawEvent& event);
+  /// Adds `other`'s totals and aggregates (not its raw events). The order
+  /// of the aggregates follows their first events' times.
+  void merge(const CounterState& other);
   void clear();
 
   /// Per-site summaries merged by resolved call site, in first-seen order.

@@ -39,11 +39,23 @@ std::string bool_text(bool value) {
 void BudgetState::on_event(const RawEvent& event) {
   if (!started)
     return;
-  total.state()->add(event);
+  if (counting_total)
+    total.state()->add(event);
   if (const OpenPhase* open = innermost())
     open->phase->counter->state()->add(event);
   else
     outside.state()->add(event);
+}
+
+CounterState BudgetState::total_counter() const {
+  if (counting_total)
+    return *total.state();
+  // Each event is in one phase, its innermost, or outside them all.
+  CounterState sum(0);
+  sum.merge(*outside.state());
+  for (const std::string& name : order)
+    sum.merge(*phases.at(name).counter->state());
+  return sum;
 }
 
 const BudgetState::OpenPhase* BudgetState::innermost() const {
@@ -63,11 +75,16 @@ bool is_library_region(std::string_view name) {
 } // namespace
 
 void BudgetState::on_region_push(std::uint32_t name, double) {
-  const std::string_view region = Recorder::instance().strings().view(name);
-  if (is_library_region(region))
-    open_phases.push_back({std::string(region), 0, true, nullptr});
+  auto [known, inserted] = region_phases.try_emplace(name, nullptr);
+  if (inserted) {
+    const std::string_view region = Recorder::instance().strings().view(name);
+    if (!is_library_region(region))
+      known->second = &phase(std::string(region));
+  }
+  if (known->second == nullptr)
+    open_phases.push_back({0, true, nullptr});
   else
-    open(std::string(region), true);
+    open(*known->second, true);
 }
 
 void BudgetState::on_region_pop(double) {
@@ -104,16 +121,15 @@ const BudgetState::Phase* BudgetState::find(const std::string& name) const {
   return found == phases.end() ? nullptr : &found->second;
 }
 
-std::uint64_t BudgetState::open(const std::string& name, bool region) {
+std::uint64_t BudgetState::open(Phase& entered, bool region) {
   // A region inside an explicit phase of the same name (or the reverse) is
   // the same call of the same phase.
   const OpenPhase* current = innermost();
-  const bool same_call = current != nullptr && current->name == name;
-  Phase& entered = phase(name);
+  const bool same_call = current != nullptr && current->phase == &entered;
   if (started && !same_call)
     ++entered.calls;
   const std::uint64_t token = region ? 0 : next_token++;
-  open_phases.push_back({name, token, false, &entered});
+  open_phases.push_back({token, false, &entered});
   return token;
 }
 
@@ -342,7 +358,7 @@ PhaseScope::PhaseScope(std::shared_ptr<Impl::BudgetState> state,
                        std::string name)
     : state_(std::move(state)), name_(std::move(name)) {
   auto lock = Impl::lock_recorder();
-  token_ = state_->open(name_, false);
+  token_ = state_->open(state_->phase(name_), false);
 }
 
 PhaseScope::PhaseScope(PhaseScope&& other) noexcept

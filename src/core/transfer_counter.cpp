@@ -37,8 +37,10 @@ void CounterState::add(const RawEvent& event) {
         key.what = Recorder::instance().strings().intern("(other sites)");
       }
       found = aggregates.try_emplace(key).first;
-      if (found->second.count == 0)
+      if (found->second.count == 0) {
         found->second.order = next_order++;
+        found->second.first = event.start;
+      }
     }
     last_aggregate = &*found; // map nodes never move
   }
@@ -59,6 +61,41 @@ void CounterState::add(const RawEvent& event) {
     ring_next = (ring_next + 1) % max_events;
     ++dropped;
   }
+}
+
+void CounterState::merge(const CounterState& other) {
+  for (std::size_t i = 0; i < totals.size(); ++i) {
+    KindTotals& into = totals[i];
+    const KindTotals& from = other.totals[i];
+    into.count += from.count;
+    into.nbytes += from.nbytes;
+    into.async_count += from.async_count;
+    into.implicit_count += from.implicit_count;
+    into.seconds += from.seconds;
+  }
+  for (const auto& entry : other.aggregates) {
+    auto [it, inserted] = aggregates.try_emplace(entry.first);
+    Aggregate& aggregate = it->second;
+    aggregate.first = inserted ? entry.second.first
+                               : std::min(aggregate.first, entry.second.first);
+    aggregate.count += entry.second.count;
+    aggregate.nbytes += entry.second.nbytes;
+    aggregate.max_nbytes =
+        std::max(aggregate.max_nbytes, entry.second.max_nbytes);
+    aggregate.seconds += entry.second.seconds;
+  }
+  std::vector<Aggregate*> by_time;
+  for (auto& entry : aggregates)
+    by_time.push_back(&entry.second);
+  std::sort(by_time.begin(), by_time.end(),
+            [](const Aggregate* a, const Aggregate* b) {
+              return a->first < b->first;
+            });
+  next_order = 0;
+  for (Aggregate* aggregate : by_time)
+    aggregate->order = next_order++;
+  last_aggregate = nullptr;
+  dropped += other.dropped;
 }
 
 void CounterState::clear() {

@@ -78,7 +78,8 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
   }
 
   budget_.emplace(true);
-  budget_->state()->keep_events(0); // reports read the aggregates only
+  budget_->state()->keep_events(0);     // reports read the aggregates only
+  budget_->state()->count_total(false); // and the total at the end
   if (!config_.budget_path.empty()) {
     try {
       budget_->require_file(config_.budget_path);
@@ -137,7 +138,7 @@ bool Plugin::finish() {
   Report report;
   std::string trace_error;
   {
-    std::lock_guard lock(recorder.mutex());
+    auto lock = Impl::lock_recorder(); // with every queued event
     if (finished_)
       return failed_;
     finished_ = true;

@@ -235,7 +235,7 @@ std::uint64_t PhaseReport::transfers() const {
 
 void collect(Report& report, const Impl::BudgetState& budget,
              const DualViewLog& dual_views) {
-  report.total = phase_report("total", *budget.total.state(), top_sites_total);
+  report.total = phase_report("total", budget.total_counter(), top_sites_total);
   report.total.calls = 1;
   report.outside = phase_report("outside any region", *budget.outside.state(),
                                 top_sites_region);
