@@ -19,6 +19,9 @@ namespace KT = Kokkos::Tools::Experimental;
 
 KT::EventSet previous; // the callbacks we chain to; written once under lock
 
+static_assert(sizeof(Kokkos::Tools::SpaceHandle::name) == 64,
+              "feed:: reads space names as Kokkos' 64-byte arrays");
+
 void on_begin_deep_copy(Kokkos::Tools::SpaceHandle dst, const char* dst_label,
                         const void* dst_ptr, Kokkos::Tools::SpaceHandle src,
                         const char* src_label, const void* src_ptr,

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <thread>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -32,12 +33,92 @@ bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
 
+/// The site ids of a thread's recent stacks, so that an event made again
+/// from the same line finds its id without the recorder's mutex: a few
+/// stacks of up to 16 frames, compared frame by frame.
+class SiteCache {
+public:
+  bool find(void* const* frames, int count, std::uint32_t& site) const {
+    if (count > max_frames)
+      return false;
+    const Entry& entry = entries_[slot(frames, count)];
+    if (entry.site == 0 || entry.count != count ||
+        !std::equal(frames, frames + count, entry.frames))
+      return false;
+    site = entry.site;
+    return true;
+  }
+
+  void store(void* const* frames, int count, std::uint32_t site) {
+    if (count > max_frames)
+      return;
+    Entry& entry = entries_[slot(frames, count)];
+    entry.count = count;
+    entry.site = site;
+    std::copy(frames, frames + count, entry.frames);
+  }
+
+private:
+  static constexpr int max_frames = 16;
+  static constexpr int size = 8;
+  struct Entry {
+    int count = 0;
+    std::uint32_t site = 0; // 0: empty
+    void* frames[max_frames];
+  };
+
+  static std::size_t slot(void* const* frames, int count) {
+    std::uint64_t hash = std::uint64_t(count);
+    for (int i = 0; i < count; ++i)
+      hash = (hash ^ reinterpret_cast<std::uintptr_t>(frames[i])) *
+             0x9e3779b97f4a7c15ull;
+    return static_cast<std::size_t>(hash >> 61) % size;
+  }
+
+  Entry entries_[size];
+};
+
+/// Strings a thread names its events with again and again (region names,
+/// DualView labels, fence names) and their ids, so that a loop interns
+/// nothing: the last few, replaced in turn.
+class RecentStrings {
+public:
+  bool find(std::string_view text, std::uint32_t& id) const {
+    for (const Entry& entry : entries_) {
+      if (entry.id != 0 && entry.text == text) {
+        id = entry.id;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void store(std::string_view text, std::uint32_t id) {
+    Entry& entry = entries_[next_++ % size];
+    entry.text.assign(text);
+    entry.id = id;
+  }
+
+private:
+  static constexpr unsigned size = 8;
+  struct Entry {
+    std::string text;
+    std::uint32_t id = 0; // 0: empty
+  };
+  Entry entries_[size];
+  unsigned next_ = 0;
+};
+
 /// Where an event came from, captured on the event's thread without the
 /// recorder's mutex and interned later with it.
 struct CapturedSite {
   ApiScope* api = nullptr;
   int frame_count = 0;
   void* frames[max_frames];
+  WalkMemo memo; // the site id kept with a walk the unwinder replays
+  /// The site id the memo held when captured: then only frames[0] was
+  /// written (see WalkMemo).
+  std::uint32_t memo_site = 0;
   bool have_fallback = false;
   std::string fallback_file;
   std::string fallback_function;
@@ -46,29 +127,68 @@ struct CapturedSite {
   void capture(const Recorder& recorder) {
     api = ApiScope::current();
     frame_count = 0;
+    memo_site = 0;
     have_fallback = false;
     if (api != nullptr && !api->file().empty())
       return;
     const int depth = recorder.backtrace_depth();
+    const auto provider = recorder.site_provider();
+    // With a provider, equal frames may still be different sites (another
+    // Python line through the same interpreter frames): no memo.
+    WalkMemo* const kept = provider == nullptr ? &memo : nullptr;
+    memo = WalkMemo();
     if (depth > 0)
-      frame_count = capture_stack(frames, std::min(depth, max_frames));
-    if (auto provider = recorder.site_provider())
+      frame_count =
+          capture_stack(frames, std::min(depth, max_frames), {}, kept);
+    memo_site = memo.get();
+    if (provider != nullptr)
       have_fallback = provider(fallback_file, fallback_line, fallback_function);
   }
 
+  bool from_api() const { return api != nullptr && !api->file().empty(); }
+
+  /// The site id when this thread knows it already (no mutex needed).
+  bool cached(const SiteCache& cache, std::uint32_t& id) const {
+    if (from_api()) {
+      id = api->site_id; // the scope is this thread's
+      return id != 0;
+    }
+    if (have_fallback)
+      return false;
+    if (frame_count == 0) {
+      id = 0; // no call site
+      return true;
+    }
+    // A replayed walk: the frames of the first time, and its site.
+    id = memo_site;
+    if (id != 0)
+      return true;
+    if (!cache.find(frames, frame_count, id))
+      return false;
+    memo.set(id);
+    return true;
+  }
+
   /// The site id; needs the recorder's mutex.
-  std::uint32_t intern(Recorder& recorder) const {
+  std::uint32_t intern(Recorder& recorder, SiteCache& cache) const {
     SiteTable& sites = recorder.sites();
-    if (api != nullptr && !api->file().empty()) {
+    if (from_api()) {
       if (api->site_id == 0)
         api->site_id = sites.known(api->file(), api->line(), api->function());
       return api->site_id;
     }
+    if (memo_site != 0 && !have_fallback)
+      return memo_site;
     const std::uint32_t fallback =
         have_fallback
             ? sites.known(fallback_file, fallback_line, fallback_function)
             : 0;
-    return sites.stack(frames, frame_count, fallback);
+    const std::uint32_t id = sites.stack(frames, frame_count, fallback);
+    if (!have_fallback) {
+      cache.store(frames, frame_count, id);
+      memo.set(id);
+    }
+    return id;
   }
 };
 
@@ -97,12 +217,44 @@ struct InFlightFence {
   double start = 0.0;
 };
 
+/// The size of a Kokkos SpaceHandle's name.
+constexpr std::size_t space_name_size = 64;
+
 struct SpaceCacheEntry {
-  char name[64] = {};
+  char name[space_name_size] = {}; // zero-padded
   SpaceSide side = SpaceSide::host;
   std::uint32_t id = 0;
   std::uint64_t generation = ~std::uint64_t(0);
 };
+
+/// Whether a space name as Kokkos passes it (64 readable bytes, terminated
+/// unless 64 characters long) is `cached`'s, compared 8 bytes at a time up
+/// to the cached name's terminator: a few instructions where strncmp takes
+/// a call and a loop.
+bool same_space_name(const char (&cached)[space_name_size], const char* name) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  for (std::size_t i = 0; i < space_name_size; i += 8) {
+    std::uint64_t a = 0;
+    std::uint64_t b = 0;
+    std::memcpy(&a, cached + i, 8);
+    std::memcpy(&b, name + i, 8);
+    // The lowest set bit marks the first zero byte of `a`.
+    const std::uint64_t zeros =
+        (a - 0x0101010101010101ull) & ~a & 0x8080808080808080ull;
+    if (zeros == 0) {
+      if (a != b)
+        return false;
+      continue;
+    }
+    const unsigned bytes = unsigned(__builtin_ctzll(zeros)) / 8 + 1;
+    const std::uint64_t mask = bytes == 8 ? ~0ull : (1ull << (8 * bytes)) - 1;
+    return ((a ^ b) & mask) == 0;
+  }
+  return true;
+#else
+  return std::strncmp(cached, name, space_name_size) == 0;
+#endif
+}
 
 struct LastCopy {
   bool valid = false;
@@ -115,6 +267,113 @@ struct LastCopy {
 
 std::atomic<std::uint32_t> next_thread_index{0};
 
+/// The descriptions of a thread's recent raw copies ("deep_copy(\"x\",
+/// nbytes=8)") by label, size and kind, replaced in turn.
+class DescriptionCache {
+public:
+  bool find(const InFlightCopy& copy, std::uint32_t& id) const {
+    for (const Entry& entry : entries_) {
+      if (entry.id != 0 && entry.label == copy.label_id &&
+          entry.nbytes == copy.nbytes && entry.scalar == copy.scalar) {
+        id = entry.id;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void store(const InFlightCopy& copy, std::uint32_t id) {
+    entries_[next_++ % size] = {copy.label_id, copy.nbytes, copy.scalar, id};
+  }
+
+private:
+  static constexpr unsigned size = 4;
+  struct Entry {
+    std::uint32_t label = 0;
+    std::uint64_t nbytes = 0;
+    bool scalar = false;
+    std::uint32_t id = 0; // 0: empty
+  };
+  Entry entries_[size];
+  unsigned next_ = 0;
+};
+
+} // namespace
+
+/// Records of one thread, waiting for a flush. Its thread appends without a
+/// lock; the flushing thread, holding the recorder's mutex, reads what the
+/// head published and then moves the tail: one writer for each counter.
+class Recorder::Queue {
+public:
+  /// 8 KiB a thread: a few time steps of events between flushes, and little
+  /// memory for a kernel to evict.
+  static constexpr std::uint64_t capacity = 128;
+
+  template <class Record> bool push(const Record& record) noexcept {
+    const std::uint64_t head = head_.load(std::memory_order_relaxed);
+    if (head - tail_.load(std::memory_order_acquire) == capacity)
+      return false;
+    records_[head % capacity] = record; // in place
+    head_.store(head + 1, std::memory_order_release);
+    return true;
+  }
+
+  // With the recorder's mutex held:
+  std::uint64_t begin() const noexcept {
+    return tail_.load(std::memory_order_relaxed);
+  }
+  std::uint64_t end() const noexcept {
+    return head_.load(std::memory_order_acquire);
+  }
+  const PendingRecord& operator[](std::uint64_t index) const noexcept {
+    return records_[index % capacity];
+  }
+  void consume_until(std::uint64_t index) noexcept {
+    tail_.store(index, std::memory_order_release);
+  }
+
+private:
+  std::atomic<std::uint64_t> head_{0};
+  std::atomic<std::uint64_t> tail_{0};
+  PendingRecord records_[capacity];
+};
+
+namespace {
+
+/// The spaces of a thread's last copy (see LastSpaces::classify).
+struct LastSpaces {
+  char dst[space_name_size] = {};
+  char src[space_name_size] = {};
+  SpaceSide dst_side = SpaceSide::host;
+  SpaceSide src_side = SpaceSide::host;
+  std::uint32_t dst_id = 0;
+  std::uint32_t src_id = 0;
+  bool dst_short = false; // terminated within its first 16 bytes
+  bool src_short = false;
+  std::uint64_t generation = ~std::uint64_t(0);
+
+  void classify(const char* dst_name, const char* src_name,
+                struct ThreadState& thread, SpaceSide& dst_side,
+                std::uint32_t& dst_id, SpaceSide& src_side,
+                std::uint32_t& src_id);
+
+  /// Whether `name` is `kept` (a name that ends within its first 16 bytes
+  /// when `short_name`): equal bytes up to the end of `kept`. Bytes that
+  /// differ after a terminator (Kokkos pads with zeros) only cost a lookup.
+  static bool same_name(const char* kept, bool short_name, const char* name) {
+    const std::size_t compared = short_name ? 16 : space_name_size;
+    std::uint64_t difference = 0;
+    for (std::size_t i = 0; i < compared; i += 8) {
+      std::uint64_t x = 0;
+      std::uint64_t y = 0;
+      std::memcpy(&x, kept + i, 8);
+      std::memcpy(&y, name + i, 8);
+      difference |= x ^ y;
+    }
+    return difference == 0;
+  }
+};
+
 struct ThreadState {
   // Elements are reused (depth counters, never shrinking) so that strings
   // and frames keep their storage: recording allocates nothing once warm.
@@ -126,16 +385,16 @@ struct ThreadState {
   std::uint64_t fence_count = 0;
   SpaceCacheEntry spaces[8];
   unsigned next_space = 0;
+  LastSpaces last_spaces;
   LastCopy last_copy;
-  // Cache of the last label and raw-copy description.
-  std::string label;
+  // Ids this thread needs again and again, found without the mutex.
+  std::string label; // the last copy's label, and its id
   std::uint32_t label_id = 0;
-  std::uint32_t what_label = 0;
-  std::uint64_t what_nbytes = ~std::uint64_t(0);
-  bool what_scalar = false;
-  std::uint32_t what_id = 0;
-  std::string fence_name;
-  std::uint32_t fence_name_id = 0;
+  DescriptionCache descriptions;
+  RecentStrings names; // of fences, regions and DualViews
+  SiteCache sites;
+  /// Created with the thread's first record.
+  std::unique_ptr<Recorder::Queue> queue;
   // Activity on this thread (copies and fences begun), to merge the fences
   // one Kokkos::fence reports for each execution space into one sync.
   std::uint64_t activity = 0;
@@ -152,6 +411,14 @@ struct ThreadState {
       fences.emplace_back();
     return fences[fence_depth++];
   }
+
+  ThreadState() = default;
+  ThreadState(const ThreadState&) = delete;
+  ThreadState& operator=(const ThreadState&) = delete;
+  ~ThreadState() {
+    if (queue)
+      Recorder::instance().remove_queue(queue.get());
+  }
 };
 
 ThreadState& thread_state() {
@@ -164,24 +431,49 @@ void classify(const char* name, ThreadState& thread, SpaceSide& side,
               std::uint32_t& id) {
   const std::uint64_t generation = Impl::device_space_generation();
   for (SpaceCacheEntry& entry : thread.spaces) {
-    if (entry.generation == generation && entry.name[0] == name[0] &&
-        std::strncmp(entry.name, name, sizeof entry.name) == 0) {
+    if (entry.generation == generation && same_space_name(entry.name, name)) {
       side = entry.side;
       id = entry.id;
       return;
     }
   }
-  side = space_side(name);
+  const std::string_view text(name, strnlen(name, space_name_size));
+  side = space_side(text);
   {
     Recorder& recorder = Recorder::instance();
     std::lock_guard lock(recorder.mutex());
-    id = recorder.strings().intern(name);
+    id = recorder.strings().intern(text);
   }
   SpaceCacheEntry& entry = thread.spaces[thread.next_space++ % 8];
-  std::strncpy(entry.name, name, sizeof entry.name - 1);
+  std::memset(entry.name, 0, sizeof entry.name);
+  std::memcpy(entry.name, text.data(), text.size());
   entry.side = side;
   entry.id = id;
   entry.generation = generation;
+}
+
+/// The pair of spaces of the thread's last copy, as Kokkos passed their
+/// names: a loop copies between the same two, and two 64-byte comparisons
+/// are cheaper than two lookups.
+void LastSpaces::classify(const char* dst_name, const char* src_name,
+                          ThreadState& thread, SpaceSide& dst_side,
+                          std::uint32_t& dst_id, SpaceSide& src_side,
+                          std::uint32_t& src_id) {
+  const std::uint64_t now = Impl::device_space_generation();
+  if (generation != now || !same_name(dst, dst_short, dst_name) ||
+      !same_name(src, src_short, src_name)) {
+    Impl::classify(dst_name, thread, this->dst_side, this->dst_id);
+    Impl::classify(src_name, thread, this->src_side, this->src_id);
+    std::memcpy(dst, dst_name, space_name_size);
+    std::memcpy(src, src_name, space_name_size);
+    dst_short = std::memchr(dst, 0, 16) != nullptr;
+    src_short = std::memchr(src, 0, 16) != nullptr;
+    generation = now;
+  }
+  dst_side = this->dst_side;
+  dst_id = this->dst_id;
+  src_side = this->src_side;
+  src_id = this->src_id;
 }
 
 /// Fences a tool asked for, not the program.
@@ -235,19 +527,47 @@ bool copy_is_blocking(const InFlightCopy& copy) {
 #endif
 }
 
+/// The description of a copy Kokkos made on its own; needs the mutex.
 std::uint32_t raw_copy_description(Recorder& recorder, ThreadState& thread,
                                    const InFlightCopy& copy) {
-  if (thread.what_id != 0 && thread.what_nbytes == copy.nbytes &&
-      thread.what_scalar == copy.scalar && thread.what_label == copy.label_id)
-    return thread.what_id;
+  std::uint32_t id = 0;
+  if (thread.descriptions.find(copy, id))
+    return id;
   std::string what = copy.scalar ? "deep_copy(scalar <- \"" : "deep_copy(\"";
   what += recorder.strings().view(copy.label_id);
   what += "\", nbytes=" + std::to_string(copy.nbytes) + ")";
-  thread.what_id = recorder.strings().intern(what);
-  thread.what_label = copy.label_id;
-  thread.what_nbytes = copy.nbytes;
-  thread.what_scalar = copy.scalar;
-  return thread.what_id;
+  id = recorder.strings().intern(what);
+  thread.descriptions.store(copy, id);
+  return id;
+}
+
+/// The ids of a copy's event, from the thread's caches; false when one
+/// must be interned.
+bool cached_copy_ids(ThreadState& thread, const InFlightCopy& copy,
+                     RawEvent& event) {
+  if (copy.label_id == 0 || !copy.site.cached(thread.sites, event.site))
+    return false;
+  event.label = copy.label_id;
+  if (copy.site.api != nullptr) {
+    event.what = copy.site.api->what_id;
+    return event.what != 0;
+  }
+  return thread.descriptions.find(copy, event.what);
+}
+
+/// The id of a name the thread uses often (a region, a fence, a DualView),
+/// interned under the mutex the first time.
+std::uint32_t name_id(Recorder& recorder, ThreadState& thread,
+                      std::string_view name) {
+  std::uint32_t id = 0;
+  if (thread.names.find(name, id))
+    return id;
+  {
+    std::lock_guard lock(recorder.mutex());
+    id = recorder.strings().intern(name);
+  }
+  thread.names.store(name, id);
+  return id;
 }
 
 std::uint32_t api_description(Recorder& recorder, ApiScope* api) {
@@ -275,6 +595,7 @@ Recorder& Recorder::instance() {
 
 void Recorder::attach(EventSink* sink) {
   std::lock_guard lock(mutex_);
+  flush(); // what happened before is not the new sink's
   for (auto& [attached, references] : sinks_) {
     if (attached == sink) {
       ++references;
@@ -287,6 +608,7 @@ void Recorder::attach(EventSink* sink) {
 
 void Recorder::detach(EventSink* sink) {
   std::lock_guard lock(mutex_);
+  flush(); // what happened until now is still the sink's
   auto it = std::find_if(sinks_.begin(), sinks_.end(), [&](const auto& entry) {
     return entry.first == sink;
   });
@@ -297,24 +619,117 @@ void Recorder::detach(EventSink* sink) {
   sink_count_.store(static_cast<int>(sinks_.size()), std::memory_order_release);
 }
 
-void Recorder::dispatch(const RawEvent& event) {
-  for (auto& entry : sinks_)
-    entry.first->on_event(event);
+void Recorder::dispatch(const PendingRecord& record) {
+  if (const auto* event = std::get_if<RawEvent>(&record)) {
+    for (auto& entry : sinks_)
+      entry.first->on_event(*event);
+  } else if (const auto* push = std::get_if<RegionPush>(&record)) {
+    for (auto& entry : sinks_)
+      entry.first->on_region_push(push->name, push->time);
+  } else if (const auto* pop = std::get_if<RegionPop>(&record)) {
+    for (auto& entry : sinks_)
+      entry.first->on_region_pop(pop->time);
+  } else if (const auto* dual = std::get_if<DualViewEvent>(&record)) {
+    for (auto& entry : sinks_)
+      entry.first->on_dual_view(*dual);
+  }
 }
 
-void Recorder::dispatch_region_push(std::uint32_t name, double time) {
-  for (auto& entry : sinks_)
-    entry.first->on_region_push(name, time);
+namespace {
+
+/// When a record happened: the order of records from different threads.
+double time_of(const PendingRecord& record) {
+  if (const auto* event = std::get_if<RawEvent>(&record))
+    return event->start + event->duration;
+  if (const auto* push = std::get_if<RegionPush>(&record))
+    return push->time;
+  if (const auto* pop = std::get_if<RegionPop>(&record))
+    return pop->time;
+  return std::get<DualViewEvent>(record).time;
 }
 
-void Recorder::dispatch_region_pop(double time) {
-  for (auto& entry : sinks_)
-    entry.first->on_region_pop(time);
+} // namespace
+
+void Recorder::flush() {
+  // Records a thread queues while this runs wait for the next flush.
+  const std::size_t count = queues_.size();
+  cursors_.resize(2 * count);
+  std::uint64_t* const next = cursors_.data();
+  std::uint64_t* const end = next + count;
+  std::size_t waiting = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    next[i] = queues_[i]->begin();
+    end[i] = queues_[i]->end();
+    waiting += next[i] != end[i] ? 1 : 0;
+  }
+  const auto deliver = [&](const PendingRecord& record) {
+    try {
+      dispatch(record);
+    } catch (...) {
+      // A sink out of memory loses this record, not the others.
+    }
+  };
+  if (waiting == 1) {
+    // The usual case: one thread made events since the last flush.
+    for (std::size_t i = 0; i < count; ++i) {
+      for (; next[i] != end[i]; ++next[i])
+        deliver((*queues_[i])[next[i]]);
+      queues_[i]->consume_until(end[i]);
+    }
+    return;
+  }
+  if (waiting == 0)
+    return;
+  // Several threads: the earliest record first. Each thread's records are
+  // in its order already.
+  for (;;) {
+    std::size_t earliest = count;
+    double earliest_time = 0.0;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (next[i] == end[i])
+        continue;
+      const double time = time_of((*queues_[i])[next[i]]);
+      if (earliest == count || time < earliest_time) {
+        earliest = i;
+        earliest_time = time;
+      }
+    }
+    if (earliest == count)
+      break;
+    deliver((*queues_[earliest])[next[earliest]++]);
+  }
+  for (std::size_t i = 0; i < count; ++i)
+    queues_[i]->consume_until(end[i]);
 }
 
-void Recorder::dispatch_dual_view(const DualViewEvent& event) {
-  for (auto& entry : sinks_)
-    entry.first->on_dual_view(event);
+template <class Record> void Recorder::post(const Record& record) {
+  ThreadState& thread = thread_state();
+  if (!thread.queue) {
+    auto queue = std::make_unique<Queue>();
+    add_queue(queue.get());
+    thread.queue = std::move(queue);
+  }
+  while (!thread.queue->push(record)) {
+    std::lock_guard lock(mutex_);
+    flush();
+  }
+}
+
+template void Recorder::post(const RawEvent&);
+template void Recorder::post(const RegionPush&);
+template void Recorder::post(const RegionPop&);
+template void Recorder::post(const DualViewEvent&);
+
+void Recorder::add_queue(Queue* queue) {
+  std::lock_guard lock(mutex_);
+  queues_.push_back(queue);
+}
+
+void Recorder::remove_queue(Queue* queue) {
+  std::lock_guard lock(mutex_);
+  flush();
+  queues_.erase(std::remove(queues_.begin(), queues_.end(), queue),
+                queues_.end());
 }
 
 namespace {
@@ -434,8 +849,8 @@ void begin_deep_copy(const char* dst_space, const char* dst_label,
     if (!recorder.has_sinks())
       return;
     SpaceSide dst_side, src_side;
-    classify(dst_space, thread, dst_side, copy.dst_space);
-    classify(src_space, thread, src_side, copy.src_space);
+    thread.last_spaces.classify(dst_space, src_space, thread, dst_side,
+                                copy.dst_space, src_side, copy.src_space);
     if (dst_side == SpaceSide::host && src_side == SpaceSide::host)
       return; // host to host: not a transfer
     copy.transfer = true;
@@ -480,9 +895,9 @@ void end_deep_copy() noexcept {
     event.dst_space = copy.dst_space;
     event.start = copy.start;
     event.duration = recorder.now() - copy.start;
-    {
+    if (!cached_copy_ids(thread, copy, event)) {
       std::lock_guard lock(recorder.mutex());
-      event.site = copy.site.intern(recorder);
+      event.site = copy.site.intern(recorder, thread.sites);
       if (copy.label_id == 0) {
         thread.label = copy.label;
         thread.label_id = recorder.strings().intern(copy.label);
@@ -492,16 +907,16 @@ void end_deep_copy() noexcept {
       event.what = copy.site.api != nullptr
                        ? api_description(recorder, copy.site.api)
                        : raw_copy_description(recorder, thread, copy);
-      recorder.dispatch(event);
-      if (copy.scalar) {
-        // Reading a device value into a host scalar makes the host wait.
-        RawEvent sync = event;
-        sync.kind = EventKind::sync;
-        sync.nbytes = 0;
-        sync.blocking = true;
-        sync.implicit = true;
-        recorder.dispatch(sync);
-      }
+    }
+    recorder.post(event);
+    if (copy.scalar) {
+      // Reading a device value into a host scalar makes the host wait.
+      RawEvent sync = event;
+      sync.kind = EventKind::sync;
+      sync.nbytes = 0;
+      sync.blocking = true;
+      sync.implicit = true;
+      recorder.post(sync);
     }
     for (std::size_t i = 0; i < thread.copy_depth; ++i)
       thread.copies[i].has_recorded_child = true;
@@ -561,16 +976,15 @@ void end_fence() noexcept {
     event.thread = thread.index;
     event.start = fence.start;
     event.duration = recorder.now() - fence.start;
-    std::lock_guard lock(recorder.mutex());
-    event.site = fence.site.intern(recorder);
-    if (thread.fence_name_id == 0 || thread.fence_name != fence.name) {
-      thread.fence_name = fence.name;
-      thread.fence_name_id = recorder.strings().intern(fence.name);
+    event.label = name_id(recorder, thread, fence.name);
+    event.what =
+        fence.site.api != nullptr ? fence.site.api->what_id : event.label;
+    if (event.what == 0 || !fence.site.cached(thread.sites, event.site)) {
+      std::lock_guard lock(recorder.mutex());
+      event.site = fence.site.intern(recorder, thread.sites);
+      if (fence.site.api != nullptr)
+        event.what = api_description(recorder, fence.site.api);
     }
-    event.label = thread.fence_name_id;
-    event.what = fence.site.api != nullptr
-                     ? api_description(recorder, fence.site.api)
-                     : thread.fence_name_id;
     if (ApiScope* api = fence.site.api; api != nullptr && api->single_sync) {
       if (api->sync_recorded)
         return;
@@ -589,7 +1003,7 @@ void end_fence() noexcept {
         return;
     }
 #endif
-    recorder.dispatch(event);
+    recorder.post(event);
   } catch (...) {
   }
 }
@@ -600,9 +1014,8 @@ void push_region(const char* name) noexcept {
     if (!recorder.has_sinks())
       return;
     const double time = recorder.now();
-    std::lock_guard lock(recorder.mutex());
-    recorder.dispatch_region_push(
-        recorder.strings().intern(name != nullptr ? name : ""), time);
+    recorder.post(RegionPush{
+        name_id(recorder, thread_state(), name != nullptr ? name : ""), time});
   } catch (...) {
   }
 }
@@ -612,9 +1025,7 @@ void pop_region() noexcept {
     Recorder& recorder = Recorder::instance();
     if (!recorder.has_sinks())
       return;
-    const double time = recorder.now();
-    std::lock_guard lock(recorder.mutex());
-    recorder.dispatch_region_pop(time);
+    recorder.post(RegionPop{recorder.now()});
   } catch (...) {
   }
 }
@@ -647,14 +1058,16 @@ void dual_view_event(const char* label, const void* ptr, bool sync,
     }
   }
   thread.last_copy.valid = false;
-  CapturedSite site;
-  if (!event.copied)
+  event.label = name_id(recorder, thread, label != nullptr ? label : "");
+  if (!event.copied) {
+    CapturedSite site;
     site.capture(recorder);
-  std::lock_guard lock(recorder.mutex());
-  event.label = recorder.strings().intern(label != nullptr ? label : "");
-  if (!event.copied)
-    event.site = site.intern(recorder);
-  recorder.dispatch_dual_view(event);
+    if (!site.cached(thread.sites, event.site)) {
+      std::lock_guard lock(recorder.mutex());
+      event.site = site.intern(recorder, thread.sites);
+    }
+  }
+  recorder.post(event);
 }
 
 } // namespace
@@ -758,12 +1171,15 @@ void record_marker(EventKind kind, std::string_view what,
   RawEvent event;
   event.kind = kind;
   event.blocking = false;
-  event.thread = thread_state().index;
+  ThreadState& thread = thread_state();
+  event.thread = thread.index;
   event.start = recorder.now();
-  std::lock_guard lock(recorder.mutex());
-  event.site = site.intern(recorder);
-  event.what = recorder.strings().intern(what);
-  recorder.dispatch(event);
+  {
+    std::lock_guard lock(recorder.mutex());
+    event.site = site.intern(recorder, thread.sites);
+    event.what = recorder.strings().intern(what);
+  }
+  recorder.post(event);
 }
 
 SyncScope::SyncScope(std::string_view what, SourceLocation where, bool implicit)
@@ -785,14 +1201,17 @@ SyncScope::~SyncScope() {
     event.kind = EventKind::sync;
     event.blocking = true;
     event.implicit = implicit_;
-    event.thread = thread_state().index;
+    ThreadState& thread = thread_state();
+    event.thread = thread.index;
     event.start = start_;
     event.duration = recorder.now() - start_;
-    std::lock_guard lock(recorder.mutex());
-    event.site = site.intern(recorder);
-    event.what = api_description(recorder, &api_);
-    event.label = event.what;
-    recorder.dispatch(event);
+    {
+      std::lock_guard lock(recorder.mutex());
+      event.site = site.intern(recorder, thread.sites);
+      event.what = api_description(recorder, &api_);
+      event.label = event.what;
+    }
+    recorder.post(event);
   } catch (...) {
   }
 }

@@ -3,8 +3,11 @@
 
 // The recorder: one per process. Kokkos Tools events (from the in-process
 // hooks or from the plugin) and cunumpy's own calls arrive through the
-// functions of namespace `feed`; each becomes a RawEvent dispatched, under
-// one mutex, to every attached sink: counters, budgets, the plugin's report.
+// functions of namespace `feed`; each becomes a record (a RawEvent, a region
+// push or pop, a DualView event) queued on its thread without a lock. The
+// queued records reach every attached sink (counters, budgets, the plugin's
+// report) under one mutex, in time order, whenever the sinks are read
+// (lock_recorder), attached or detached, or a thread's queue is full.
 
 #include <atomic>
 #include <cstdint>
@@ -12,6 +15,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <cunumpy/event.hpp>
@@ -54,6 +58,19 @@ struct DualViewEvent {
   std::uint32_t site = 0;
   double time = 0.0;
 };
+
+struct RegionPush {
+  std::uint32_t name = 0; ///< StringTable id
+  double time = 0.0;
+};
+
+struct RegionPop {
+  double time = 0.0;
+};
+
+/// What a thread queues for the sinks: 64 bytes.
+using PendingRecord =
+    std::variant<RawEvent, RegionPush, RegionPop, DualViewEvent>;
 
 /// Receives the recorder's events. Every call is made with the recorder's
 /// mutex held; a sink must not call back into the recorder's locking API.
@@ -121,10 +138,15 @@ public:
   // With the mutex held:
   StringTable& strings() noexcept { return strings_; }
   SiteTable& sites() noexcept { return sites_; }
-  void dispatch(const RawEvent& event);
-  void dispatch_region_push(std::uint32_t name, double time);
-  void dispatch_region_pop(double time);
-  void dispatch_dual_view(const DualViewEvent& event);
+  /// Gives every record queued by any thread to the sinks, in time order
+  /// (each thread's in the order it queued them).
+  void flush();
+
+  /// Queues a record (RawEvent, RegionPush, RegionPop or DualViewEvent) on
+  /// the calling thread, for the sinks attached when it is flushed: those
+  /// attached now, as attaching and detaching flush first. Called without
+  /// the mutex; flushes when the queue is full.
+  template <class Record> void post(const Record& record);
 
   /// Seconds since the recorder started.
   double now() const noexcept;
@@ -153,11 +175,22 @@ public:
     return site_provider_.load(std::memory_order_acquire);
   }
 
+  /// A thread's queue of records. Appended to by its thread without a lock,
+  /// drained under the mutex by whoever flushes.
+  class Queue;
+  /// A thread's queue takes part in flushes from its first record to its
+  /// thread's end, when its last records are flushed. Without the mutex.
+  void add_queue(Queue* queue);
+  void remove_queue(Queue* queue);
+
 private:
   Recorder();
+  void dispatch(const PendingRecord& record);
 
   RecorderMutex mutex_;
   std::vector<std::pair<EventSink*, int>> sinks_;
+  std::vector<Queue*> queues_;         ///< of the threads that posted
+  std::vector<std::uint64_t> cursors_; ///< flush's scratch space
   std::atomic<int> sink_count_{0};
   StringTable strings_;
   SiteTable sites_;
@@ -167,7 +200,8 @@ private:
 };
 
 /// The entry points of Kokkos Tools events, shared by the in-process hooks
-/// and the plugin. None of them throws.
+/// and the plugin. None of them throws. Space names are those of Kokkos'
+/// SpaceHandle: 64 readable bytes, terminated unless 64 characters long.
 namespace feed {
 void begin_deep_copy(const char* dst_space, const char* dst_label,
                      const void* dst_ptr, const char* src_space,
@@ -184,9 +218,13 @@ void dual_view_modify(const char* label, const void* ptr,
                       bool on_device) noexcept;
 } // namespace feed
 
-/// Holds the recorder's lock until the returned lock ends.
+/// Holds the recorder's lock until the returned lock ends, with every
+/// queued record given to the sinks: what readers of a sink's state take.
 inline std::unique_lock<RecorderMutex> lock_recorder() {
-  return std::unique_lock<RecorderMutex>(Recorder::instance().mutex());
+  Recorder& recorder = Recorder::instance();
+  std::unique_lock<RecorderMutex> lock(recorder.mutex());
+  recorder.flush();
+  return lock;
 }
 
 /// Number of fence events seen on the calling thread (for SyncScope).

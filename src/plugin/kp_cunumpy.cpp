@@ -35,14 +35,8 @@ Plugin* current() noexcept {
   return current_plugin.load(std::memory_order_acquire);
 }
 
-/// A space name Kokkos passes in a fixed-size array, terminated.
-struct SpaceName {
-  explicit SpaceName(const Kokkos_Profiling_SpaceHandle& handle) noexcept {
-    std::memcpy(text, handle.name, sizeof handle.name);
-    text[sizeof handle.name] = '\0';
-  }
-  char text[sizeof(Kokkos_Profiling_SpaceHandle::name) + 1];
-};
+static_assert(sizeof(Kokkos_Profiling_SpaceHandle::name) == 64,
+              "feed:: reads space names as Kokkos' 64-byte arrays");
 
 void end_process_if_failed(int status) noexcept {
   const int pending = pending_exit_status.load();
@@ -264,9 +258,8 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_deep_copy(
     if (plugin->next().begin_deep_copy != nullptr)
       plugin->next().begin_deep_copy(dst_handle, dst_name, dst_ptr, src_handle,
                                      src_name, src_ptr, size);
-    const cunumpy::plugin::SpaceName dst(dst_handle), src(src_handle);
-    feed::begin_deep_copy(dst.text, dst_name, dst_ptr, src.text, src_name,
-                          src_ptr, size);
+    feed::begin_deep_copy(dst_handle.name, dst_name, dst_ptr, src_handle.name,
+                          src_name, src_ptr, size);
   } catch (...) {
   }
 }
