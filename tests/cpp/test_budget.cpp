@@ -2,10 +2,12 @@
 // the TOML rule file.
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 
 #include "test_helpers.hpp"
 
@@ -140,6 +142,29 @@ TEST(Budget, KokkosRegionsArePhases) {
   EXPECT_EQ(budget["inner"].fallback(), 2u);
   budget.require("integrate", Rule());
   EXPECT_EQ(budget.violations().size(), 1u);
+}
+
+TEST(Budget, EventsOfAllThreadsAreInTheRegionOpenAtTheirTime) {
+  // Each thread queues its events; a flush gives them to the budget in time
+  // order. A worker pushes the region, this thread's marker comes while it
+  // is open, the next one after the worker popped it.
+  TransferBudget budget;
+  std::atomic<int> stage{0};
+  std::thread worker([&] {
+    Kokkos::Profiling::pushRegion("solve");
+    stage = 1;
+    while (stage != 2)
+      std::this_thread::yield();
+    Kokkos::Profiling::popRegion();
+  });
+  while (stage != 1)
+    std::this_thread::yield();
+  marker();
+  stage = 2;
+  worker.join();
+  marker();
+  EXPECT_EQ(budget["solve"].fallback(), 1u);
+  EXPECT_EQ(budget.total().fallback(), 2u);
 }
 
 TEST(Budget, RegionsOfKokkosLibrariesAreNotPhases) {

@@ -177,6 +177,46 @@ TEST(Counting, EventsFromManyThreadsAreAllCounted) {
             std::uint64_t(threads * copies * 8 * sizeof(double)));
 }
 
+TEST(Counting, EventsOfARunningThreadAreCountedWhenRead) {
+  // The worker's copies wait in its queue; reading the counter flushes the
+  // queues of all threads, the worker still running.
+  constexpr int copies = 10;
+  auto counted = count_transfers();
+  std::atomic<bool> copied{false}, release{false};
+  std::thread worker([&] {
+    HostVector host("h", 4);
+    DeviceVector device("d", 4);
+    for (int i = 0; i < copies; ++i)
+      Kokkos::deep_copy(device, host);
+    copied = true;
+    while (!release)
+      std::this_thread::yield();
+  });
+  while (!copied)
+    std::this_thread::yield();
+  EXPECT_EQ(counted.counter().to_device(), std::uint64_t(copies));
+  release = true;
+  worker.join();
+}
+
+TEST(Counting, AScopeSeesOnlyEventsMadeWhileItIsOpen) {
+  // The first copy is still queued when the inner scope opens: attaching
+  // flushes first, so it is the outer scope's only. Closing flushes too.
+  HostVector host("h", 4);
+  DeviceVector device("d", 4);
+  auto outer = count_transfers();
+  Kokkos::deep_copy(device, host);
+  TransferCounter inner_counter;
+  {
+    auto inner = count_transfers(inner_counter);
+    EXPECT_EQ(inner.counter().to_device(), 0u);
+    Kokkos::deep_copy(device, host);
+  }
+  Kokkos::deep_copy(device, host);
+  EXPECT_EQ(inner_counter.to_device(), 1u);
+  EXPECT_EQ(outer.counter().to_device(), 3u);
+}
+
 TEST(Counting, RawEventsAreBoundedCountsStayExact) {
   HostVector host("h", 1);
   DeviceVector device("d", 1);
