@@ -583,8 +583,70 @@ int backtrace_depth_from_environment() {
 
 } // namespace
 
+namespace {
+
+/// Seconds since start-up, read from the time-stamp counter where it ticks
+/// at a constant rate (about 8 ns a read instead of 20 for clock_gettime:
+/// every copy is timed twice), else from std::chrono::steady_clock.
+class Clock {
+public:
+  Clock() : epoch_(std::chrono::steady_clock::now()) {
+#ifdef CUNUMPY_HAVE_TSC
+    if (invariant_tsc()) {
+      // Calibrate against steady_clock over one millisecond.
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::uint64_t c0 = __rdtsc();
+      auto t1 = t0;
+      while (t1 - t0 < std::chrono::milliseconds(1))
+        t1 = std::chrono::steady_clock::now();
+      const std::uint64_t c1 = __rdtsc();
+      const double seconds = std::chrono::duration<double>(t1 - t0).count();
+      if (c1 > c0) {
+        seconds_per_tick_ = seconds / static_cast<double>(c1 - c0);
+        tsc_epoch_ =
+            c0 - static_cast<std::uint64_t>(
+                     std::chrono::duration<double>(t0 - epoch_).count() /
+                     seconds_per_tick_);
+        use_tsc_ = true;
+      }
+    }
+#endif
+  }
+
+  double now() const noexcept {
+#ifdef CUNUMPY_HAVE_TSC
+    if (use_tsc_)
+      return static_cast<double>(__rdtsc() - tsc_epoch_) * seconds_per_tick_;
+#endif
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         epoch_)
+        .count();
+  }
+
+private:
+  static bool invariant_tsc() {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(cpuinfo, line))
+      if (line.rfind("flags", 0) == 0)
+        return line.find(" constant_tsc") != std::string::npos &&
+               line.find(" nonstop_tsc") != std::string::npos;
+    return false;
+  }
+
+  std::chrono::steady_clock::time_point epoch_;
+  bool use_tsc_ = false;
+  std::uint64_t tsc_epoch_ = 0;
+  double seconds_per_tick_ = 0.0;
+};
+
+/// Made by the recorder's constructor: an event needs a recorder first.
+const Clock* the_clock = nullptr;
+
+} // namespace
+
 Recorder::Recorder() : backtrace_depth_(backtrace_depth_from_environment()) {
-  (void)now(); // calibrate the clock now, not during the first event
+  the_clock = new Clock(); // calibrated now, not during the first event
 }
 
 Recorder& Recorder::instance() {
@@ -732,72 +794,8 @@ void Recorder::remove_queue(Queue* queue) {
                 queues_.end());
 }
 
-namespace {
-
-/// Seconds since start-up, read from the time-stamp counter where it ticks
-/// at a constant rate (about 8 ns a read instead of 20 for clock_gettime:
-/// every copy is timed twice), else from std::chrono::steady_clock.
-class Clock {
-public:
-  Clock() : epoch_(std::chrono::steady_clock::now()) {
-#ifdef CUNUMPY_HAVE_TSC
-    if (invariant_tsc()) {
-      // Calibrate against steady_clock over one millisecond.
-      const auto t0 = std::chrono::steady_clock::now();
-      const std::uint64_t c0 = __rdtsc();
-      auto t1 = t0;
-      while (t1 - t0 < std::chrono::milliseconds(1))
-        t1 = std::chrono::steady_clock::now();
-      const std::uint64_t c1 = __rdtsc();
-      const double seconds = std::chrono::duration<double>(t1 - t0).count();
-      if (c1 > c0) {
-        seconds_per_tick_ = seconds / static_cast<double>(c1 - c0);
-        tsc_epoch_ =
-            c0 - static_cast<std::uint64_t>(
-                     std::chrono::duration<double>(t0 - epoch_).count() /
-                     seconds_per_tick_);
-        use_tsc_ = true;
-      }
-    }
-#endif
-  }
-
-  double now() const noexcept {
-#ifdef CUNUMPY_HAVE_TSC
-    if (use_tsc_)
-      return static_cast<double>(__rdtsc() - tsc_epoch_) * seconds_per_tick_;
-#endif
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         epoch_)
-        .count();
-  }
-
-private:
-  static bool invariant_tsc() {
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(cpuinfo, line))
-      if (line.rfind("flags", 0) == 0)
-        return line.find(" constant_tsc") != std::string::npos &&
-               line.find(" nonstop_tsc") != std::string::npos;
-    return false;
-  }
-
-  std::chrono::steady_clock::time_point epoch_;
-  bool use_tsc_ = false;
-  std::uint64_t tsc_epoch_ = 0;
-  double seconds_per_tick_ = 0.0;
-};
-
-const Clock& clock() {
-  static const Clock* instance = new Clock();
-  return *instance;
-}
-
-} // namespace
-
 double Recorder::now() const noexcept {
-  return clock().now();
+  return the_clock->now();
 }
 
 void Recorder::set_backtrace_depth(int depth) noexcept {
