@@ -3,24 +3,35 @@
 cunumpy plugin: the goal is at most 1.01.
 
     python3 bench/plugin/plugin_overhead.py --build build [--steps 10000]
-        [--probes 3] [--repeats 15] [--size 100000] [--trace]
+        [--probes 3] [--repeats 6] [--size 100000] [--block 20]
+        [--sizes 100000,200000,400000] [--processes] [--trace]
         [--plugin-env CUNUMPY_BACKTRACE=0] [--no-empty-tool]
 
-Runs alternate (without, with, without, ...) so that drifting machine load
-hits both alike. The goal's ratio is that of the time loop, which the
-program times itself (`legacy_app: time loop S s`): the medians and the
-minima of those. The whole process is timed too (wall clock and CPU time,
-user + system): the difference between the two is the plugin's fixed cost
-per run (loading, symbolizing the call sites, writing the report), given
-apart. A third series loads the tests' minimal Kokkos Tools library
-(build/tests/libkp_test_tool.so, which only counts the callbacks): what
-Kokkos itself spends calling any tool, the floor under the plugin's
-ratio. Results and their reading are in docs/performance.md, section
-"Plugin".
+The goal's ratio is measured inside one process, block against block:
+`legacy_app --alternate-tools N` times its loop in blocks of N steps and
+pauses the loaded Kokkos tool (Kokkos::Tools::Experimental::pause_tools) in
+every other block, in pairs ordered on/paused and paused/on in turn. A
+pair's ratio (tool on / paused) is the tool's cost under the same machine
+load; the result is the median of all pairs of all runs, with a bootstrap
+95% interval. On a shared machine this is far steadier than timing whole
+processes, whose medians move by a few percent from one series to the next.
+
+Runs alternate between the plugin and the tests' minimal Kokkos Tools
+library (build/tests/libkp_test_tool.so, which only counts the callbacks):
+what Kokkos itself spends calling any tool, the floor under the plugin's
+ratio.
+
+--sizes repeats the measurement for several state sizes (step lengths): the
+ratio falls as the step grows, and the table shows from which step length
+the goal holds. --processes adds the earlier measurement, whole processes
+with and without the plugin, alternating, which also gives the plugin's
+fixed cost per run (loading, symbolizing the call sites, writing the
+report). Results and their reading are in docs/performance.md, "Plugin".
 """
 
 import argparse
 import os
+import random
 import re
 import resource
 import statistics
@@ -36,27 +47,100 @@ def cpu_seconds():
 
 
 def run(command, environment):
-    """(time loop, process wall-clock, process CPU) seconds of one run."""
+    """(stdout, process wall-clock, process CPU) of one run."""
     cpu = cpu_seconds()
     start = time.perf_counter()
     finished = subprocess.run(command, env=environment, check=True,
                               stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True)
     wall = time.perf_counter() - start
-    loop = re.search(r"time loop ([0-9.]+) s", finished.stdout)
+    return finished.stdout, wall, cpu_seconds() - cpu
+
+
+def loop_seconds(output, program):
+    loop = re.search(r"time loop ([0-9.]+) s", output)
     if loop is None:
-        sys.exit(f"no 'time loop' line in the output of {command[0]}")
-    return float(loop.group(1)), wall, cpu_seconds() - cpu
+        sys.exit(f"no 'time loop' line in the output of {program}")
+    return float(loop.group(1))
+
+
+def block_pairs(output, program):
+    """Ratios (tool on / paused) of the block pairs of one run."""
+    blocks = {}
+    for kind in ("on", "paused"):
+        line = re.search(rf"blocks of \d+ steps, tool {kind}:([0-9. ]*)",
+                         output)
+        if line is None:
+            sys.exit(f"{program} printed no blocks: a legacy_app without "
+                     "--alternate-tools?")
+        blocks[kind] = [float(value) for value in line.group(1).split()]
+    return [on / paused for on, paused in zip(blocks["on"], blocks["paused"])
+            if paused > 0]
+
+
+def median_interval(ratios):
+    """The median and a bootstrap 95% interval of it."""
+    generator = random.Random(1)
+    medians = sorted(statistics.median(generator.choices(ratios,
+                                                         k=len(ratios)))
+                     for _ in range(400))
+    return statistics.median(ratios), medians[10], medians[389]
+
+
+class Series:
+    def __init__(self, name, environment):
+        self.name, self.environment = name, environment
+        self.pairs, self.loops, self.walls, self.cpus = [], [], [], []
+
+
+def paired(arguments, build, environments, size):
+    """Runs of each series in turn, each with alternating blocks."""
+    program = os.path.join(build, "examples/legacy_app/legacy_app")
+    command = [program, "--steps", str(arguments.steps), "--size", str(size),
+               "--probes", str(arguments.probes), "--alternate-tools",
+               str(arguments.block)]
+    series = [Series(name, environment) for name, environment in environments]
+    run(command, series[0].environment)  # warm the file cache
+    for _ in range(arguments.repeats):
+        for one in series:
+            output, _, _ = run(command, one.environment)
+            one.pairs += block_pairs(output, program)
+            one.loops.append(loop_seconds(output, program))
+    return command, series
+
+
+def processes(arguments, build, base, environments):
+    """Whole processes without a tool and with each, alternating."""
+    program = os.path.join(build, "examples/legacy_app/legacy_app")
+    command = [program, "--steps", str(arguments.steps), "--size",
+               str(arguments.size), "--probes", str(arguments.probes)]
+    without = Series("none", base)
+    series = [Series(name, environment) for name, environment in environments]
+    for _ in range(arguments.repeats):
+        for one in [without] + series:
+            output, wall, cpu = run(command, one.environment)
+            one.loops.append(loop_seconds(output, program))
+            one.walls.append(wall)
+            one.cpus.append(cpu)
+    return without, series
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default="build")
     parser.add_argument("--steps", type=int, default=10000)
-    parser.add_argument("--size", type=int, default=100000)
+    parser.add_argument("--size", type=int, default=100000,
+                        help="doubles in the state (the step's length)")
+    parser.add_argument("--sizes", default="",
+                        help="comma-separated sizes to compare instead")
     parser.add_argument("--probes", type=int, default=3,
                         help="single-value copies per time step")
-    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--block", type=int, default=20,
+                        help="steps per block (a multiple of the output "
+                             "interval, 10)")
+    parser.add_argument("--repeats", type=int, default=6)
+    parser.add_argument("--processes", action="store_true",
+                        help="also time whole processes")
     parser.add_argument("--trace", action="store_true",
                         help="also write a Chrome trace")
     parser.add_argument("--no-empty-tool", action="store_true",
@@ -68,10 +152,7 @@ def main():
     arguments = parser.parse_args()
 
     build = os.path.abspath(arguments.build)
-    program = os.path.join(build, "examples/legacy_app/legacy_app")
     plugin = os.path.join(build, "src/plugin/libkp_cunumpy.so")
-    command = [program, "--steps", str(arguments.steps), "--size",
-               str(arguments.size), "--probes", str(arguments.probes)]
     base = {name: value for name, value in os.environ.items()
             if not name.startswith(("CUNUMPY_", "KOKKOS_TOOLS_LIBS",
                                      "KOKKOS_PROFILE_LIBRARY"))}
@@ -86,60 +167,52 @@ def main():
         for assignment in arguments.plugin_env:
             name, _, value = assignment.partition("=")
             with_plugin[name] = value
+        environments = [("plugin", with_plugin)]
         empty_tool = os.path.join(build, "tests/libkp_test_tool.so")
-        with_empty_tool = None
         if not arguments.no_empty_tool and os.path.exists(empty_tool):
-            with_empty_tool = dict(base, **{
+            environments.append(("floor", dict(base, **{
                 "KOKKOS_TOOLS_LIBS": empty_tool,
                 "KOKKOS_PROFILE_LIBRARY": empty_tool,
-                "KP_TEST_TOOL_OUTPUT": os.path.join(work, "counts.txt")})
-        run(command, base)  # warm the file cache
-        runs_without, runs_with, runs_empty = [], [], []
-        for _ in range(arguments.repeats):
-            runs_without.append(run(command, base))
-            runs_with.append(run(command, with_plugin))
-            if with_empty_tool is not None:
-                runs_empty.append(run(command, with_empty_tool))
+                "KP_TEST_TOOL_OUTPUT": os.path.join(work, "counts.txt")})))
+
+        sizes = ([int(size) for size in arguments.sizes.split(",") if size]
+                 or [arguments.size])
+        print(f"legacy_app --steps {arguments.steps} --probes "
+              f"{arguments.probes} --alternate-tools {arguments.block}, "
+              f"{arguments.repeats} runs per series")
+        print(f"  KOKKOS_TOOLS_LIBS={plugin} {' '.join(arguments.plugin_env)}")
+        print(f"  {'size':>8} {'step':>9}  {'series':<7} {'time-loop ratio':>15}"
+              f"  {'95% interval':<17} {'per step':>9}")
+        for size in sizes:
+            _, series = paired(arguments, build, environments, size)
+            for one in series:
+                middle, low, high = median_interval(one.pairs)
+                step = statistics.median(one.loops) / arguments.steps
+                cost = (middle - 1.0) * step / middle
+                print(f"  {size:>8} {step * 1e6:>6.1f} us  {one.name:<7} "
+                      f"{middle:>15.4f}  [{low:.4f}, {high:.4f}] "
+                      f"{cost * 1e6:>6.2f} us")
         if not os.path.exists(with_plugin["CUNUMPY_REPORT"]):
             sys.exit("the runs with the plugin wrote no report: was "
                      f"{plugin} loaded? (its libraries found?)")
-        report_size = os.path.getsize(with_plugin["CUNUMPY_REPORT"])
-    def column(runs, index):
-        return [run_times[index] for run_times in runs]
+        print(f"  time-loop ratio: the median of {len(series[0].pairs)} block"
+              " pairs per series (last size)")
 
-    loop_without, loop_with = column(runs_without, 0), column(runs_with, 0)
-    wall_without, wall_with = column(runs_without, 1), column(runs_with, 1)
-    cpu_without = statistics.median(column(runs_without, 2))
-    cpu_with = statistics.median(column(runs_with, 2))
-    median = statistics.median
-    steps = arguments.steps
-    print(f"{' '.join(command)}")
-    print(f"  KOKKOS_TOOLS_LIBS={plugin} {' '.join(arguments.plugin_env)}")
-    print(f"  {steps} steps, {arguments.probes} probe copies per "
-          f"step, {arguments.repeats} runs each, report {report_size} bytes")
-    print(f"  time loop without plugin: median {median(loop_without):.4f} s, "
-          f"min {min(loop_without):.4f} s")
-    print(f"  time loop with plugin:    median {median(loop_with):.4f} s, "
-          f"min {min(loop_with):.4f} s")
-    print(f"  time-loop ratio: {median(loop_with) / median(loop_without):.4f} "
-          f"(medians), {min(loop_with) / min(loop_without):.4f} (minima); "
-          f"{(median(loop_with) - median(loop_without)) / steps * 1e6:.2f} "
-          f"us per step")
-    print(f"  whole process: median {median(wall_without):.4f} s without, "
-          f"{median(wall_with):.4f} s with, ratio "
-          f"{median(wall_with) / median(wall_without):.4f}; CPU "
-          f"{cpu_without:.4f} s without, {cpu_with:.4f} s with, ratio "
-          f"{cpu_with / cpu_without:.4f}")
-    fixed = ((median(wall_with) - median(loop_with)) -
-             (median(wall_without) - median(loop_without)))
-    print(f"  fixed cost per run (outside the loop): {fixed * 1e3:.1f} ms")
-    if runs_empty:
-        loop_empty = column(runs_empty, 0)
-        print(f"  floor, the minimal tool: time-loop ratio "
-              f"{median(loop_empty) / median(loop_without):.4f} (medians), "
-              f"{min(loop_empty) / min(loop_without):.4f} (minima); "
-              f"{(median(loop_empty) - median(loop_without)) / steps * 1e6:.2f}"
-              f" us per step")
+        if arguments.processes:
+            without, series = processes(arguments, build, base,
+                                        environments)
+            median = statistics.median
+            print(f"whole processes (--size {arguments.size}), medians of "
+                  f"{arguments.repeats} runs:")
+            for one in series:
+                loop = median(one.loops) / median(without.loops)
+                wall = median(one.walls) / median(without.walls)
+                cpu = median(one.cpus) / median(without.cpus)
+                fixed = ((median(one.walls) - median(one.loops)) -
+                         (median(without.walls) - median(without.loops)))
+                print(f"  {one.name:<7} time loop {loop:.4f}, process "
+                      f"{wall:.4f}, CPU {cpu:.4f}; fixed cost per run "
+                      f"{fixed * 1e3:.1f} ms")
     return 0
 
 
