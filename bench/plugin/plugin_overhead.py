@@ -4,8 +4,8 @@ cunumpy plugin: the goal is at most 1.01.
 
     python3 bench/plugin/plugin_overhead.py --build build [--steps 10000]
         [--probes 3] [--repeats 6] [--size 100000] [--block 20]
-        [--sizes 100000,200000,400000] [--processes] [--trace]
-        [--plugin-env CUNUMPY_BACKTRACE=0] [--no-empty-tool]
+        [--sizes 100000,200000,400000] [--device-time US] [--processes]
+        [--trace] [--plugin-env CUNUMPY_BACKTRACE=0] [--no-empty-tool]
 
 The goal's ratio is measured inside one process, block against block:
 `legacy_app --alternate-tools N` times its loop in blocks of N steps and
@@ -26,7 +26,12 @@ ratio falls as the step grows, and the table shows from which step length
 the goal holds. --processes adds the earlier measurement, whole processes
 with and without the plugin, alternating, which also gives the plugin's
 fixed cost per run (loading, symbolizing the call sites, writing the
-report). Results and their reading are in docs/performance.md, "Plugin".
+report). --device-time US adds a wait of US microseconds per step, which
+reads only the clock (legacy_app --device-time): with a small --size, a
+step like a GPU's, where the kernel runs on the device and leaves the host's
+caches to the host; the fake device's kernel runs on the host core instead
+and evicts them every step. Results and their reading are in
+docs/performance.md, "Plugin".
 """
 
 import argparse
@@ -98,7 +103,8 @@ def paired(arguments, build, environments, size):
     program = os.path.join(build, "examples/legacy_app/legacy_app")
     command = [program, "--steps", str(arguments.steps), "--size", str(size),
                "--probes", str(arguments.probes), "--alternate-tools",
-               str(arguments.block)]
+               str(arguments.block), "--device-time",
+               str(arguments.device_time)]
     series = [Series(name, environment) for name, environment in environments]
     run(command, series[0].environment)  # warm the file cache
     for _ in range(arguments.repeats):
@@ -113,7 +119,8 @@ def processes(arguments, build, base, environments):
     """Whole processes without a tool and with each, alternating."""
     program = os.path.join(build, "examples/legacy_app/legacy_app")
     command = [program, "--steps", str(arguments.steps), "--size",
-               str(arguments.size), "--probes", str(arguments.probes)]
+               str(arguments.size), "--probes", str(arguments.probes),
+               "--device-time", str(arguments.device_time)]
     without = Series("none", base)
     series = [Series(name, environment) for name, environment in environments]
     for _ in range(arguments.repeats):
@@ -133,6 +140,8 @@ def main():
                         help="doubles in the state (the step's length)")
     parser.add_argument("--sizes", default="",
                         help="comma-separated sizes to compare instead")
+    parser.add_argument("--device-time", type=int, default=0, metavar="US",
+                        help="host wait per step, as for a GPU kernel")
     parser.add_argument("--probes", type=int, default=3,
                         help="single-value copies per time step")
     parser.add_argument("--block", type=int, default=20,
@@ -178,7 +187,8 @@ def main():
         sizes = ([int(size) for size in arguments.sizes.split(",") if size]
                  or [arguments.size])
         print(f"legacy_app --steps {arguments.steps} --probes "
-              f"{arguments.probes} --alternate-tools {arguments.block}, "
+              f"{arguments.probes} --alternate-tools {arguments.block} "
+              f"--device-time {arguments.device_time}, "
               f"{arguments.repeats} runs per series")
         print(f"  KOKKOS_TOOLS_LIBS={plugin} {' '.join(arguments.plugin_env)}")
         print(f"  {'size':>8} {'step':>9}  {'series':<7} {'time-loop ratio':>15}"
@@ -188,6 +198,10 @@ def main():
             for one in series:
                 middle, low, high = median_interval(one.pairs)
                 step = statistics.median(one.loops) / arguments.steps
+                if step < arguments.device_time * 1e-6:
+                    sys.exit(f"steps of {step * 1e6:.1f} us with --device-time"
+                             f" {arguments.device_time}: the legacy_app of "
+                             f"{build} does not wait")
                 cost = (middle - 1.0) * step / middle
                 print(f"  {size:>8} {step * 1e6:>6.1f} us  {one.name:<7} "
                       f"{middle:>15.4f}  [{low:.4f}, {high:.4f}] "

@@ -11,7 +11,8 @@
 // device is a fake one: add CUNUMPY_DEVICE_SPACES=FakeDevice.)
 //
 //   ./legacy_app [--steps N] [--size N] [--output-every N] [--copy-in-step]
-//                [--probes N] [--alternate-tools N] [--exit-without-finalize]
+//                [--probes N] [--alternate-tools N] [--device-time US]
+//                [--exit-without-finalize]
 //
 // --copy-in-step adds a copy of the state to every time step (the bug the
 // budget catches); --probes N reads N single values per step (the overhead
@@ -19,6 +20,10 @@
 // times the loop in blocks of N steps and pauses the loaded Kokkos tool
 // (Kokkos::Tools::Experimental::pause_tools) in every other block, so that
 // the cost of a tool is measured within one process, block against block.
+// --device-time US makes the host wait US microseconds per step after the
+// kernel, without touching memory, as a host waits while a GPU computes:
+// with a small --size, a GPU-like step on the fake device, whose kernels
+// otherwise run on the host core and evict its caches every step.
 
 #include <algorithm>
 #include <chrono>
@@ -98,6 +103,7 @@ struct Options {
   bool copy_in_step = false;
   int probes = 0;
   int alternate_tools = 0; // steps per block; 0: tools stay on
+  int device_time_us = 0;  // host wait per step, as for a GPU kernel
   bool exit_without_finalize = false;
 };
 
@@ -118,6 +124,8 @@ Options parse(int argc, char* argv[]) {
       options.probes = std::atoi(argv[++i]);
     else if (arg == "--alternate-tools" && has_value)
       options.alternate_tools = std::atoi(argv[++i]);
+    else if (arg == "--device-time" && has_value)
+      options.device_time_us = std::atoi(argv[++i]);
     else if (arg == "--exit-without-finalize")
       options.exit_without_finalize = true;
   }
@@ -139,6 +147,17 @@ void compute_diagnostics(const DeviceView& state, Diagnostics& diagnostics) {
       "legacy::diagnostics", Policy(0, device.extent(0)),
       KOKKOS_LAMBDA(int i) { device(i) = state(i * (n / device.extent(0))); });
   diagnostics.modify_device();
+}
+
+/// --device-time: the host spins, as Kokkos' fence does while a GPU
+/// kernel runs, reading only the clock.
+void wait_for_device(int microseconds) {
+  if (microseconds <= 0)
+    return;
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::microseconds(microseconds);
+  while (std::chrono::steady_clock::now() < until) {
+  }
 }
 
 struct Result {
@@ -183,10 +202,10 @@ public:
     std::sort(ratios.begin(), ratios.end());
     std::printf("legacy_app: blocks of %d steps, tool on:", block_steps_);
     for (double seconds : on_)
-      std::printf(" %.6f", seconds);
+      std::printf(" %.9f", seconds);
     std::printf("\nlegacy_app: blocks of %d steps, tool paused:", block_steps_);
     for (double seconds : paused_)
-      std::printf(" %.6f", seconds);
+      std::printf(" %.9f", seconds);
     std::printf("\n");
     if (!ratios.empty())
       std::printf("legacy_app: tool on/paused, median of %zu pairs: %.4f\n",
@@ -249,6 +268,7 @@ Result run(const Options& options, ToolAlternation& alternation) {
     alternation.before_step(step);
     Kokkos::Profiling::pushRegion("integrate");
     advance(state, 1e-3);
+    wait_for_device(options.device_time_us);
     if (options.copy_in_step)
       Kokkos::deep_copy(probe, state); // the copy --copy-in-step adds
     for (int p = 0; p < options.probes; ++p) {
