@@ -6,6 +6,7 @@ cunumpy plugin: the goal is at most 1.01.
         [--probes 3] [--repeats 6] [--size 100000] [--block 20]
         [--sizes 100000,200000,400000] [--device-time US] [--processes]
         [--trace] [--plugin-env CUNUMPY_BACKTRACE=0] [--no-empty-tool]
+        [--variant nosites:CUNUMPY_BACKTRACE=0]
 
 The goal's ratio is measured inside one process, block against block:
 `legacy_app --alternate-tools N` times its loop in blocks of N steps and
@@ -26,7 +27,9 @@ ratio falls as the step grows, and the table shows from which step length
 the goal holds. --processes adds the earlier measurement, whole processes
 with and without the plugin, alternating, which also gives the plugin's
 fixed cost per run (loading, symbolizing the call sites, writing the
-report). --device-time US adds a wait of US microseconds per step, which
+report). Each --variant adds a series with the plugin and more variables,
+run in turn with the others, to compare settings under the same load.
+--device-time US adds a wait of US microseconds per step, which
 reads only the clock (legacy_app --device-time): with a small --size, a
 step like a GPU's, where the kernel runs on the device and leaves the host's
 caches to the host; the fake device's kernel runs on the host core instead
@@ -158,6 +161,11 @@ def main():
                         metavar="NAME=VALUE",
                         help="a variable for the runs with the plugin, such "
                              "as CUNUMPY_BACKTRACE=0 (repeatable)")
+    parser.add_argument("--variant", action="append", default=[],
+                        metavar="NAME:VAR=VALUE[,VAR=VALUE]",
+                        help="one more series with the plugin and these "
+                             "variables, run in turn with the others, such "
+                             "as nosites:CUNUMPY_BACKTRACE=0 (repeatable)")
     arguments = parser.parse_args()
 
     build = os.path.abspath(arguments.build)
@@ -177,6 +185,16 @@ def main():
             name, _, value = assignment.partition("=")
             with_plugin[name] = value
         environments = [("plugin", with_plugin)]
+        for variant in arguments.variant:
+            name, _, assignments = variant.partition(":")
+            environment = dict(with_plugin)
+            for assignment in assignments.split(","):
+                variable, equals, value = assignment.partition("=")
+                if not name or not variable or not equals:
+                    sys.exit(f"--variant {variant}: expected NAME:VAR=VALUE"
+                             "[,VAR=VALUE...]")
+                environment[variable] = value
+            environments.append((name, environment))
         empty_tool = os.path.join(build, "tests/libkp_test_tool.so")
         if not arguments.no_empty_tool and os.path.exists(empty_tool):
             environments.append(("floor", dict(base, **{
@@ -191,7 +209,9 @@ def main():
               f"--device-time {arguments.device_time}, "
               f"{arguments.repeats} runs per series")
         print(f"  KOKKOS_TOOLS_LIBS={plugin} {' '.join(arguments.plugin_env)}")
-        print(f"  {'size':>8} {'step':>9}  {'series':<7} {'time-loop ratio':>15}"
+        width = max(len(name) for name, _ in environments)
+        print(f"  {'size':>8} {'step':>9}  {'series':<{width}} "
+              f"{'time-loop ratio':>15}"
               f"  {'95% interval':<17} {'per step':>9}")
         for size in sizes:
             _, series = paired(arguments, build, environments, size)
@@ -203,7 +223,7 @@ def main():
                              f" {arguments.device_time}: the legacy_app of "
                              f"{build} does not wait")
                 cost = (middle - 1.0) * step / middle
-                print(f"  {size:>8} {step * 1e6:>6.1f} us  {one.name:<7} "
+                print(f"  {size:>8} {step * 1e6:>6.1f} us  {one.name:<{width}} "
                       f"{middle:>15.4f}  [{low:.4f}, {high:.4f}] "
                       f"{cost * 1e6:>6.2f} us")
         if not os.path.exists(with_plugin["CUNUMPY_REPORT"]):
@@ -224,7 +244,7 @@ def main():
                 cpu = median(one.cpus) / median(without.cpus)
                 fixed = ((median(one.walls) - median(one.loops)) -
                          (median(without.walls) - median(without.loops)))
-                print(f"  {one.name:<7} time loop {loop:.4f}, process "
+                print(f"  {one.name:<{width}} time loop {loop:.4f}, process "
                       f"{wall:.4f}, CPU {cpu:.4f}; fixed cost per run "
                       f"{fixed * 1e3:.1f} ms")
     return 0
