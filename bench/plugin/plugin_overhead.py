@@ -95,6 +95,14 @@ def median_interval(ratios):
     return statistics.median(ratios), medians[10], medians[389]
 
 
+def variable_of(assignment, option):
+    """(name, value) of a NAME=VALUE given to `option`."""
+    name, equals, value = assignment.partition("=")
+    if not name or not equals:
+        sys.exit(f"{option}: '{assignment}' is not NAME=VALUE")
+    return name, value
+
+
 class Series:
     def __init__(self, name, environment):
         self.name, self.environment = name, environment
@@ -182,19 +190,16 @@ def main():
         if arguments.trace:
             with_plugin["CUNUMPY_TRACE"] = os.path.join(work, "trace.json")
         for assignment in arguments.plugin_env:
-            name, _, value = assignment.partition("=")
-            with_plugin[name] = value
+            with_plugin.update([variable_of(assignment, "--plugin-env")])
         environments = [("plugin", with_plugin)]
         for variant in arguments.variant:
             name, _, assignments = variant.partition(":")
-            environment = dict(with_plugin)
-            for assignment in assignments.split(","):
-                variable, equals, value = assignment.partition("=")
-                if not name or not variable or not equals:
-                    sys.exit(f"--variant {variant}: expected NAME:VAR=VALUE"
-                             "[,VAR=VALUE...]")
-                environment[variable] = value
-            environments.append((name, environment))
+            if not name or not assignments:
+                sys.exit(f"--variant: '{variant}' is not NAME:VAR=VALUE"
+                         "[,VAR=VALUE...]")
+            environments.append((name, dict(with_plugin, **dict(
+                variable_of(assignment, f"--variant {name}")
+                for assignment in assignments.split(",")))))
         empty_tool = os.path.join(build, "tests/libkp_test_tool.so")
         if not arguments.no_empty_tool and os.path.exists(empty_tool):
             environments.append(("floor", dict(base, **{
