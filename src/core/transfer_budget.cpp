@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -414,7 +415,23 @@ TransferBudget TransferBudget::from_file(const std::string& path,
   return budget;
 }
 
+namespace {
+void set_rules(Impl::BudgetState& state,
+               std::vector<std::pair<std::string, Rule>> rules) {
+  auto lock = Impl::lock_recorder();
+  for (auto& [name, rule] : rules)
+    state.set_rule(name, std::move(rule));
+}
+} // namespace
+
 TransferBudget& TransferBudget::require_file(const std::string& path) {
+  const auto problem = [&](const std::string& what) {
+    return std::invalid_argument("cunumpy::TransferBudget: rule file '" + path +
+                                 "' " + what);
+  };
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw problem("is a directory; name the .toml file in it");
   std::ifstream file(path);
   if (!file)
     throw std::invalid_argument("cunumpy::TransferBudget: cannot read rule "
@@ -422,15 +439,21 @@ TransferBudget& TransferBudget::require_file(const std::string& path) {
                                 path + "'; check the path");
   std::stringstream text;
   text << file.rdbuf();
-  return require_toml(text.str(), path);
+  if (file.bad())
+    throw problem("could not be read to its end");
+  auto rules = Impl::parse_rules(text.str(), path);
+  // An empty file (or one of comments) is a file that is not the budget:
+  // checked, it would pass whatever the program copies.
+  if (rules.empty())
+    throw problem("defines no phases; a rule file holds [phases.<name>] "
+                  "tables, e.g. [phases.integrate] with calls = 1");
+  set_rules(*state_, std::move(rules));
+  return *this;
 }
 
 TransferBudget& TransferBudget::require_toml(std::string_view toml,
                                              const std::string& source) {
-  auto rules = Impl::parse_rules(toml, source);
-  auto lock = Impl::lock_recorder();
-  for (auto& [name, rule] : rules)
-    state_->set_rule(name, std::move(rule));
+  set_rules(*state_, Impl::parse_rules(toml, source));
   return *this;
 }
 

@@ -479,4 +479,28 @@ TEST(BudgetFile, ErrorsNameTheFileTheLineAndTheKey) {
       << missing;
 }
 
+// A path that names no rules is refused, not a budget that passes whatever
+// the program copies: a directory (which opens for reading on Linux), an
+// empty file, a file of comments or an empty [phases] table.
+TEST(Budget, RuleFileWithoutPhasesIsAnError) {
+  const std::string directory = message_of<std::invalid_argument>(
+      [] { (void)TransferBudget::from_file(::testing::TempDir()); });
+  EXPECT_NE(directory.find("is a directory; name the .toml file in it"),
+            std::string::npos)
+      << directory;
+  for (const std::string text : {"", "# to be written\n", "[phases]\n"}) {
+    TemporaryFile file("empty.toml", text);
+    const std::string message = message_of<std::invalid_argument>(
+        [&] { (void)TransferBudget::from_file(file.path()); });
+    EXPECT_NE(message.find("rule file '" + file.path() +
+                           "' defines no phases; a rule file holds "
+                           "[phases.<name>] tables"),
+              std::string::npos)
+        << "for '" << text << "': " << message;
+  }
+  // One phase without limits is a rule (nothing may happen in it).
+  TemporaryFile quiet("quiet.toml", "[phases.quiet]\n");
+  EXPECT_TRUE(TransferBudget::from_file(quiet.path()).rule("quiet"));
+}
+
 } // namespace

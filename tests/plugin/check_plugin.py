@@ -466,6 +466,28 @@ def case_bad_budget_key(case):
     expect(len(lines) == 1, "and nothing else", run.context())
 
 
+def case_bad_budget_empty(case):
+    """A budget path that names no rules is refused, not passed: an empty
+    file, and a directory (which opens for reading)."""
+    empty = write(case, "empty.toml", "# rules to come\n")
+    for path, pattern in ((empty, r"empty\.toml' defines no phases"),
+                          (case.path(""), r"' is a directory")):
+        run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=path)
+        program_ran(run)
+        lines = one_warning(case, run,
+                            r"^cunumpy: CUNUMPY_BUDGET: rule file '.*" +
+                            pattern + r".*; running without a budget$")
+        expect(len(lines) == 1, "and nothing else", run.context())
+        budget = case.json("report.json", run)["budget"]
+        expect(not budget["checked"] and not budget["ok"],
+               "the report says the budget was not checked", str(budget))
+        run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=path,
+                       CUNUMPY_ON_VIOLATION="exit")
+        expect(run.status == VIOLATION_STATUS,
+               "with CUNUMPY_ON_VIOLATION=exit it fails the run",
+               run.context())
+
+
 def case_bad_report_path(case):
     run = case.run(CUNUMPY_REPORT=case.path("no/such/dir/report.txt"))
     program_ran(run)

@@ -330,3 +330,13 @@ def test_rule_file_errors_name_the_file_the_line_and_the_key(tmp_path):
         xp.profiling.TransferBudget().require_file("/nonexistent/rules.toml")
     with pytest.raises(ValueError, match=r"<string>:2: key 'phases.a.cals': unknown key"):
         xp.profiling.TransferBudget().require_toml("[phases.a]\ncals = 3\n")
+
+
+def test_a_rule_file_without_phases_is_refused(tmp_path):
+    # Checked, it would pass whatever the program copies.
+    with pytest.raises(ValueError, match="is a directory; name the .toml file in it"):
+        xp.profiling.TransferBudget.from_file(tmp_path)
+    path = tmp_path / "rules.toml"
+    path.write_text("# rules to come\n")
+    with pytest.raises(ValueError, match=r"rules.toml' defines no phases"):
+        xp.profiling.TransferBudget.from_file(path)
