@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +24,32 @@ std::string lowercase(std::string text) {
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() &&
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Whether two paths name one file, existing or not (`out.json` and
+/// `./out.json`, or a link to it).
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  // weakly_canonical leaves a relative path relative when none of it
+  // exists yet: absolute first.
+  const auto normal = [](const std::string& path) {
+    std::error_code error;
+    fs::path result = fs::absolute(path, error);
+    if (error)
+      return fs::path(path).lexically_normal();
+    fs::path canonical = fs::weakly_canonical(result, error);
+    return error ? result.lexically_normal() : canonical;
+  };
+  return normal(a) == normal(b);
+}
+
+/// Why the plugin must not write `path`: it is `other` (a file the plugin
+/// reads or writes already, named `variable`); empty when it is not.
+std::string used_by(const std::string& path, const std::string& other,
+                    const std::string& variable) {
+  if (other.empty() || !same_file(path, other))
+    return {};
+  return "it is also " + variable;
 }
 
 } // namespace
@@ -82,10 +109,16 @@ Config Config::from_environment() {
     config.rank = *rank;
     config.rank_known = true;
   }
+  if (const auto budget = Impl::environment("CUNUMPY_BUDGET"))
+    config.budget_path = *budget;
   if (const auto report = Impl::environment("CUNUMPY_REPORT")) {
     config.report_path = expand_rank(*report, config.rank);
     config.report_json = ends_with(lowercase(config.report_path), ".json");
-    const std::string problem = cannot_write(config.report_path);
+    std::string problem = cannot_write(config.report_path);
+    // Written at the end, the report would replace the rules it checks.
+    if (problem.empty())
+      problem = used_by(config.report_path, config.budget_path,
+                        "CUNUMPY_BUDGET, the rule file");
     if (!problem.empty()) {
       Impl::warn("CUNUMPY_REPORT: cannot write '" + config.report_path + "' (" +
                  problem + "); the summary goes to stderr instead");
@@ -93,8 +126,6 @@ Config Config::from_environment() {
       config.report_json = false;
     }
   }
-  if (const auto budget = Impl::environment("CUNUMPY_BUDGET"))
-    config.budget_path = *budget;
   if (const auto action = Impl::environment("CUNUMPY_ON_VIOLATION")) {
     const std::string value = lowercase(*action);
     if (value == "exit") {
@@ -106,7 +137,13 @@ Config Config::from_environment() {
   }
   if (const auto trace = Impl::environment("CUNUMPY_TRACE")) {
     config.trace_path = expand_rank(*trace, config.rank);
-    const std::string problem = cannot_write(config.trace_path);
+    std::string problem = cannot_write(config.trace_path);
+    if (problem.empty())
+      problem = used_by(config.trace_path, config.budget_path,
+                        "CUNUMPY_BUDGET, the rule file");
+    if (problem.empty())
+      problem = used_by(config.trace_path, config.report_path,
+                        "CUNUMPY_REPORT, the report");
     if (!problem.empty()) {
       Impl::warn("CUNUMPY_TRACE: cannot write '" + config.trace_path + "' (" +
                  problem + "); no trace is recorded");

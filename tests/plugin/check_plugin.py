@@ -512,6 +512,39 @@ def case_bad_trace_path(case):
            "no trace in the report")
 
 
+def case_bad_same_paths(case):
+    """An output that names the rule file or the other output is refused:
+    a report written over budget.toml would destroy the rules it checks."""
+    rules = "[phases.integrate]\nallow.to_host = { max_nbytes = 8 }\n"
+    budget = write(case, "budget.toml", rules)
+    run = case.run(CUNUMPY_BUDGET=budget,
+                   CUNUMPY_REPORT=os.path.join(case.work, ".", "budget.toml"),
+                   CUNUMPY_TRACE=budget)
+    program_ran(run)
+    one_warning(case, run,
+                r"^cunumpy: CUNUMPY_REPORT: cannot write '.*budget\.toml' "
+                r"\(it is also CUNUMPY_BUDGET, the rule file\); the summary "
+                r"goes to stderr instead$")
+    one_warning(case, run,
+                r"^cunumpy: CUNUMPY_TRACE: cannot write '.*budget\.toml' "
+                r"\(it is also CUNUMPY_BUDGET, the rule file\); no trace is "
+                r"recorded$")
+    expect(case.read("budget.toml") == rules, "the rule file is intact",
+           case.read("budget.toml"))
+    expect(any("budget " in line and ": ok" in line
+               for line in run.cunumpy_lines()),
+           "and it was checked", run.context())
+    run = case.run(CUNUMPY_REPORT="report.json",
+                   CUNUMPY_TRACE=case.path("report.json"))
+    program_ran(run)
+    one_warning(case, run,
+                r"^cunumpy: CUNUMPY_TRACE: cannot write '.*report\.json' "
+                r"\(it is also CUNUMPY_REPORT, the report\); no trace is "
+                r"recorded$")
+    expect(case.json("report.json", run)["trace"] is None,
+           "the report is the report, and names no trace")
+
+
 def case_bad_on_violation(case):
     run = case.run(["--copy-in-step"], CUNUMPY_REPORT="report.json",
                    CUNUMPY_BUDGET=case.args.budget,
