@@ -779,6 +779,12 @@ def case_mpi(case):
     run = case.run(command=merge + [case.path("other.json")])
     expect(run.status == 2 and "not a cunumpy plugin report" in run.stderr,
            "a file that is no report is refused", run.context())
+    with open(case.path("report.txt"), "w", encoding="utf-8") as stream:
+        stream.write("cunumpy transfer report: legacy_app (rank 0)\n")
+    run = case.run(command=merge + [case.path("report.txt")])
+    expect(run.status == 2 and "a text report cannot be merged: write the "
+           "reports with CUNUMPY_REPORT=<file>.json" in run.stderr,
+           "a text report is refused with what to do", run.context())
 
 
 def main():
