@@ -223,6 +223,7 @@ constexpr std::size_t space_name_size = 64;
 struct SpaceCacheEntry {
   char name[space_name_size] = {}; // zero-padded
   SpaceSide side = SpaceSide::host;
+  bool unknown = false; // a host space only because its name is unknown
   std::uint32_t id = 0;
   std::uint64_t generation = ~std::uint64_t(0);
 };
@@ -350,6 +351,8 @@ struct LastSpaces {
   std::uint32_t src_id = 0;
   bool dst_short = false; // terminated within its first 16 bytes
   bool src_short = false;
+  /// Host to host only because a name is unknown: see is_known_space.
+  bool unknown_host_pair = false;
   std::uint64_t generation = ~std::uint64_t(0);
 
   void classify(const char* dst_name, const char* src_name,
@@ -428,17 +431,19 @@ ThreadState& thread_state() {
 /// The side and interned name of a memory space, cached per thread and
 /// invalidated when the set of device spaces changes.
 void classify(const char* name, ThreadState& thread, SpaceSide& side,
-              std::uint32_t& id) {
+              std::uint32_t& id, bool& unknown) {
   const std::uint64_t generation = Impl::device_space_generation();
   for (SpaceCacheEntry& entry : thread.spaces) {
     if (entry.generation == generation && same_space_name(entry.name, name)) {
       side = entry.side;
       id = entry.id;
+      unknown = entry.unknown;
       return;
     }
   }
   const std::string_view text(name, strnlen(name, space_name_size));
   side = space_side(text);
+  unknown = !is_known_space(text);
   {
     Recorder& recorder = Recorder::instance();
     std::lock_guard lock(recorder.mutex());
@@ -448,6 +453,7 @@ void classify(const char* name, ThreadState& thread, SpaceSide& side,
   std::memset(entry.name, 0, sizeof entry.name);
   std::memcpy(entry.name, text.data(), text.size());
   entry.side = side;
+  entry.unknown = unknown;
   entry.id = id;
   entry.generation = generation;
 }
@@ -462,8 +468,17 @@ void LastSpaces::classify(const char* dst_name, const char* src_name,
   const std::uint64_t now = Impl::device_space_generation();
   if (generation != now || !same_name(dst, dst_short, dst_name) ||
       !same_name(src, src_short, src_name)) {
-    Impl::classify(dst_name, thread, this->dst_side, this->dst_id);
-    Impl::classify(src_name, thread, this->src_side, this->src_id);
+    bool dst_unknown = false;
+    bool src_unknown = false;
+    Impl::classify(dst_name, thread, this->dst_side, this->dst_id, dst_unknown);
+    Impl::classify(src_name, thread, this->src_side, this->src_id, src_unknown);
+    unknown_host_pair = this->dst_side == SpaceSide::host &&
+                        this->src_side == SpaceSide::host &&
+                        (dst_unknown || src_unknown);
+    if (dst_unknown && unknown_host_pair)
+      note_unknown_space({dst_name, strnlen(dst_name, space_name_size)});
+    if (src_unknown && unknown_host_pair)
+      note_unknown_space({src_name, strnlen(src_name, space_name_size)});
     std::memcpy(dst, dst_name, space_name_size);
     std::memcpy(src, src_name, space_name_size);
     dst_short = std::memchr(dst, 0, 16) != nullptr;
@@ -849,8 +864,11 @@ void begin_deep_copy(const char* dst_space, const char* dst_label,
     SpaceSide dst_side, src_side;
     thread.last_spaces.classify(dst_space, src_space, thread, dst_side,
                                 copy.dst_space, src_side, copy.src_space);
-    if (dst_side == SpaceSide::host && src_side == SpaceSide::host)
-      return; // host to host: not a transfer
+    if (dst_side == SpaceSide::host && src_side == SpaceSide::host) {
+      if (thread.last_spaces.unknown_host_pair)
+        count_unknown_space_copy(); // a device space no one named?
+      return;                       // host to host: not a transfer
+    }
     copy.transfer = true;
     copy.kind = dst_side == SpaceSide::host   ? EventKind::to_host
                 : src_side == SpaceSide::host ? EventKind::to_device

@@ -23,6 +23,7 @@ bool ends_with(std::string_view text, std::string_view suffix) {
 struct Registry {
   std::mutex mutex;
   std::vector<std::string> device_names;
+  std::vector<std::string> unknown_names; // seen in host-to-host copies
 
   Registry() {
     // CUNUMPY_DEVICE_SPACES="FakeDevice,Other"
@@ -62,26 +63,74 @@ std::vector<std::string> registered_device_spaces() {
   return r.device_names;
 }
 
-SpaceSide space_side(std::string_view name) {
-  {
-    Registry& r = registry();
-    std::lock_guard lock(r.mutex);
-    if (std::find(r.device_names.begin(), r.device_names.end(), name) !=
-        r.device_names.end())
-      return SpaceSide::device;
-  }
-  if (ends_with(name, "HostPinned") || ends_with(name, "HostUSM") ||
-      starts_with(name, "Host"))
-    return SpaceSide::host;
+namespace {
+
+bool is_registered_device(std::string_view name) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  return std::find(r.device_names.begin(), r.device_names.end(), name) !=
+         r.device_names.end();
+}
+
+bool is_host_space_name(std::string_view name) {
+  return ends_with(name, "HostPinned") || ends_with(name, "HostUSM") ||
+         starts_with(name, "Host");
+}
+
+bool is_device_space_name(std::string_view name) {
   for (std::string_view device :
        {"Cuda", "HIP", "SYCL", "OpenMPTarget", "OpenACC"})
     if (starts_with(name, device))
-      return SpaceSide::device;
-  return SpaceSide::host;
+      return true;
+  return false;
+}
+
+std::atomic<std::uint64_t> unknown_copies{0};
+
+} // namespace
+
+SpaceSide space_side(std::string_view name) {
+  if (is_registered_device(name))
+    return SpaceSide::device;
+  if (is_host_space_name(name))
+    return SpaceSide::host;
+  return is_device_space_name(name) ? SpaceSide::device : SpaceSide::host;
 }
 
 namespace Impl {
 std::atomic<std::uint64_t> device_space_generation_counter{0};
+
+bool is_known_space(std::string_view name) {
+  // Kokkos' HBWSpace ("HBW") and AnonymousSpace are host spaces too.
+  return is_registered_device(name) || is_host_space_name(name) ||
+         is_device_space_name(name) || name == "HBW" || name == "Anonymous" ||
+         name == "AnonymousSpace";
+}
+
+void note_unknown_space(std::string_view name) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  if (std::find(r.unknown_names.begin(), r.unknown_names.end(), name) ==
+      r.unknown_names.end())
+    r.unknown_names.emplace_back(name);
+}
+
+void count_unknown_space_copy() noexcept {
+  unknown_copies.fetch_add(1, std::memory_order_relaxed);
+}
+
+UnknownSpaceCopies unknown_space_copies() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  UnknownSpaceCopies result;
+  // Names registered as devices since they were seen are known now.
+  for (const std::string& name : r.unknown_names)
+    if (std::find(r.device_names.begin(), r.device_names.end(), name) ==
+        r.device_names.end())
+      result.names.push_back(name);
+  result.copies = unknown_copies.load(std::memory_order_relaxed);
+  return result;
+}
 } // namespace Impl
 
 } // namespace cunumpy

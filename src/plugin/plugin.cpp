@@ -160,6 +160,7 @@ bool Plugin::finish() {
     }
   }
   report.device_spaces = registered_device_spaces();
+  report.unknown_spaces = Impl::unknown_space_copies();
   failed_ = report.failed();
 
   if (!trace_error.empty())
@@ -181,6 +182,9 @@ bool Plugin::finish() {
   std::string text;
   if (!written || !report.violations.empty())
     text = format_summary(report, written ? config_.report_path : "");
+  else if (const std::string note = unknown_spaces_note(report); !note.empty())
+    text = "cunumpy: note: " + note + " (report in " + config_.report_path +
+           ")\n"; // copies a quiet report would hide
   if (failed_ && config_.exit_on_violation)
     text += "cunumpy: CUNUMPY_ON_VIOLATION=exit: the process ends with "
             "status " +

@@ -266,9 +266,30 @@ void collect(Report& report, const Impl::BudgetState& budget,
   report.unsynced_modifies = dual_views.unsynced_modifies();
 }
 
+std::string unknown_spaces_note(const Report& report) {
+  const Impl::UnknownSpaceCopies& unknown = report.unknown_spaces;
+  if (unknown.copies == 0 || unknown.names.empty())
+    return {};
+  std::string quoted, listed;
+  for (const std::string& name : unknown.names) {
+    quoted += (quoted.empty() ? "'" : ", '") + name + "'";
+    listed += (listed.empty() ? "" : ",") + name;
+  }
+  for (const std::string& name : report.device_spaces)
+    listed += "," + name;
+  return std::to_string(unknown.copies) +
+         (unknown.copies == 1 ? " copy" : " copies") +
+         " not counted: cunumpy does not know the memory space(s) " + quoted +
+         " and took them for host spaces; if one is a device, set "
+         "CUNUMPY_DEVICE_SPACES=" +
+         listed;
+}
+
 std::string format_text(const Report& report) {
   std::string text = header(report);
   text += budget_verdict(report) + "\n";
+  if (const std::string note = unknown_spaces_note(report); !note.empty())
+    text += "note: " + note + "\n";
   text += "\ntotal:\n";
   append_phase_body(text, report.total);
   for (const auto& phase : report.regions) {
@@ -346,6 +367,8 @@ std::string format_summary(const Report& report,
             (phase.broken ? " [BROKEN]" : "") + "\n";
   }
   text += "cunumpy: " + budget_verdict(report) + "\n";
+  if (const std::string note = unknown_spaces_note(report); !note.empty())
+    text += "cunumpy: note: " + note + "\n";
   append_violations(text, report, "cunumpy: ");
   for (const auto& modify : report.unsynced_modifies)
     text += "cunumpy: DualView \"" + modify.label + "\" modified on " +
@@ -411,6 +434,9 @@ std::string format_json(const Report& report) {
       {"elapsed_seconds", report.elapsed},
       {"backtrace_depth", report.backtrace_depth},
       {"device_spaces", report.device_spaces},
+      {"unknown_spaces",
+       {{"names", report.unknown_spaces.names},
+        {"uncounted_copies", report.unknown_spaces.copies}}},
       {"budget",
        {{"file", report.budget_path.empty()
                      ? nlohmann::json(nullptr)

@@ -13,6 +13,7 @@
 #include "budget_state.hpp"
 #include "counter_state.hpp"
 #include "dual_view_log.hpp"
+#include "recorder.hpp"
 
 namespace cunumpy::plugin {
 
@@ -39,6 +40,8 @@ struct Report {
   double elapsed = 0.0;
   int backtrace_depth = 0;
   std::vector<std::string> device_spaces;
+  /// Copies taken for host-to-host because a space's name is unknown.
+  Impl::UnknownSpaceCopies unknown_spaces;
 
   std::string budget_path;  ///< "" without CUNUMPY_BUDGET
   std::string budget_error; ///< why the budget file was not used
@@ -65,6 +68,10 @@ struct Report {
 /// symbolized here, once per unique site.
 void collect(Report& report, const Impl::BudgetState& budget,
              const DualViewLog& dual_views);
+
+/// One line (without "cunumpy: note: ") when copies were taken as
+/// host-to-host because a memory space's name is unknown; else empty.
+std::string unknown_spaces_note(const Report& report);
 
 /// The full text report.
 std::string format_text(const Report& report);

@@ -334,6 +334,48 @@ def case_stderr_summary(case):
                f"the summary says: {needle}", run.context())
 
 
+def case_unknown_device_space(case):
+    """Without CUNUMPY_DEVICE_SPACES, FakeDevice is a name cunumpy does not
+    know: its copies are taken as host-to-host, and every report says so,
+    with the variable to set."""
+    args = ["--probes", "2"]
+    run = case.run(args, CUNUMPY_REPORT="report.json",
+                   CUNUMPY_DEVICE_SPACES=None)
+    program_ran(run)
+    # 1 copy in setup, 2 probes per step, 2 copies every 10 steps.
+    report = case.json("report.json", run)
+    lines = one_warning(case, run,
+                        r"^cunumpy: note: 221 copies not counted: .* \(report "
+                        r"in report\.json\)$")
+    expect(len(lines) == 1, "a quiet report file still gets the note on "
+           "stderr, and nothing else", run.context())
+    expect(report["unknown_spaces"] == {"names": ["FakeDevice"],
+                                        "uncounted_copies": 221} and
+           report["total"]["transfers"] == 0,
+           "the JSON counts the copies it took as host-to-host",
+           json.dumps({key: report[key] for key in ("unknown_spaces",
+                                                    "total")}))
+    run = case.run(args, CUNUMPY_DEVICE_SPACES=None)
+    one_warning(case, run,
+                r"^cunumpy: note: 221 copies not counted: cunumpy does not "
+                r"know the memory space\(s\) 'FakeDevice' and took them for "
+                r"host spaces; if one is a device, set "
+                r"CUNUMPY_DEVICE_SPACES=FakeDevice$")
+    run = case.run(args, CUNUMPY_REPORT="report.txt",
+                   CUNUMPY_DEVICE_SPACES=None)
+    expect("\nnote: 221 copies not counted" in case.read("report.txt"),
+           "the text report has the note", case.read("report.txt"))
+    # Named, FakeDevice is a device: its copies count, and no note.
+    run = case.run(args, CUNUMPY_REPORT="report.json")
+    report = case.json("report.json", run)
+    expect(report["unknown_spaces"] == {"names": [], "uncounted_copies": 0}
+           and report["total"]["transfers"] == 221,
+           "with CUNUMPY_DEVICE_SPACES the copies are transfers",
+           json.dumps(report["unknown_spaces"]))
+    expect(not any("note:" in line for line in run.cunumpy_lines()),
+           "and there is no note", run.context())
+
+
 def case_exit_without_finalize(case):
     run = case.run(["--exit-without-finalize"], CUNUMPY_REPORT="report.txt",
                    KP_TEST_TOOL_OUTPUT=case.path("tool.txt"))
