@@ -12,7 +12,7 @@
 //
 //   ./legacy_app [--steps N] [--size N] [--output-every N] [--copy-in-step]
 //                [--probes N] [--alternate-tools N] [--device-time US]
-//                [--exit-without-finalize]
+//                [--chdir DIR] [--exit-without-finalize]
 //
 // --copy-in-step adds a copy of the state to every time step (the bug the
 // budget catches); --probes N reads N single values per step (the overhead
@@ -24,6 +24,8 @@
 // kernel, without touching memory, as a host waits while a GPU computes:
 // with a small --size, a GPU-like step on the fake device, whose kernels
 // otherwise run on the host core and evict its caches every step.
+// --chdir DIR moves to DIR after Kokkos::initialize, as codes that run in a
+// run directory do.
 
 #include <algorithm>
 #include <chrono>
@@ -31,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <Kokkos_Core.hpp>
@@ -104,6 +107,7 @@ struct Options {
   int probes = 0;
   int alternate_tools = 0; // steps per block; 0: tools stay on
   int device_time_us = 0;  // host wait per step, as for a GPU kernel
+  std::string chdir;       // run directory, entered after initialize
   bool exit_without_finalize = false;
 };
 
@@ -126,6 +130,8 @@ Options parse(int argc, char* argv[]) {
       options.alternate_tools = std::atoi(argv[++i]);
     else if (arg == "--device-time" && has_value)
       options.device_time_us = std::atoi(argv[++i]);
+    else if (arg == "--chdir" && has_value)
+      options.chdir = argv[++i];
     else if (arg == "--exit-without-finalize")
       options.exit_without_finalize = true;
   }
@@ -303,6 +309,10 @@ Result run(const Options& options, ToolAlternation& alternation) {
 int main(int argc, char* argv[]) {
   Kokkos::initialize(argc, argv);
   const legacy::Options options = legacy::parse(argc, argv);
+  if (!options.chdir.empty() && ::chdir(options.chdir.c_str()) != 0) {
+    std::perror(("legacy_app: --chdir " + options.chdir).c_str());
+    return 1;
+  }
   legacy::ToolAlternation alternation(options.alternate_tools);
   const legacy::Result result = legacy::run(options, alternation);
   std::printf("legacy_app: %d steps of %d points, output %.6f\n", options.steps,

@@ -43,6 +43,15 @@ bool same_file(const std::string& a, const std::string& b) {
   return normal(a) == normal(b);
 }
 
+/// `path` from the working directory of now: the files are written at the
+/// end, and a program may change directory on the way (to its run
+/// directory, say).
+std::string absolute(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::path result = std::filesystem::absolute(path, error);
+  return error ? path : result.lexically_normal().string();
+}
+
 /// Why the plugin must not write `path`: it is `other` (a file the plugin
 /// reads or writes already, named `variable`); empty when it is not.
 std::string used_by(const std::string& path, const std::string& other,
@@ -124,6 +133,8 @@ Config Config::from_environment() {
                  problem + "); the summary goes to stderr instead");
       config.report_path.clear();
       config.report_json = false;
+    } else {
+      config.report_path = absolute(config.report_path);
     }
   }
   if (const auto action = Impl::environment("CUNUMPY_ON_VIOLATION")) {
@@ -148,6 +159,8 @@ Config Config::from_environment() {
       Impl::warn("CUNUMPY_TRACE: cannot write '" + config.trace_path + "' (" +
                  problem + "); no trace is recorded");
       config.trace_path.clear();
+    } else {
+      config.trace_path = absolute(config.trace_path);
     }
   }
   return config;

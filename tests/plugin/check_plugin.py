@@ -346,7 +346,7 @@ def case_unknown_device_space(case):
     report = case.json("report.json", run)
     lines = one_warning(case, run,
                         r"^cunumpy: note: 221 copies not counted: .* \(report "
-                        r"in report\.json\)$")
+                        r"in .*/report\.json\)$")
     expect(len(lines) == 1, "a quiet report file still gets the note on "
            "stderr, and nothing else", run.context())
     expect(report["unknown_spaces"] == {"names": ["FakeDevice"],
@@ -374,6 +374,23 @@ def case_unknown_device_space(case):
            json.dumps(report["unknown_spaces"]))
     expect(not any("note:" in line for line in run.cunumpy_lines()),
            "and there is no note", run.context())
+
+
+def case_relative_paths_after_chdir(case):
+    """Relative paths name files in the directory the program started in,
+    even when it moves to a run directory before the files are written."""
+    os.makedirs(case.path("run"))
+    run = case.run(["--chdir", "run"], CUNUMPY_REPORT="report.json",
+                   CUNUMPY_TRACE="trace.json")
+    program_ran(run)
+    expect(not os.path.exists(case.path("run/report.json")) and
+           not os.path.exists(case.path("run/trace.json")),
+           "nothing written in the run directory", run.context())
+    report = case.json("report.json", run)
+    expect(report["trace"]["file"] == case.path("trace.json") and
+           os.path.exists(case.path("trace.json")),
+           "the trace where it was asked for, named by its absolute path",
+           json.dumps(report["trace"]))
 
 
 def case_exit_without_finalize(case):
