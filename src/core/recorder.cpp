@@ -388,6 +388,8 @@ struct ThreadState {
   std::uint64_t fence_count = 0;
   SpaceCacheEntry spaces[8];
   unsigned next_space = 0;
+  // Unknown spaces (by name id) this thread told the registry of.
+  std::uint32_t noted_unknown[4] = {};
   LastSpaces last_spaces;
   LastCopy last_copy;
   // Ids this thread needs again and again, found without the mutex.
@@ -403,6 +405,20 @@ struct ThreadState {
   std::uint64_t activity = 0;
   std::uint64_t global_fence_activity = 0;
   std::uint32_t global_fence_name_id = 0;
+
+  /// Tells the registry of an unknown space in a host-to-host pair, once
+  /// per space and thread (a loop that alternates pairs takes no lock).
+  void note_unknown_space(std::uint32_t id, const char* name) {
+    for (std::uint32_t& noted : noted_unknown) {
+      if (noted == id)
+        return;
+      if (noted == 0) {
+        noted = id;
+        break;
+      }
+    }
+    Impl::note_unknown_space({name, strnlen(name, space_name_size)});
+  }
 
   InFlightCopy& push_copy() {
     if (copy_depth == copies.size())
@@ -476,9 +492,9 @@ void LastSpaces::classify(const char* dst_name, const char* src_name,
                         this->src_side == SpaceSide::host &&
                         (dst_unknown || src_unknown);
     if (dst_unknown && unknown_host_pair)
-      note_unknown_space({dst_name, strnlen(dst_name, space_name_size)});
+      thread.note_unknown_space(this->dst_id, dst_name);
     if (src_unknown && unknown_host_pair)
-      note_unknown_space({src_name, strnlen(src_name, space_name_size)});
+      thread.note_unknown_space(this->src_id, src_name);
     std::memcpy(dst, dst_name, space_name_size);
     std::memcpy(src, src_name, space_name_size);
     dst_short = std::memchr(dst, 0, 16) != nullptr;

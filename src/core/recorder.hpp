@@ -254,7 +254,7 @@ struct UnknownSpaceCopies {
 };
 UnknownSpaceCopies unknown_space_copies();
 /// Called by the recorder: `name` is an unknown space of a host-to-host
-/// pair (once per pair and thread), and a copy between such spaces.
+/// pair (once per space and thread), and a copy between such spaces.
 void note_unknown_space(std::string_view name);
 void count_unknown_space_copy() noexcept;
 
