@@ -182,9 +182,10 @@ bool Plugin::finish() {
   std::string text;
   if (!written || !report.violations.empty())
     text = format_summary(report, written ? config_.report_path : "");
-  else if (const std::string note = unknown_spaces_note(report); !note.empty())
-    text = "cunumpy: note: " + note + " (report in " + config_.report_path +
-           ")\n"; // copies a quiet report would hide
+  else // what a quiet report file would hide
+    for (const std::string& note : report_notes(report))
+      text += "cunumpy: note: " + note + " (report in " + config_.report_path +
+              ")\n";
   if (failed_ && config_.exit_on_violation)
     text += "cunumpy: CUNUMPY_ON_VIOLATION=exit: the process ends with "
             "status " +

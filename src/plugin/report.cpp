@@ -196,6 +196,15 @@ nlohmann::json site_json(const profiling::SiteSummary& summary) {
           {"implicit", summary.implicit}};
 }
 
+/// The phases with a rule that no region ran (see unentered_rules_note).
+std::vector<std::string> unentered_phases(const Report& report) {
+  std::vector<std::string> names;
+  for (const auto& phase : report.regions)
+    if (!phase.entered && phase.rule && !phase.broken)
+      names.push_back(phase.name);
+  return names;
+}
+
 nlohmann::json phase_json(const PhaseReport& phase) {
   nlohmann::json kinds = nlohmann::json::object();
   for (EventKind kind : all_event_kinds) {
@@ -266,6 +275,10 @@ void collect(Report& report, const Impl::BudgetState& budget,
   report.unsynced_modifies = dual_views.unsynced_modifies();
 }
 
+namespace {
+
+/// Copies between a host space and a space of unknown name were taken as
+/// host-to-host (not counted): a device space no one named?
 std::string unknown_spaces_note(const Report& report) {
   const Impl::UnknownSpaceCopies& unknown = report.unknown_spaces;
   if (unknown.copies == 0 || unknown.names.empty())
@@ -285,10 +298,39 @@ std::string unknown_spaces_note(const Report& report) {
          listed;
 }
 
+/// Rules of phases no region ran: a typo in the rule file leaves the real
+/// region unconstrained. (A broken `calls` rule says so already.)
+std::string unentered_rules_note(const Report& report) {
+  const std::vector<std::string> names = unentered_phases(report);
+  if (names.empty())
+    return {};
+  std::string unentered, entered;
+  for (const std::string& name : names)
+    unentered += (unentered.empty() ? "'" : ", '") + name + "'";
+  for (const auto& phase : report.regions)
+    if (phase.entered)
+      entered += (entered.empty() ? "'" : ", '") + phase.name + "'";
+  return (names.size() == 1 ? "the rule of phase " : "the rules of phases ") +
+         unentered + " never applied: no region of that name ran (regions " +
+         "that ran: " + (entered.empty() ? "none" : entered) +
+         "); check the names in " + report.budget_path;
+}
+
+} // namespace
+
+std::vector<std::string> report_notes(const Report& report) {
+  std::vector<std::string> notes;
+  for (std::string note :
+       {unknown_spaces_note(report), unentered_rules_note(report)})
+    if (!note.empty())
+      notes.push_back(std::move(note));
+  return notes;
+}
+
 std::string format_text(const Report& report) {
   std::string text = header(report);
   text += budget_verdict(report) + "\n";
-  if (const std::string note = unknown_spaces_note(report); !note.empty())
+  for (const std::string& note : report_notes(report))
     text += "note: " + note + "\n";
   text += "\ntotal:\n";
   append_phase_body(text, report.total);
@@ -367,7 +409,7 @@ std::string format_summary(const Report& report,
             (phase.broken ? " [BROKEN]" : "") + "\n";
   }
   text += "cunumpy: " + budget_verdict(report) + "\n";
-  if (const std::string note = unknown_spaces_note(report); !note.empty())
+  for (const std::string& note : report_notes(report))
     text += "cunumpy: note: " + note + "\n";
   append_violations(text, report, "cunumpy: ");
   for (const auto& modify : report.unsynced_modifies)
@@ -446,6 +488,7 @@ std::string format_json(const Report& report) {
                       ? nlohmann::json(nullptr)
                       : nlohmann::json(report.budget_error)},
         {"rules", report.rule_count},
+        {"unentered_phases", unentered_phases(report)},
         {"ok", !report.failed()},
         {"violations", violations}}},
       {"total", phase_json(report.total)},

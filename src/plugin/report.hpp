@@ -69,9 +69,10 @@ struct Report {
 void collect(Report& report, const Impl::BudgetState& budget,
              const DualViewLog& dual_views);
 
-/// One line (without "cunumpy: note: ") when copies were taken as
-/// host-to-host because a memory space's name is unknown; else empty.
-std::string unknown_spaces_note(const Report& report);
+/// Lines (without "cunumpy: note: ") on what the report may hide: copies
+/// taken as host-to-host because a memory space's name is unknown, rules
+/// of phases no region ran.
+std::vector<std::string> report_notes(const Report& report);
 
 /// The full text report.
 std::string format_text(const Report& report);

@@ -547,6 +547,37 @@ def case_bad_budget_empty(case):
                run.context())
 
 
+def case_budget_unentered_phase(case):
+    """A rule whose phase no region ran (a typo, say) leaves the real region
+    unconstrained: the verdict stays ok, and a note names it."""
+    budget = write(case, "typo.toml",
+                   "[phases.intergrate]\nallow.to_host = { max_nbytes = 8 }"
+                   "\n[phases.output]\nallow.to_host = {}\n")
+    note = (r"^cunumpy: note: the rule of phase 'intergrate' never applied: "
+            r"no region of that name ran \(regions that ran: 'setup', "
+            r"'integrate', 'output'\); check the names in .*typo\.toml")
+    run = case.run(["--copy-in-step"], CUNUMPY_BUDGET=budget)
+    program_ran(run)
+    one_warning(case, run, note + "$")
+    expect(any(line.endswith(": ok (2 rule(s))")
+               for line in run.cunumpy_lines()),
+           "the verdict is still ok", run.context())
+    run = case.run(["--copy-in-step"], CUNUMPY_BUDGET=budget,
+                   CUNUMPY_REPORT="report.json")
+    lines = one_warning(case, run, note + r" \(report in .*report\.json\)$")
+    expect(len(lines) == 1, "a quiet report file still gets the note",
+           run.context())
+    expect(case.json("report.json", run)["budget"]["unentered_phases"] ==
+           ["intergrate"], "the JSON names the phase")
+    # A calls rule on a phase that never ran is broken, which says enough.
+    budget = write(case, "calls.toml", "[phases.intergrate]\ncalls = 100\n")
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="report.json")
+    expect(case.json("report.json", run)["budget"]["unentered_phases"] == []
+           and not any("never applied" in line
+                       for line in run.cunumpy_lines()),
+           "no note next to the broken calls rule", run.context())
+
+
 def case_bad_report_path(case):
     run = case.run(CUNUMPY_REPORT=case.path("no/such/dir/report.txt"))
     program_ran(run)
