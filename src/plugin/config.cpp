@@ -26,23 +26,6 @@ bool ends_with(const std::string& text, const std::string& suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-/// Whether two paths name one file, existing or not (`out.json` and
-/// `./out.json`, or a link to it).
-bool same_file(const std::string& a, const std::string& b) {
-  namespace fs = std::filesystem;
-  // weakly_canonical leaves a relative path relative when none of it
-  // exists yet: absolute first.
-  const auto normal = [](const std::string& path) {
-    std::error_code error;
-    fs::path result = fs::absolute(path, error);
-    if (error)
-      return fs::path(path).lexically_normal();
-    fs::path canonical = fs::weakly_canonical(result, error);
-    return error ? result.lexically_normal() : canonical;
-  };
-  return normal(a) == normal(b);
-}
-
 /// `path` from the working directory of now: the files are written at the
 /// end, and a program may change directory on the way (to its run
 /// directory, say).
@@ -50,6 +33,19 @@ std::string absolute(const std::string& path) {
   std::error_code error;
   const std::filesystem::path result = std::filesystem::absolute(path, error);
   return error ? path : result.lexically_normal().string();
+}
+
+/// Whether two paths name one file, existing or not (`out.json` and
+/// `./out.json`, or a link to it). Absolute first: weakly_canonical leaves
+/// a relative path relative when none of it exists yet.
+bool same_file(const std::string& a, const std::string& b) {
+  const auto normal = [](const std::string& path) {
+    std::error_code error;
+    const std::filesystem::path canonical =
+        std::filesystem::weakly_canonical(absolute(path), error);
+    return error ? std::filesystem::path(absolute(path)) : canonical;
+  };
+  return normal(a) == normal(b);
 }
 
 /// Why the plugin must not write `path`: it is `other` (a file the plugin

@@ -277,22 +277,28 @@ void collect(Report& report, const Impl::BudgetState& budget,
 
 namespace {
 
+/// "'a', 'b'"
+std::string quoted(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names)
+    text += (text.empty() ? "'" : ", '") + name + "'";
+  return text;
+}
+
 /// Copies between a host space and a space of unknown name were taken as
 /// host-to-host (not counted): a device space no one named?
 std::string unknown_spaces_note(const Report& report) {
   const Impl::UnknownSpaceCopies& unknown = report.unknown_spaces;
   if (unknown.copies == 0 || unknown.names.empty())
     return {};
-  std::string quoted, listed;
-  for (const std::string& name : unknown.names) {
-    quoted += (quoted.empty() ? "'" : ", '") + name + "'";
-    listed += (listed.empty() ? "" : ",") + name;
-  }
-  for (const std::string& name : report.device_spaces)
-    listed += "," + name;
+  std::string listed; // the value CUNUMPY_DEVICE_SPACES would need
+  for (const auto* names : {&unknown.names, &report.device_spaces})
+    for (const std::string& name : *names)
+      listed += (listed.empty() ? "" : ",") + name;
   return std::to_string(unknown.copies) +
          (unknown.copies == 1 ? " copy" : " copies") +
-         " not counted: cunumpy does not know the memory space(s) " + quoted +
+         " not counted: cunumpy does not know the memory space(s) " +
+         quoted(unknown.names) +
          " and took them for host spaces; if one is a device, set "
          "CUNUMPY_DEVICE_SPACES=" +
          listed;
@@ -304,15 +310,13 @@ std::string unentered_rules_note(const Report& report) {
   const std::vector<std::string> names = unentered_phases(report);
   if (names.empty())
     return {};
-  std::string unentered, entered;
-  for (const std::string& name : names)
-    unentered += (unentered.empty() ? "'" : ", '") + name + "'";
+  std::vector<std::string> entered;
   for (const auto& phase : report.regions)
     if (phase.entered)
-      entered += (entered.empty() ? "'" : ", '") + phase.name + "'";
+      entered.push_back(phase.name);
   return (names.size() == 1 ? "the rule of phase " : "the rules of phases ") +
-         unentered + " never applied: no region of that name ran (regions " +
-         "that ran: " + (entered.empty() ? "none" : entered) +
+         quoted(names) + " never applied: no region of that name ran " +
+         "(regions that ran: " + (entered.empty() ? "none" : quoted(entered)) +
          "); check the names in " + report.budget_path;
 }
 
