@@ -4,7 +4,7 @@
 #include <frameobject.h>
 #include <utility>
 
-#include "recorder.hpp"
+#include "recorder/recorder.hpp"
 
 namespace cunumpy::python {
 namespace {

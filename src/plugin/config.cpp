@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "environment.hpp"
+#include "support/environment.hpp"
 
 namespace cunumpy::plugin {
 namespace {

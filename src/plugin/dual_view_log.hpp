@@ -9,7 +9,7 @@
 
 #include <cunumpy/event.hpp>
 
-#include "recorder.hpp"
+#include "recorder/recorder.hpp"
 
 namespace cunumpy::plugin {
 

@@ -16,9 +16,9 @@
 
 #include <impl/Kokkos_Profiling_C_Interface.h>
 
-#include "environment.hpp"
+#include "support/environment.hpp"
 #include "plugin.hpp"
-#include "recorder.hpp"
+#include "recorder/recorder.hpp"
 
 #define CUNUMPY_PLUGIN_EXPORT __attribute__((visibility("default")))
 

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <vector>
 
-#include "environment.hpp"
+#include "support/environment.hpp"
 
 namespace cunumpy::plugin {
 namespace {

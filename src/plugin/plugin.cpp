@@ -9,8 +9,8 @@
 
 #include <cunumpy/spaces.hpp>
 
-#include "environment.hpp"
-#include "recorder.hpp"
+#include "support/environment.hpp"
+#include "recorder/recorder.hpp"
 #include "report.hpp"
 
 namespace cunumpy::plugin {

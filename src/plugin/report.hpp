@@ -10,10 +10,10 @@
 
 #include <cunumpy/transfer_budget.hpp>
 
-#include "budget_state.hpp"
-#include "counter_state.hpp"
+#include "consumers/budget_state.hpp"
+#include "consumers/counter_state.hpp"
 #include "dual_view_log.hpp"
-#include "recorder.hpp"
+#include "recorder/recorder.hpp"
 
 namespace cunumpy::plugin {
 

@@ -14,7 +14,7 @@
 #include <cunumpy/cunumpy.hpp>
 
 #include "check.hpp"
-#include "recorder.hpp"
+#include "recorder/recorder.hpp"
 
 namespace {
 

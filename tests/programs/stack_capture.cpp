@@ -6,7 +6,7 @@
 // signal handler, whose frame it leaves to libgcc. Built with the project's
 // optimization, so most frames have no frame pointer.
 
-#include "stack_capture.hpp"
+#include "call_sites/stack_capture.hpp"
 
 #include <algorithm>
 #include <alloca.h>

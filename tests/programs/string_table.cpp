@@ -2,7 +2,7 @@
 // descriptions: past it, new strings share one "(other: ...)" id, said once
 // on stderr; strings seen before keep their ids.
 
-#include "string_table.hpp"
+#include "recorder/string_table.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "frame_rules.hpp"
+#include "call_sites/frame_rules.hpp"
 
 #include <cstring>
 

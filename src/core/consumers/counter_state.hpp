@@ -9,7 +9,7 @@
 
 #include <cunumpy/transfer_counter.hpp>
 
-#include "recorder.hpp"
+#include "recorder/recorder.hpp"
 
 namespace cunumpy::Impl {
 

@@ -1,4 +1,4 @@
-#include "recorder.hpp"
+#include "recorder/recorder.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -19,9 +19,9 @@
 #endif
 #include <cunumpy/space_names.hpp>
 
-#include "environment.hpp"
-#include "fast_thread_local.hpp"
-#include "stack_capture.hpp"
+#include "support/environment.hpp"
+#include "support/fast_thread_local.hpp"
+#include "call_sites/stack_capture.hpp"
 
 namespace cunumpy::Impl {
 namespace {

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "environment.hpp"
+#include "support/environment.hpp"
 
 namespace cunumpy::Impl {
 

@@ -11,8 +11,8 @@
 
 #include <cunumpy/transfer_budget.hpp>
 
-#include "counter_state.hpp"
-#include "recorder.hpp"
+#include "consumers/counter_state.hpp"
+#include "recorder/recorder.hpp"
 
 namespace cunumpy::Impl {
 

@@ -10,7 +10,7 @@
 
 #include <cunumpy/impl/recorder.hpp>
 
-#include "recorder.hpp"
+#include "recorder/recorder.hpp"
 
 namespace cunumpy::Impl {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <cunumpy/space_names.hpp>
 
-#include "environment.hpp"
-#include "recorder.hpp"
+#include "support/environment.hpp"
+#include "recorder/recorder.hpp"
 
 namespace cunumpy {
 namespace {

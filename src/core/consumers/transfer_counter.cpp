@@ -7,7 +7,7 @@
 #include <cunumpy/impl/recorder.hpp>
 #include <cunumpy/transfer_counter.hpp>
 
-#include "counter_state.hpp"
+#include "consumers/counter_state.hpp"
 
 namespace cunumpy {
 namespace Impl {

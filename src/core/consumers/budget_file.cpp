@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <toml++/toml.h>
 
-#include "budget_state.hpp"
+#include "consumers/budget_state.hpp"
 
 namespace cunumpy::Impl {
 namespace {

@@ -21,8 +21,8 @@
 
 #include <cunumpy/event.hpp>
 
-#include "call_sites.hpp"
-#include "string_table.hpp"
+#include "call_sites/call_sites.hpp"
+#include "recorder/string_table.hpp"
 
 namespace cunumpy::Impl {
 

@@ -1,4 +1,4 @@
-#include "call_sites.hpp"
+#include "call_sites/call_sites.hpp"
 
 #include <cxxabi.h>
 #include <dlfcn.h>

@@ -9,7 +9,7 @@
 #include <cunumpy/transfer_budget.hpp>
 #include <cunumpy/transfer_error.hpp>
 
-#include "budget_state.hpp"
+#include "consumers/budget_state.hpp"
 
 namespace cunumpy {
 namespace Impl {
