@@ -1,4 +1,4 @@
-"""Plugin tests: each runs a real program with libkp_cunumpy loaded the way
+r"""Plugin tests: each runs a real program with libkp_cunumpy loaded the way
 kokkos-tools are and checks what the plugin leaves (report, JSON, trace,
 exit status, stderr, what a chained tool received).
 
@@ -10,7 +10,7 @@ and the paths as options (CMakeLists.txt):
         tests/plugin/test_<topic>.py::test_<case> \
         --program <exe> --work-root <dir> --kokkos-major <N> [--source ...]
 
-`ctest --test-dir build -V -R '^plugin\\.<case>$'` prints that command and
+`ctest --test-dir build -V -R '^plugin\.<case>$'` prints that command and
 its environment, to run it by hand.
 
 To add a case:
@@ -23,7 +23,10 @@ To add a case:
    plain asserts, and end each message with `{run}` to show the run.
 2. Register it in CMakeLists.txt: `legacy_test(<topic> <case>)` for the
    legacy example, else `plugin_test(<topic> <case> <program> [CHAIN]
-   [ARGS ...])`. Configuring fails while a test function is not registered.
+   [ARGS ...])`; CHAIN loads the test tool after the plugin. Configuring
+   fails while a test function is not registered.
+3. A new path or setting from ctest: an option in pytest_addoption and a
+   fixture below that reads it, passed in ARGS.
 A test that calls pytest.skip ends with status 77, which ctest reports as
 skipped (SKIP_RETURN_CODE).
 """
