@@ -31,6 +31,8 @@ A test that calls pytest.skip ends with status 77, which ctest reports as
 skipped (SKIP_RETURN_CODE).
 """
 
+import os
+
 import pytest
 
 pytest.register_assert_rewrite("plugin_helpers")
@@ -65,29 +67,35 @@ def _option(request, name):
     return value
 
 
+def _path(request, name):
+    """A file option as an absolute path: programs run in the work
+    directory."""
+    return os.path.abspath(_option(request, name))
+
+
 @pytest.fixture
 def program(request):
-    return _option(request, "program")
+    return _path(request, "program")
 
 
 @pytest.fixture
 def source(request):
-    return _option(request, "source")
+    return _path(request, "source")
 
 
 @pytest.fixture
 def budget(request):
-    return _option(request, "budget")
+    return _path(request, "budget")
 
 
 @pytest.fixture
 def tool(request):
-    return _option(request, "tool")
+    return _path(request, "tool")
 
 
 @pytest.fixture
 def plugin(request):
-    return _option(request, "plugin")
+    return _path(request, "plugin")
 
 
 @pytest.fixture
@@ -97,7 +105,7 @@ def mpirun(request):
 
 @pytest.fixture
 def report_tool(request):
-    return _option(request, "report_tool")
+    return _path(request, "report_tool")
 
 
 @pytest.fixture
@@ -111,8 +119,9 @@ def case(request, program, tmp_path):
     (<work-root>/<case>), with its source file when --source is given."""
     root = request.config.getoption("work_root")
     name = request.node.name.removeprefix("test_")
-    work = f"{root}/{name}" if root else tmp_path / name
-    return Case(work, program, request.config.getoption("source"))
+    work = os.path.join(root, name) if root else tmp_path / name
+    source = request.config.getoption("source")
+    return Case(work, program, source and os.path.abspath(source))
 
 
 # A run whose tests all skipped ends with SKIPPED_STATUS for ctest.
