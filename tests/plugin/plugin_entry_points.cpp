@@ -1,7 +1,7 @@
 // Drives libkp_cunumpy through its C entry points the way Kokkos does, with
 // no Kokkos runtime: it works on every Kokkos version, with device space
-// names ("Cuda") a host-only build never produces. check_plugin.py checks
-// the report and the trace it leaves.
+// names ("Cuda") a host-only build never produces. test_entry_points.py
+// checks the report and the trace it leaves.
 //
 //   plugin_entry_points <libkp_cunumpy.so> <expect fencing: 0|1>
 

@@ -1,0 +1,156 @@
+"""The budget file (CUNUMPY_BUDGET) and CUNUMPY_ON_VIOLATION on the legacy
+example: a copy added to the time step breaks a rule; a file that cannot be
+used is refused with one line on stderr, and the program runs on."""
+
+from plugin_helpers import (STEP_COPY, VIOLATION_STATUS, one_warning,
+                            program_ran, region, shown)
+
+
+def check_step_violation(case, run):
+    """stderr names the broken rule and the line of the copy in the time
+    step; returns that line."""
+    line = case.source_line(STEP_COPY)
+    assert f"legacy_app.cpp:{line}:" in run.stderr, \
+        ("stderr names the line of the copy added to the time step "
+         f"(legacy_app.cpp:{line})\n{run}")
+    assert ("phase 'integrate': to_host is not allowed, got 100 event(s)"
+            in run.stderr), f"stderr names the broken rule\n{run}"
+    return line
+
+
+def test_copy_in_step_warn(case, budget):
+    run = case.run(["--copy-in-step"], CUNUMPY_REPORT="report.txt",
+                   CUNUMPY_BUDGET=budget)
+    assert run.status == 0, \
+        f"warn (the default) keeps the exit status\n{run}"
+    line = check_step_violation(case, run)
+    text = case.read("report.txt")
+    assert ("region 'integrate' (100 calls); rule: allow nothing; ignore "
+            "device_copy, sync [BROKEN]" in text), \
+        f"the region is marked\n{text}"
+    assert (f"legacy_app.cpp:{line}: deep_copy(\"state\", nbytes=800000) "
+            "(x100)" in text), f"the report names the line\n{text}"
+
+
+def test_copy_in_step_exit(case, budget):
+    run = case.run(["--copy-in-step"], CUNUMPY_REPORT="report.json",
+                   CUNUMPY_BUDGET=budget, CUNUMPY_ON_VIOLATION="exit")
+    assert run.status == VIOLATION_STATUS, \
+        f"CUNUMPY_ON_VIOLATION=exit ends with status {VIOLATION_STATUS}\n{run}"
+    assert "legacy_app: 100 steps" in run.stdout, \
+        f"the program ran to its end first\n{run}"
+    line = check_step_violation(case, run)
+    report = case.json("report.json", run)
+    violations = report["budget"]["violations"]
+    assert not report["budget"]["ok"] and len(violations) == 1, \
+        f"one broken rule in the JSON\n{shown(report['budget'])}"
+    violation = violations[0]
+    assert (violation["phase"] == "integrate" and
+            violation["kind"] == "to_host" and
+            violation["limit"] == "forbidden" and
+            violation["actual"] == "100" and
+            violation["events"][0]["line"] == line and
+            violation["events"][0]["file"].endswith("legacy_app.cpp")), \
+        f"the violation: region, rule, events and line\n{shown(violation)}"
+    assert region(report, "integrate")["broken"], "integrate is broken"
+
+
+def test_budget_unentered_phase(case):
+    """A rule whose phase no region ran (a typo, say) leaves the real region
+    unconstrained: the verdict stays ok, and a note names it."""
+    budget = case.write("typo.toml",
+                        "[phases.intergrate]\nallow.to_host = "
+                        "{ max_nbytes = 8 }\n[phases.output]\n"
+                        "allow.to_host = {}\n")
+    note = (r"^cunumpy: note: the rule of phase 'intergrate' never applied: "
+            r"no region of that name ran \(regions that ran: 'setup', "
+            r"'integrate', 'output'\); check the names in .*typo\.toml")
+    run = case.run(["--copy-in-step"], CUNUMPY_BUDGET=budget)
+    program_ran(run)
+    one_warning(run, note + "$")
+    assert any(line.endswith(": ok (2 rule(s))")
+               for line in run.cunumpy_lines()), \
+        f"the verdict is still ok\n{run}"
+    run = case.run(["--copy-in-step"], CUNUMPY_BUDGET=budget,
+                   CUNUMPY_REPORT="report.json")
+    lines = one_warning(run, note + r" \(report in .*report\.json\)$")
+    assert len(lines) == 1, f"a quiet report file still gets the note\n{run}"
+    assert case.json("report.json", run)["budget"]["unentered_phases"] == \
+        ["intergrate"], "the JSON names the phase"
+    # A calls rule on a phase that never ran is broken, which says enough.
+    budget = case.write("calls.toml", "[phases.intergrate]\ncalls = 100\n")
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="report.json")
+    assert (case.json("report.json", run)["budget"]["unentered_phases"] == []
+            and not any("never applied" in line
+                        for line in run.cunumpy_lines())), \
+        f"no note next to the broken calls rule\n{run}"
+
+
+def test_bad_budget_missing(case):
+    missing = case.path("missing.toml")
+    run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=missing)
+    program_ran(run)
+    lines = one_warning(run,
+                        r"^cunumpy: CUNUMPY_BUDGET: .*cannot read rule file "
+                        r".*missing\.toml.*; running without a budget$")
+    assert len(lines) == 1, f"and nothing else\n{run}"
+    budget = case.json("report.json", run)["budget"]
+    assert not budget["checked"] and "missing.toml" in budget["error"], \
+        f"the report says the budget was not checked\n{shown(budget)}"
+    run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=missing,
+                   CUNUMPY_ON_VIOLATION="exit")
+    assert run.status == VIOLATION_STATUS, \
+        f"with CUNUMPY_ON_VIOLATION=exit an unchecked budget fails the run\n{run}"
+
+
+def test_bad_budget_empty(case):
+    """A budget path that names no rules is refused, not passed: an empty
+    file, and a directory (which opens for reading)."""
+    empty = case.write("empty.toml", "# rules to come\n")
+    for path, pattern in ((empty, r"empty\.toml' defines no phases"),
+                          (case.path(""), r"' is a directory")):
+        run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=path)
+        program_ran(run)
+        lines = one_warning(run,
+                            r"^cunumpy: CUNUMPY_BUDGET: rule file '.*" +
+                            pattern + r".*; running without a budget$")
+        assert len(lines) == 1, f"and nothing else\n{run}"
+        budget = case.json("report.json", run)["budget"]
+        assert not budget["checked"] and not budget["ok"], \
+            f"the report says the budget was not checked\n{shown(budget)}"
+        run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=path,
+                       CUNUMPY_ON_VIOLATION="exit")
+        assert run.status == VIOLATION_STATUS, \
+            f"with CUNUMPY_ON_VIOLATION=exit it fails the run\n{run}"
+
+
+def test_bad_budget_syntax(case):
+    budget = case.write("broken.toml", "[phases.integrate]\n"
+                        "allow.to_host = { max_nbytes = }\n")
+    run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=budget)
+    program_ran(run)
+    lines = one_warning(run,
+                        r"^cunumpy: CUNUMPY_BUDGET: .*broken\.toml:2:.*TOML "
+                        r"syntax error")
+    assert len(lines) == 1, f"and nothing else\n{run}"
+
+
+def test_bad_budget_key(case):
+    budget = case.write("typo.toml", "[phases.integrate]\n"
+                        "allow.to_host = { max_bytes = 8 }\n")
+    run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=budget)
+    program_ran(run)
+    lines = one_warning(run,
+                        r"^cunumpy: CUNUMPY_BUDGET: .*typo\.toml:2: key "
+                        r"'phases\.integrate\.allow\.to_host\.max_bytes': "
+                        r"unknown limit")
+    assert len(lines) == 1, f"and nothing else\n{run}"
+
+
+def test_bad_on_violation(case, budget):
+    run = case.run(["--copy-in-step"], CUNUMPY_REPORT="report.json",
+                   CUNUMPY_BUDGET=budget, CUNUMPY_ON_VIOLATION="explode")
+    program_ran(run)
+    one_warning(run,
+                r"^cunumpy: CUNUMPY_ON_VIOLATION=\"explode\" is neither "
+                r"'warn' nor 'exit'; using warn$")

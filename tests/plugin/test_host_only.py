@@ -1,0 +1,40 @@
+"""A Kokkos build without a device (Kokkos 4 has no fake one): no
+transfers, but regions, kernels, fences, chaining and the budget's calls
+rule still work on the real program."""
+
+from plugin_helpers import OUTPUTS, STEPS, VIOLATION_STATUS, region, shown
+
+
+def test_host_only(case, kokkos_major):
+    """Run with the test tool chained after the plugin."""
+    run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_TRACE="trace.json",
+                   KP_TEST_TOOL_OUTPUT=case.path("tool.txt"))
+    assert run.status == 0, f"the program must succeed\n{run}"
+    report = case.json("report.json", run)
+    assert (region(report, "integrate")["calls"] == STEPS and
+            region(report, "output")["calls"] == OUTPUTS and
+            report["total"]["transfers"] == 0), \
+        ("regions are phases; host copies are no transfers\n" +
+         shown(report["regions"]))
+    trace = case.json("trace.json", run)["traceEvents"]
+    counts = case.tool_counts()
+
+    def slices(category):
+        return sum(1 for event in trace if event.get("cat") == category)
+
+    assert (counts["init"] == 1 and counts["finalize"] == 1 and
+            counts["push_region"] == slices("region") and
+            counts["kernel"] == slices("kernel") and slices("kernel") > 0), \
+        ("the chained tool and the trace saw the same regions and kernels\n" +
+         shown(counts))
+    if kokkos_major >= 4:
+        assert slices("fence") > 0, "Kokkos 4 fences are traced"
+    budget = case.write("calls.toml", "[phases.integrate]\ncalls = 1\n")
+    run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=budget,
+                   CUNUMPY_ON_VIOLATION="exit")
+    assert run.status == VIOLATION_STATUS, \
+        f"a broken calls rule fails the run\n{run}"
+    violations = case.json("report.json", run)["budget"]["violations"]
+    assert [(v["phase"], v["limit"], v["actual"]) for v in violations] == \
+        [("integrate", "calls", str(STEPS))], \
+        f"the calls rule\n{shown(violations)}"

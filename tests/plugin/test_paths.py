@@ -1,0 +1,80 @@
+"""The paths of CUNUMPY_REPORT and CUNUMPY_TRACE: relative to where the
+program started; one that cannot be written, or that names the rule file or
+the other output, is refused with one line on stderr."""
+
+import os
+
+from plugin_helpers import one_warning, program_ran, shown
+
+
+def test_relative_paths_after_chdir(case):
+    """Relative paths name files in the directory the program started in,
+    even when it moves to a run directory before the files are written."""
+    os.makedirs(case.path("run"))
+    run = case.run(["--chdir", "run"], CUNUMPY_REPORT="report.json",
+                   CUNUMPY_TRACE="trace.json")
+    program_ran(run)
+    assert (not os.path.exists(case.path("run/report.json")) and
+            not os.path.exists(case.path("run/trace.json"))), \
+        f"nothing written in the run directory\n{run}"
+    report = case.json("report.json", run)
+    assert (report["trace"]["file"] == case.path("trace.json") and
+            os.path.exists(case.path("trace.json"))), \
+        ("the trace where it was asked for, named by its absolute path\n" +
+         shown(report["trace"]))
+
+
+def test_bad_report_path(case):
+    run = case.run(CUNUMPY_REPORT=case.path("no/such/dir/report.txt"))
+    program_ran(run)
+    one_warning(run,
+                r"^cunumpy: CUNUMPY_REPORT: cannot write '.*no/such/dir/"
+                r"report\.txt' \(directory .*No such file or directory\); "
+                r"the summary goes to stderr instead$")
+    assert any("21 transfer(s)" in line for line in run.cunumpy_lines()), \
+        f"the summary went to stderr\n{run}"
+
+
+def test_bad_trace_path(case):
+    os.makedirs(case.path("a_directory"))
+    run = case.run(CUNUMPY_REPORT="report.json",
+                   CUNUMPY_TRACE=case.path("a_directory"))
+    program_ran(run)
+    lines = one_warning(run,
+                        r"^cunumpy: CUNUMPY_TRACE: cannot write .* \(it is a "
+                        r"directory\); no trace is recorded$")
+    assert len(lines) == 1, f"and nothing else\n{run}"
+    assert case.json("report.json", run)["trace"] is None, \
+        "no trace in the report"
+
+
+def test_bad_same_paths(case):
+    """An output that names the rule file or the other output is refused:
+    a report written over budget.toml would destroy the rules it checks."""
+    rules = "[phases.integrate]\nallow.to_host = { max_nbytes = 8 }\n"
+    budget = case.write("budget.toml", rules)
+    run = case.run(CUNUMPY_BUDGET=budget,
+                   CUNUMPY_REPORT=os.path.join(case.work, ".", "budget.toml"),
+                   CUNUMPY_TRACE=budget)
+    program_ran(run)
+    one_warning(run,
+                r"^cunumpy: CUNUMPY_REPORT: cannot write '.*budget\.toml' "
+                r"\(it is also CUNUMPY_BUDGET, the rule file\); the summary "
+                r"goes to stderr instead$")
+    one_warning(run,
+                r"^cunumpy: CUNUMPY_TRACE: cannot write '.*budget\.toml' "
+                r"\(it is also CUNUMPY_BUDGET, the rule file\); no trace is "
+                r"recorded$")
+    assert case.read("budget.toml") == rules, \
+        f"the rule file is intact\n{case.read('budget.toml')}"
+    assert any("budget " in line and ": ok" in line
+               for line in run.cunumpy_lines()), f"and it was checked\n{run}"
+    run = case.run(CUNUMPY_REPORT="report.json",
+                   CUNUMPY_TRACE=case.path("report.json"))
+    program_ran(run)
+    one_warning(run,
+                r"^cunumpy: CUNUMPY_TRACE: cannot write '.*report\.json' "
+                r"\(it is also CUNUMPY_REPORT, the report\); no trace is "
+                r"recorded$")
+    assert case.json("report.json", run)["trace"] is None, \
+        "the report is the report, and names no trace"

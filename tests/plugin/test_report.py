@@ -1,0 +1,217 @@
+"""The report of the legacy example: the text file, the JSON, the summary on
+stderr, unknown memory spaces, call sites, and the report at exit."""
+
+import re
+
+from plugin_helpers import (DIAGNOSTICS_BYTES, MODIFY, OUTPUT_COPY, OUTPUTS,
+                            SETUP_COPY, STATE_BYTES, STEPS, SYNC,
+                            VIOLATION_STATUS, count, nbytes, one_warning,
+                            program_ran, region, shown)
+
+
+def test_report_text(case, budget):
+    run = case.run(CUNUMPY_REPORT="report.txt", CUNUMPY_BUDGET=budget)
+    assert run.status == 0, f"the program must succeed\n{run}"
+    assert "legacy_app: 100 steps" in run.stdout, f"the program ran\n{run}"
+    assert run.cunumpy_lines() == [], \
+        f"all is well and the report has a file: stderr stays quiet\n{run}"
+    text = case.read("report.txt")
+    for needle in [
+            "cunumpy transfer report: ",
+            "budget " + budget + ": ok (3 rule(s))",
+            "region 'setup' (1 call); rule: allow to_device",
+            "region 'integrate' (100 calls); rule: allow nothing",
+            "region 'output' (10 calls); rule: allow to_host "
+            "(max_nbytes=800000)",
+            "21 transfer(s) through cunumpy (20 to_host, 1 to_device",
+            "top call sites:",
+            case.site(OUTPUT_COPY) + ': deep_copy("state", nbytes=800000) '
+            "(x10), 8000000 bytes",
+            case.site(SETUP_COPY) + ': deep_copy("host_state"',
+            'sync to host "diagnostics_mirror": 10 sync(s) copied 1280 bytes '
+            "(to_host) at ",
+            case.site(SYNC),
+            'modified on host, never synced: "parameters_mirror" '
+            "(1 modify call(s) since the last sync; last at ",
+            case.site(MODIFY)]:
+        assert needle in text, \
+            f"the text report must contain: {needle}\n{text}"
+    assert re.search(r"to_host +20 +8001280 +20 +0 +[0-9.]+ +[0-9.]+ [GMk]B/s",
+                     text) is not None, \
+        f"a row: to_host count, bytes, blocking, async, time, bandwidth\n{text}"
+    assert "BROKEN" not in text, f"no rule is broken\n{text}"
+
+
+def test_report_json(case, budget):
+    run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=budget)
+    assert run.status == 0, f"the program must succeed\n{run}"
+    report = case.json("report.json", run)
+    assert report["format"] == "cunumpy-report", "format"
+    assert report["version"] == 1, "version"
+    assert report["rank"] == 0 and report["pid"] > 0, "rank 0 and a pid"
+    assert (report["budget"]["ok"] and report["budget"]["checked"] and
+            report["budget"]["rules"] == 3 and
+            report["budget"]["violations"] == []), \
+        f"budget checked and ok\n{shown(report['budget'])}"
+    total = report["total"]
+    assert (count(total, "to_host") == 2 * OUTPUTS and
+            nbytes(total, "to_host") == OUTPUTS * (STATE_BYTES +
+                                                   DIAGNOSTICS_BYTES)), \
+        f"total to_host\n{shown(total)}"
+    assert (count(total, "to_device") == 1 and
+            nbytes(total, "to_device") == STATE_BYTES), \
+        f"total to_device\n{shown(total)}"
+    to_host = total["kinds"]["to_host"]
+    assert (to_host["blocking"] == 20 and to_host["async"] == 0 and
+            to_host["seconds"] > 0 and
+            to_host["bandwidth_bytes_per_second"] > 0), \
+        f"blocking, async, time and bandwidth\n{shown(to_host)}"
+    integrate = region(report, "integrate")
+    assert (integrate["calls"] == STEPS and integrate["transfers"] == 0 and
+            not integrate["broken"]), \
+        f"integrate: 100 calls, no transfer\n{shown(integrate)}"
+    output = region(report, "output")
+    assert output["calls"] == OUTPUTS and count(output, "to_host") == 20, \
+        f"output: 10 calls, 20 copies home\n{shown(output)}"
+    top = output["top_sites"][0]
+    assert (top["file"].endswith("legacy_app.cpp") and
+            top["line"] == case.source_line(OUTPUT_COPY) and
+            top["count"] == OUTPUTS and
+            top["bytes"] == OUTPUTS * STATE_BYTES), \
+        f"output's top site is the copy of the state, by line\n{shown(top)}"
+    setup = region(report, "setup")
+    assert setup["calls"] == 1 and count(setup, "to_device") == 1, \
+        f"setup: the initial copy\n{shown(setup)}"
+    syncs = report["dual_views"]["syncs"]
+    assert (len(syncs) == 1 and syncs[0]["label"] == "diagnostics_mirror" and
+            syncs[0]["count"] == OUTPUTS and
+            syncs[0]["bytes"] == OUTPUTS * DIAGNOSTICS_BYTES and
+            syncs[0]["copy_kind"] == "to_host" and
+            syncs[0]["site"].endswith(case.site(SYNC))), \
+        ("the DualView sync is linked to the copy it made\n"
+         f"{shown(report['dual_views'])}")
+    unsynced = report["dual_views"]["modified_never_synced"]
+    assert (len(unsynced) == 1 and
+            unsynced[0]["label"] == "parameters_mirror" and
+            unsynced[0]["on"] == "host" and
+            unsynced[0]["site"].endswith(case.site(MODIFY))), \
+        f"the modify no sync followed is listed\n{shown(report['dual_views'])}"
+    assert report["metadata"], "Kokkos' metadata is kept"
+
+
+def test_stderr_summary(case):
+    run = case.run()
+    assert run.status == 0, f"the program must succeed\n{run}"
+    lines = run.cunumpy_lines()
+    assert lines and ("21 transfer(s) through cunumpy (20 to_host, "
+                      "1 to_device" in lines[0]), \
+        f"without CUNUMPY_REPORT a summary goes to stderr\n{run}"
+    for needle in ["region 'integrate' (100 calls): no transfers",
+                   "region 'output' (10 calls): 20 to_host (8001280 bytes)",
+                   "budget: none",
+                   "full report: set CUNUMPY_REPORT"]:
+        assert any(needle in line for line in lines), \
+            f"the summary says: {needle}\n{run}"
+
+
+def test_unknown_device_space(case):
+    """Without CUNUMPY_DEVICE_SPACES, FakeDevice is a name cunumpy does not
+    know: its copies are taken as host-to-host, and every report says so,
+    with the variable to set."""
+    args = ["--probes", "2"]
+    run = case.run(args, CUNUMPY_REPORT="report.json",
+                   CUNUMPY_DEVICE_SPACES=None)
+    program_ran(run)
+    # 1 copy in setup, 2 probes per step, 2 copies every 10 steps.
+    report = case.json("report.json", run)
+    lines = one_warning(run,
+                        r"^cunumpy: note: 221 copies not counted: .* \(report "
+                        r"in .*/report\.json\)$")
+    assert len(lines) == 1, ("a quiet report file still gets the note on "
+                             f"stderr, and nothing else\n{run}")
+    assert (report["unknown_spaces"] == {"names": ["FakeDevice"],
+                                         "uncounted_copies": 221} and
+            report["total"]["transfers"] == 0), \
+        ("the JSON counts the copies it took as host-to-host\n" +
+         shown({key: report[key] for key in ("unknown_spaces", "total")}))
+    run = case.run(args, CUNUMPY_DEVICE_SPACES=None)
+    one_warning(run,
+                r"^cunumpy: note: 221 copies not counted: cunumpy does not "
+                r"know the memory space\(s\) 'FakeDevice' and took them for "
+                r"host spaces; if one is a device, set "
+                r"CUNUMPY_DEVICE_SPACES=FakeDevice$")
+    run = case.run(args, CUNUMPY_REPORT="report.txt",
+                   CUNUMPY_DEVICE_SPACES=None)
+    text = case.read("report.txt")
+    assert "\nnote: 221 copies not counted" in text, \
+        f"the text report has the note\n{text}"
+    # Named, FakeDevice is a device: its copies count, and no note.
+    run = case.run(args, CUNUMPY_REPORT="report.json")
+    report = case.json("report.json", run)
+    assert (report["unknown_spaces"] == {"names": [], "uncounted_copies": 0}
+            and report["total"]["transfers"] == 221), \
+        ("with CUNUMPY_DEVICE_SPACES the copies are transfers\n" +
+         shown(report["unknown_spaces"]))
+    assert not any("note:" in line for line in run.cunumpy_lines()), \
+        f"and there is no note\n{run}"
+
+
+def test_backtrace_off(case):
+    run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BACKTRACE="0")
+    program_ran(run)
+    report = case.json("report.json", run)
+    assert report["backtrace_depth"] == 0, "depth 0 in the report"
+    sites = {site["site"] for site in report["total"]["top_sites"]}
+    assert sites == {"<unknown>"}, f"no call sites without stacks: {sites}"
+
+
+def test_bad_backtrace(case):
+    run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BACKTRACE="deep")
+    program_ran(run)
+    lines = one_warning(run,
+                        r"^cunumpy: CUNUMPY_BACKTRACE=\"deep\" is not an "
+                        r"integer in \[0, [0-9]+\]; using [0-9]+$")
+    assert len(lines) == 1, f"and nothing else\n{run}"
+    top = region(case.json("report.json", run), "output")["top_sites"][0]
+    assert top["line"] == case.source_line(OUTPUT_COPY), \
+        f"call sites work with the default depth\n{shown(top)}"
+
+
+def test_exit_without_finalize(case, budget):
+    """exit() before Kokkos::finalize, with the test tool chained: the
+    plugin still writes its report once, finalizes the chained tool and
+    keeps the violation status."""
+    run = case.run(["--exit-without-finalize"], CUNUMPY_REPORT="report.txt",
+                   KP_TEST_TOOL_OUTPUT=case.path("tool.txt"))
+    assert run.status == 0, f"exit(0) keeps its status\n{run}"
+    text = case.read("report.txt")
+    assert text.count("cunumpy transfer report:") == 1, \
+        f"the report is written once\n{text}"
+    assert "21 transfer(s) through cunumpy" in text, f"with every event\n{text}"
+    chained = case.read("tool.txt")
+    assert "finalize 1" in chained, \
+        f"the chained tool is finalized too\n{chained}"
+    run = case.run(["--exit-without-finalize", "--copy-in-step"],
+                   CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=budget,
+                   CUNUMPY_ON_VIOLATION="exit")
+    assert run.status == VIOLATION_STATUS, \
+        f"a broken budget still ends with the violation status\n{run}"
+    assert not case.json("report.json", run)["budget"]["ok"], \
+        "and the report says why"
+
+
+def test_with_cunumpy_library(case, source):
+    """A program using cunumpy's library with the plugin loaded: one
+    recorder, fed once."""
+    run = case.run(["20"], CUNUMPY_REPORT="report.json")
+    assert run.status == 0, f"the program must succeed\n{run}"
+    assert ("wrong way: 40 transfer(s)" in run.stdout and
+            "right way: 2 transfer(s)" in run.stdout), \
+        f"the program's own counters are not doubled\n{run}"
+    report = case.json("report.json", run)
+    assert report["total"]["transfers"] == 42, \
+        f"the plugin sees them all\n{shown(report['total']['kinds'])}"
+    sites = [site["site"] for site in report["total"]["top_sites"]]
+    line = case.source_line("state = cunumpy::to_host(device);")
+    assert any(site.endswith(f"time_loop.cpp:{line}") for site in sites), \
+        f"cunumpy's API call sites reach the plugin's report: {sites}"
