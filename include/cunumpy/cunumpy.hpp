@@ -5,6 +5,7 @@
 
 #include <cunumpy/as_device_array.hpp>
 #include <cunumpy/assert_no_transfers.hpp>
+#include <cunumpy/budget_snapshot.hpp>
 #include <cunumpy/conversions.hpp>
 #include <cunumpy/device_mirror.hpp>
 #include <cunumpy/event.hpp>

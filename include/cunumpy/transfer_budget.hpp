@@ -92,7 +92,9 @@ private:
 /// The rule of a phase: the listed kinds are allowed within their limits;
 /// every other kind is forbidden, except the ignored kinds (by default
 /// device_copy and sync). `calls` is the number of calls the phase must have
-/// had. A default Rule forbids every host/device copy and marker.
+/// had. A phase that never ran breaks its rule (a misspelt name would
+/// otherwise pass whatever the real phase copies) unless the rule is
+/// `optional`. A default Rule forbids every host/device copy and marker.
 class Rule {
 public:
   Rule& allow(EventKind kind, Limits limits = {}) & {
@@ -112,6 +114,11 @@ public:
     calls_ = count;
     return *this;
   }
+  /// The phase may never run (a phase of some configurations only).
+  Rule& optional(bool value = true) & {
+    optional_ = value;
+    return *this;
+  }
   Rule&& allow(EventKind kind, Limits limits = {}) && {
     return std::move(allow(kind, std::move(limits)));
   }
@@ -122,10 +129,12 @@ public:
     return std::move(ignore(std::move(kinds)));
   }
   Rule&& calls(std::uint64_t count) && { return std::move(calls(count)); }
+  Rule&& optional(bool value = true) && { return std::move(optional(value)); }
 
   const std::map<EventKind, Limits>& allowed() const { return allowed_; }
   const std::set<EventKind>& ignored() const { return ignored_; }
   std::optional<std::uint64_t> calls() const { return calls_; }
+  bool is_optional() const { return optional_; }
 
   /// "allow to_host (max_nbytes=8); ignore device_copy, sync; calls=100".
   std::string str() const;
@@ -134,28 +143,52 @@ private:
   std::map<EventKind, Limits> allowed_;
   std::set<EventKind> ignored_{EventKind::device_copy, EventKind::sync};
   std::optional<std::uint64_t> calls_;
+  bool optional_ = false;
 };
+
+/// What a broken rule broke.
+enum class Limit : std::uint8_t {
+  forbidden,       ///< a kind the rule does not allow happened
+  max_nbytes,      ///< an event moved more bytes than allowed
+  max_count,       ///< more events of a kind than allowed
+  max_total_bytes, ///< more bytes of a kind than allowed
+  blocking,        ///< an event had the wrong `blocking` value
+  implicit,        ///< an event had the wrong `implicit` value
+  calls,           ///< the phase ran another number of times
+  never_entered,   ///< the phase never ran (and the rule is not optional)
+  events_lost,     ///< events may be missing: the budget cannot be checked
+};
+
+/// The name of a limit as rule files, reports and the JSON spell it:
+/// "max_nbytes", "never_entered", ...
+std::string_view to_string(Limit limit) noexcept;
+/// The limit named `name`, or nothing.
+std::optional<Limit> parse_limit(std::string_view name) noexcept;
 
 /// One broken rule: its phase, the limit that was exceeded and the events
 /// that did it, with the file and line where they happened.
 struct Violation {
+  /// The phase; empty for events_lost, which concerns every phase.
   std::string phase;
-  /// The kind the limit is about; empty for `calls`.
+  /// The kind the limit is about; empty for calls, never_entered and
+  /// events_lost.
   std::optional<EventKind> kind;
-  /// "forbidden", "max_nbytes", "max_count", "max_total_bytes", "blocking",
-  /// "implicit" or "calls".
-  std::string limit;
+  Limit limit = Limit::forbidden;
   /// The limit's value and what happened: "8" and "800000".
   std::string allowed;
   std::string actual;
   /// The offending events, aggregated by call site.
   std::vector<SiteSummary> events;
+  /// More of what happened: the phases that ran (never_entered), why
+  /// events may be missing (events_lost).
+  std::vector<std::string> details;
 
   /// A readable paragraph: the rule, then one line per offending site.
   std::string str() const;
 };
 
 class TransferBudget;
+struct BudgetSnapshot;
 
 /// Scope of a phase: events recorded while it is the innermost open phase
 /// count in it. Returned by TransferBudget::phase.
@@ -181,12 +214,27 @@ private:
   std::uint64_t token_ = 0;
 };
 
+/// How a TransferBudget counts.
+struct BudgetOptions {
+  /// With `started == false` phases run uncounted until start().
+  bool started = true;
+  /// Raw events each phase's counter keeps (TransferCounter::events); 0
+  /// keeps none, as the plugin, which reports aggregates only.
+  std::size_t events_kept = TransferCounter::default_max_events;
+};
+
 /// Counts transfers per named phase and checks a rule for each, so that a
 /// test or a CI job fails when a copy sneaks into a phase that must not
-/// copy. Phases are explicit (phase(), count()) or Kokkos profiling regions
-/// (pushRegion/popRegion, ScopedRegion), named by the region. Phases nest: an
-/// event counts in the innermost open phase only. The open phases are shared
-/// by all host threads (as Kokkos regions are).
+/// copy. A phase is a name the user made one: a rule names it (require,
+/// require_file), or it was opened explicitly (phase(), count()). A Kokkos
+/// profiling region (pushRegion/popRegion, ScopedRegion) of a phase's name
+/// is that phase; every other region (Tpetra's, Belos', Kokkos Kernels')
+/// is transparent: its events count in the innermost enclosing phase.
+/// Phases nest: an event counts in the innermost phase only. Since rules
+/// may be set after the run, the budget records the tree of region paths
+/// and decides which phase an event belongs to when it is read. The open
+/// phases and regions are shared by all host threads (as Kokkos regions
+/// are).
 ///
 ///     TransferBudget budget(false);
 ///     auto integrate = budget.count("integrate", [&](double dt) { ... });
@@ -198,6 +246,7 @@ class TransferBudget {
 public:
   /// With `started == false` phases run uncounted until start().
   explicit TransferBudget(bool started = true);
+  explicit TransferBudget(BudgetOptions options);
   ~TransferBudget();
   TransferBudget(TransferBudget&&) noexcept;
   TransferBudget& operator=(TransferBudget&&) noexcept;
@@ -242,11 +291,15 @@ public:
     };
   }
 
-  /// The counter of phase `name` (created empty when unknown).
+  /// The counter of phase `name`: the events that count in it. For a name
+  /// that is not a phase (a library's region), what would count in it if it
+  /// were one. The counter follows the budget: read it any time.
   TransferCounter& operator[](const std::string& name);
-  /// How many times phase `name` was entered while counting.
+  /// How many times phase `name` was entered while counting (for any name,
+  /// as for operator[]).
   std::uint64_t calls(const std::string& name) const;
-  /// The phases seen or required, in first-seen order.
+  /// The phases that ran, in first-seen order, then those only a rule
+  /// names.
   std::vector<std::string> phases() const;
 
   /// Sets the rule of phase `name` (replacing an earlier one). Throws
@@ -255,20 +308,20 @@ public:
   /// The rule of phase `name`, if any.
   std::optional<Rule> rule(const std::string& name) const;
 
-  /// Every broken rule, with the offending events and their call sites.
+  /// Every broken rule, with the offending events and their call sites;
+  /// an events_lost violation when events may be missing.
   std::vector<Violation> violations() const;
   /// Throws cunumpy::TransferError whose message is report() when a rule is
-  /// broken.
+  /// broken or events may be missing.
   void check() const;
   /// Every phase's events, then the broken rules.
   std::string report() const;
+  /// Everything the budget knows, as plain data: the tree of region paths,
+  /// the phases, the violations (see BudgetSnapshot).
+  BudgetSnapshot snapshot() const;
 
-  /// Counts every event while counting, whatever its phase.
+  /// Every event counted while counting, whatever its phase.
   TransferCounter& total();
-
-  const std::shared_ptr<Impl::BudgetState>& state() const noexcept {
-    return state_;
-  }
 
 private:
   std::shared_ptr<Impl::BudgetState> state_;

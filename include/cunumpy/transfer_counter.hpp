@@ -1,6 +1,7 @@
 #ifndef CUNUMPY_TRANSFER_COUNTER_HPP
 #define CUNUMPY_TRANSFER_COUNTER_HPP
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -12,9 +13,23 @@
 namespace cunumpy {
 namespace Impl {
 struct CounterState;
-}
+struct CounterAccess;
+} // namespace Impl
 
 namespace profiling {
+
+/// What a counter holds for one event kind.
+struct KindTotals {
+  std::uint64_t count = 0;
+  std::uint64_t nbytes = 0;
+  std::uint64_t async_count = 0;    ///< copies the host did not wait for
+  std::uint64_t implicit_count = 0; ///< waits the program did not ask for
+  double seconds = 0.0;             ///< time spent in the events
+};
+
+/// Totals of every kind, indexed by the kind's value
+/// (`totals[static_cast<std::size_t>(EventKind::to_host)]`).
+using KindTable = std::array<KindTotals, event_kind_count>;
 
 /// Events aggregated by call site: every event of one kind, site,
 /// description and blocking/implicit flags adds to one summary, so a counter's
@@ -79,15 +94,23 @@ public:
   /// `  file.cpp:17: to_device(shape=(100000,), dtype=float64) (x10)`.
   std::string report() const;
 
-  /// Forgets every event.
+  /// Events that reached cunumpy but could not be recorded (out of memory,
+  /// a copy whose begin another tool took): the counts above are short by
+  /// this many.
+  std::uint64_t events_lost() const;
+  /// False when events may be missing: some could not be recorded, or
+  /// another tool replaced cunumpy's Kokkos Tools callbacks while counting
+  /// (then their number is unknown). assert_no_transfers and budgets fail
+  /// when a counter is not complete.
+  bool complete() const;
+  /// Why the counter is not complete, one line per cause; empty when it is.
+  std::vector<std::string> losses() const;
+
+  /// Forgets every event (and every loss).
   void clear();
 
-  /// The shared state the recorder writes into (for front ends).
-  const std::shared_ptr<cunumpy::Impl::CounterState>& state() const noexcept {
-    return state_;
-  }
-
 private:
+  friend struct cunumpy::Impl::CounterAccess;
   std::shared_ptr<cunumpy::Impl::CounterState> state_;
 };
 

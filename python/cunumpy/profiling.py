@@ -191,14 +191,16 @@ class TransferBudget(_core.TransferBudget):
         """Mapping phase name -> number of calls counted."""
         return _PhaseCalls(self)
 
-    def require(self, name, allow=None, ignore=None, calls=None):
+    def require(self, name, allow=None, ignore=None, calls=None,
+                optional=False):
         """Sets the rule of phase `name` (replacing an earlier one).
 
         `allow` maps the allowed event kinds to their limits (max_nbytes,
         max_count, max_total_bytes, blocking, implicit), e.g.
         {"to_host": {"max_nbytes": 8, "blocking": False}}; every other kind
         is forbidden except those in `ignore` (default: device_copy and
-        sync). `calls` is the number of calls the phase must have had.
+        sync). `calls` is the number of calls the phase must have had. A
+        phase that never ran breaks its rule unless `optional` is true.
         """
         rule = Rule()
         if allow is not None:
@@ -212,4 +214,10 @@ class TransferBudget(_core.TransferBudget):
             rule.ignore(_kinds(ignore, "ignore"))
         if calls is not None:
             rule.require_calls(_count_limit(calls, "calls"))
+        if not isinstance(optional, bool):
+            raise TypeError(
+                f"TransferBudget.require: optional must be True or False, "
+                f"not {optional!r}"
+            )
+        rule.set_optional(optional)
         self._require(name, rule)

@@ -124,11 +124,16 @@ void bind_budget(py::module_& module) {
                                  ignored.append(std::string(to_string(kind)));
                                return py::tuple(ignored);
                              })
+      .def(
+          "set_optional",
+          [](Rule& rule, bool value) -> Rule& { return rule.optional(value); },
+          py::arg("value") = true, py::return_value_policy::reference_internal)
       .def_property_readonly(
           "calls",
           [](const Rule& rule) -> std::optional<std::uint64_t> {
             return rule.calls();
           })
+      .def_property_readonly("optional", &Rule::is_optional)
       .def("__str__", &Rule::str)
       .def("__repr__",
            [](const Rule& rule) { return "Rule(" + rule.str() + ")"; });
@@ -138,13 +143,17 @@ void bind_budget(py::module_& module) {
       .def_readonly("phase", &Violation::phase)
       .def_property_readonly(
           "kind", [](const Violation& v) { return kind_name(v.kind); })
-      .def_readonly("limit", &Violation::limit)
+      .def_property_readonly(
+          "limit",
+          [](const Violation& v) { return std::string(to_string(v.limit)); })
+      .def_readonly("details", &Violation::details)
       .def_readonly("allowed", &Violation::allowed)
       .def_readonly("actual", &Violation::actual)
       .def_readonly("events", &Violation::events)
       .def("__str__", &Violation::str)
       .def("__repr__", [](const Violation& v) {
-        return "Violation(phase='" + v.phase + "', limit='" + v.limit + "')";
+        return "Violation(phase='" + v.phase + "', limit='" +
+               std::string(to_string(v.limit)) + "')";
       });
 
   py::class_<PhaseContext>(module, "Phase",

@@ -4,7 +4,7 @@
 #include <frameobject.h>
 #include <utility>
 
-#include "recorder/recorder.hpp"
+#include <cunumpy/impl/recorder.hpp>
 
 namespace cunumpy::python {
 namespace {
@@ -73,27 +73,20 @@ PythonSite python_caller() {
 }
 
 void install_site_provider() {
-  Impl::Recorder::instance().set_site_provider(&provide_site);
+  Impl::set_site_provider(&provide_site);
 }
 
 void remove_site_provider() {
-  auto& recorder = Impl::Recorder::instance();
-  if (recorder.site_provider() == &provide_site)
-    recorder.set_site_provider(nullptr);
+  if (Impl::site_provider() == &provide_site)
+    Impl::set_site_provider(nullptr);
 }
 
 std::string describe(std::string_view api, const Impl::ArrayShape& shape) {
-  std::string what(api);
-  what += "(shape=";
-  what += Impl::shape_string(shape);
-  what += ", dtype=";
-  what += shape.dtype;
-  what += ")";
-  return what;
+  return Impl::describe_call(api, &shape);
 }
 
-PythonApiScope::PythonApiScope(std::string_view what, bool async)
+PythonApiScope::PythonApiScope(std::string_view description, bool async)
     : site_(python_caller()),
-      scope_(what, site_.file, site_.line, site_.function, async) {}
+      scope_(description, site_.file, site_.line, site_.function, async) {}
 
 } // namespace cunumpy::python

@@ -36,10 +36,10 @@ void remove_site_provider();
 std::string describe(std::string_view api, const Impl::ArrayShape& shape);
 
 /// While alive, copies on this thread are attributed to the Python caller
-/// with the description `what` (see Impl::ApiScope).
+/// with the description `description` (see Impl::ApiScope).
 class PythonApiScope {
 public:
-  explicit PythonApiScope(std::string_view what, bool async = false);
+  explicit PythonApiScope(std::string_view description, bool async = false);
 
 private:
   PythonSite site_;

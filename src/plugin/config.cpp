@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,16 +37,45 @@ std::string absolute(const std::string& path) {
 }
 
 /// Whether two paths name one file, existing or not (`out.json` and
-/// `./out.json`, or a link to it). Absolute first: weakly_canonical leaves
-/// a relative path relative when none of it exists yet.
+/// `./out.json`, a symbolic or a hard link to it). Absolute first:
+/// weakly_canonical leaves a relative path relative when none of it exists
+/// yet.
 bool same_file(const std::string& a, const std::string& b) {
+  std::error_code error;
+  if (std::filesystem::equivalent(a, b, error) && !error)
+    return true; // one device and inode
   const auto normal = [](const std::string& path) {
-    std::error_code error;
+    std::error_code ignored;
     const std::filesystem::path canonical =
-        std::filesystem::weakly_canonical(absolute(path), error);
-    return error ? std::filesystem::path(absolute(path)) : canonical;
+        std::filesystem::weakly_canonical(absolute(path), ignored);
+    return ignored ? std::filesystem::path(absolute(path)) : canonical;
   };
   return normal(a) == normal(b);
+}
+
+/// The file of a loaded library or of the program that `path` is, if any:
+/// writing it would truncate code the process runs (SIGBUS).
+std::string loaded_module(const std::string& path) {
+  struct Search {
+    const std::string* path;
+    std::string found;
+  } search{&path, {}};
+  ::dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto* search = static_cast<Search*>(data);
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0' &&
+            same_file(*search->path, info->dlpi_name)) {
+          search->found = info->dlpi_name;
+          return 1;
+        }
+        return 0;
+      },
+      &search);
+  if (!search.found.empty())
+    return "it is the library " + search.found + ", loaded in this process";
+  if (same_file(path, "/proc/self/exe"))
+    return "it is the running program";
+  return {};
 }
 
 /// Why the plugin must not write `path`: it is `other` (a file the plugin
@@ -88,11 +118,46 @@ std::string expand_rank(const std::string& pattern, int rank) {
   return result;
 }
 
+FileState FileState::of(const std::string& path) {
+  FileState state;
+  state.path = path;
+  struct stat info {};
+  if (!path.empty() && ::stat(path.c_str(), &info) == 0) {
+    state.existed = true;
+    state.device = info.st_dev;
+    state.inode = info.st_ino;
+    state.size = info.st_size;
+    state.modified = info.st_mtim;
+  }
+  return state;
+}
+
+std::string FileState::changed() const {
+  const FileState now = of(path);
+  if (!now.existed)
+    return {};
+  if (!existed)
+    return "someone else wrote it during the run, another Kokkos tool or the "
+           "program itself; cunumpy does not overwrite it";
+  if (now.device != device || now.inode != inode || now.size != size ||
+      now.modified.tv_sec != modified.tv_sec ||
+      now.modified.tv_nsec != modified.tv_nsec)
+    return "someone else changed it during the run, another Kokkos tool or "
+           "the program itself; cunumpy does not overwrite it";
+  return {};
+}
+
 std::string cannot_write(const std::string& path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) == 0) {
     if (S_ISDIR(info.st_mode))
       return "it is a directory";
+    if (!S_ISREG(info.st_mode))
+      return S_ISFIFO(info.st_mode)
+                 ? "it is a FIFO, which would block the program at its end"
+                 : "it is not a regular file";
+    if (std::string module = loaded_module(path); !module.empty())
+      return module;
     return ::access(path.c_str(), W_OK) == 0 ? std::string()
                                              : std::strerror(errno);
   }
@@ -131,6 +196,7 @@ Config Config::from_environment() {
       config.report_json = false;
     } else {
       config.report_path = absolute(config.report_path);
+      config.report_file = FileState::of(config.report_path);
     }
   }
   if (const auto action = Impl::environment("CUNUMPY_ON_VIOLATION")) {
@@ -157,8 +223,11 @@ Config Config::from_environment() {
       config.trace_path.clear();
     } else {
       config.trace_path = absolute(config.trace_path);
+      config.trace_file = FileState::of(config.trace_path);
     }
   }
+  if (const auto all = Impl::environment("CUNUMPY_REPORT_ALL_REGIONS"))
+    config.all_regions = *all != "0";
   return config;
 }
 

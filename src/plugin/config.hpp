@@ -1,10 +1,29 @@
 #ifndef CUNUMPY_PLUGIN_CONFIG_HPP
 #define CUNUMPY_PLUGIN_CONFIG_HPP
 
+#include <ctime>
 #include <optional>
 #include <string>
+#include <sys/types.h>
 
 namespace cunumpy::plugin {
+
+/// What a file the plugin will write was like at start-up, to refuse at the
+/// end a file someone else wrote meanwhile (a next tool's finalize, the
+/// program).
+struct FileState {
+  std::string path;
+  bool existed = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  std::timespec modified{};
+
+  static FileState of(const std::string& path);
+  /// Why the file must not be written now ("" when it may): it was made or
+  /// changed since start-up.
+  std::string changed() const;
+};
 
 /// The plugin's settings, from the environment. A bad value prints one line
 /// on stderr and leaves the default.
@@ -16,6 +35,9 @@ struct Config {
   std::string budget_path;        ///< CUNUMPY_BUDGET
   bool exit_on_violation = false; ///< CUNUMPY_ON_VIOLATION=exit
   std::string trace_path;         ///< CUNUMPY_TRACE with %r replaced
+  FileState report_file;          ///< the report's file at start-up
+  FileState trace_file;
+  bool all_regions = false; ///< CUNUMPY_REPORT_ALL_REGIONS=1
   int rank = 0;
   bool rank_known = false;
 
@@ -33,7 +55,9 @@ std::optional<int> rank_from_environment();
 /// `pattern` with every "%r" replaced by `rank`.
 std::string expand_rank(const std::string& pattern, int rank);
 
-/// Why a file cannot be created or overwritten at `path`, or "" when it can.
+/// Why a file cannot be created or overwritten at `path`, or "" when it can:
+/// a directory, a FIFO or device, a loaded library or the running program,
+/// no permission.
 std::string cannot_write(const std::string& path);
 
 } // namespace cunumpy::plugin

@@ -34,13 +34,14 @@ public:
     std::uint64_t count = 0; ///< modifies since the last sync
   };
 
-  void on_event(const Impl::RawEvent&) override {}
-  void on_dual_view(const Impl::DualViewEvent& event) override;
+  void on_event(const Impl::RawEvent&, const Impl::RecorderLock&) override {}
+  void on_dual_view(const Impl::DualViewEvent& event,
+                    const Impl::RecorderLock&) override;
 
-  /// Syncs, first seen first; needs the recorder's mutex.
-  std::vector<Sync> syncs() const;
-  /// Modifies that no sync followed; needs the recorder's mutex.
-  std::vector<Modify> unsynced_modifies() const;
+  /// Syncs, first seen first.
+  std::vector<Sync> syncs(const Impl::RecorderLock& lock) const;
+  /// Modifies that no sync followed.
+  std::vector<Modify> unsynced_modifies(const Impl::RecorderLock& lock) const;
 
 private:
   struct SyncKey {

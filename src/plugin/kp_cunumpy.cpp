@@ -1,11 +1,15 @@
 // libkp_cunumpy: cunumpy's transfer accounting for any Kokkos program,
 // loaded at run time (KOKKOS_TOOLS_LIBS, or KOKKOS_PROFILE_LIBRARY on Kokkos
-// 3.x). Every callback feeds cunumpy's one recorder, exactly as the
-// in-process hooks of the library do, then goes on to the next tool of the
-// list. The consumers (budget with regions as phases, report, trace) live in
-// the one Plugin object, created at init and destroyed at finalize.
+// 3.x). Each event entry point is one line into the one Kokkos Tools event
+// path of the library (src/core/tools/callbacks.hpp), which feeds the
+// recorder and forwards to the next tool of the list; the entry points of a
+// tool's life (init, finalize, settings, arguments, help, metadata) are
+// here. The consumers (budget, report, trace) live in the one Plugin object,
+// created at init and destroyed at finalize.
 //
-// No callback throws or lets an exception cross into Kokkos.
+// The library is linked with -Bsymbolic: its own kokkosp_* functions are
+// its own even when a tool loaded before it (RTLD_GLOBAL) exports the same
+// names. No entry point throws or lets an exception cross into Kokkos.
 
 #include <atomic>
 #include <cstdint>
@@ -16,34 +20,62 @@
 
 #include <impl/Kokkos_Profiling_C_Interface.h>
 
-#include "support/environment.hpp"
 #include "plugin.hpp"
 #include "recorder/recorder.hpp"
+#include "support/environment.hpp"
+#include "tools/callbacks.hpp"
 
 #define CUNUMPY_PLUGIN_EXPORT __attribute__((visibility("default")))
+
+namespace callback = cunumpy::Impl::tools::callback;
 
 namespace cunumpy::plugin {
 namespace {
 
-std::atomic<Plugin*> current_plugin{nullptr};
-/// The status the process ends with when it would otherwise end with 0.
-std::atomic<int> pending_exit_status{0};
-std::atomic<bool> exit_handler_ran{false};
-pid_t owner_pid = 0;
+/// The plugin's state across its life and the end of the process, in one
+/// place.
+struct Lifetime {
+  std::atomic<Plugin*> plugin{nullptr};
+  /// The status the process ends with when it would otherwise end with 0.
+  std::atomic<int> pending_exit_status{0};
+  std::atomic<bool> exit_handler_ran{false};
+  /// kokkosp_init_library is running (a tool that calls it again from its
+  /// own init must not make a second plugin).
+  std::atomic<bool> initializing{false};
+  /// The process that made the plugin: a forked child's report is its
+  /// parent's.
+  pid_t owner = 0;
+};
 
-Plugin* current() noexcept {
-  return current_plugin.load(std::memory_order_acquire);
+Lifetime& lifetime() {
+  static Lifetime* state = new Lifetime(); // used until the process ends
+  return *state;
 }
 
-static_assert(sizeof(Kokkos_Profiling_SpaceHandle::name) == 64,
-              "feed:: reads space names as Kokkos' 64-byte arrays");
+Plugin* current() noexcept {
+  return lifetime().plugin.load(std::memory_order_acquire);
+}
+
+/// An address inside this library that no other library can stand for: the
+/// plugin finds its own file, and its place in the tools list, with it.
+void self_address() {}
 
 void end_process_if_failed(int status) noexcept {
-  const int pending = pending_exit_status.load();
+  const int pending = lifetime().pending_exit_status.load();
   if (pending != 0 && status == 0) {
     std::fflush(nullptr);
     std::_Exit(pending);
   }
+}
+
+/// Ends the plugin: the next tool's finalize first (its files are written
+/// then), then cunumpy's report and trace, which are never overwritten by
+/// another tool's files. Returns whether a rule was broken (or the budget
+/// could not be checked) under CUNUMPY_ON_VIOLATION=exit.
+bool finish(Plugin& plugin) {
+  plugin.finalize_next();
+  const bool failed = plugin.finish();
+  return failed && plugin.config().exit_on_violation;
 }
 
 /// Runs when the process exits: writes the report of a program that never
@@ -51,16 +83,14 @@ void end_process_if_failed(int status) noexcept {
 /// CUNUMPY_ON_VIOLATION=exit and a rule was broken (unless the program
 /// already ends with a non-zero status of its own).
 void on_process_exit(int status, void*) noexcept {
-  exit_handler_ran.store(true);
-  if (::getpid() != owner_pid)
+  Lifetime& state = lifetime();
+  state.exit_handler_ran.store(true);
+  if (::getpid() != state.owner)
     return; // a forked child: the report is its parent's
   try {
-    if (Plugin* plugin = current_plugin.exchange(nullptr)) {
-      const bool failed = plugin->finish();
-      if (plugin->next().finalize != nullptr)
-        plugin->next().finalize();
-      if (failed && plugin->config().exit_on_violation)
-        pending_exit_status.store(violation_exit_status);
+    if (Plugin* plugin = state.plugin.exchange(nullptr)) {
+      if (finish(*plugin))
+        state.pending_exit_status.store(violation_exit_status);
       // Not deleted: other threads may still be in Kokkos callbacks.
     }
   } catch (...) {
@@ -89,63 +119,31 @@ void report_internal_error(const char* where) noexcept {
 } // namespace
 } // namespace cunumpy::plugin
 
-// Kernels: timed for the trace, forwarded with the next tool's ids.
-namespace cunumpy::plugin {
-namespace {
-
-using BeginKernel = Kokkos_Profiling_beginFunction NextTool::*;
-using EndKernel = Kokkos_Profiling_endFunction NextTool::*;
-
-void begin_kernel(BeginKernel next, const char* name, uint32_t device_id,
-                  uint64_t* id) noexcept {
-  try {
-    Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    if (plugin->next().*next != nullptr)
-      (plugin->next().*next)(name, device_id, id);
-    if (plugin->tracing())
-      plugin->begin_kernel(name);
-  } catch (...) {
-  }
-}
-
-void end_kernel(EndKernel next, uint64_t id) noexcept {
-  try {
-    Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    if (plugin->tracing())
-      plugin->end_kernel();
-    if (plugin->next().*next != nullptr)
-      (plugin->next().*next)(id);
-  } catch (...) {
-  }
-}
-
-} // namespace
-} // namespace cunumpy::plugin
-
 using cunumpy::plugin::current;
 using cunumpy::plugin::Plugin;
-namespace feed = cunumpy::Impl::feed;
 
 extern "C" {
+
+/// Marks this library as cunumpy's plugin, so that a copy of it later in a
+/// tools list is not loaded as a next tool.
+CUNUMPY_PLUGIN_EXPORT extern const int kokkosp_cunumpy_plugin;
+const int kokkosp_cunumpy_plugin = 1;
 
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_init_library(const int load_sequence, const uint64_t interface_version,
                      const uint32_t device_count,
                      Kokkos_Profiling_KokkosPDeviceInfo* devices) noexcept {
   using namespace cunumpy::plugin;
+  Lifetime& state = lifetime();
+  if (current() != nullptr || state.initializing.exchange(true))
+    return;
   try {
-    if (current() != nullptr)
-      return;
     auto* plugin =
         new Plugin(load_sequence, interface_version, device_count, devices,
-                   reinterpret_cast<const void*>(&kokkosp_init_library));
-    current_plugin.store(plugin, std::memory_order_release);
-    if (owner_pid == 0) {
-      owner_pid = ::getpid();
+                   reinterpret_cast<const void*>(&self_address));
+    state.plugin.store(plugin, std::memory_order_release);
+    if (state.owner == 0) {
+      state.owner = ::getpid();
       // After the next tool is loaded, so this runs before its static
       // destructors.
       register_exit_handler();
@@ -155,25 +153,31 @@ kokkosp_init_library(const int load_sequence, const uint64_t interface_version,
   } catch (...) {
     report_internal_error("kokkosp_init_library");
   }
+  state.initializing.store(false);
 }
 
 CUNUMPY_PLUGIN_EXPORT void kokkosp_finalize_library() noexcept {
   using namespace cunumpy::plugin;
+  Lifetime& state = lifetime();
   try {
-    Plugin* plugin = current_plugin.exchange(nullptr);
+    if (::getpid() != state.owner) {
+      // A forked child that finalizes Kokkos: the report and the trace are
+      // its parent's. The next tool still gets its finalize.
+      if (Plugin* plugin = current())
+        plugin->finalize_next();
+      return;
+    }
+    Plugin* plugin = state.plugin.exchange(nullptr);
     if (plugin == nullptr)
       return;
-    const bool failed = plugin->finish();
-    if (plugin->next().finalize != nullptr)
-      plugin->next().finalize();
-    const bool exit_on_violation = plugin->config().exit_on_violation;
+    const bool failed = finish(*plugin);
     delete plugin;
-    if (failed && exit_on_violation) {
+    if (failed) {
       // Let the program finish (MPI_Finalize, its own output); the exit
       // handler sets the status. Finalized from a static destructor, after
       // that handler ran: end here.
-      pending_exit_status.store(violation_exit_status);
-      if (exit_handler_ran.load())
+      state.pending_exit_status.store(violation_exit_status);
+      if (state.exit_handler_ran.load())
         end_process_if_failed(0);
     }
   } catch (...) {
@@ -192,9 +196,10 @@ kokkosp_request_tool_settings(const uint32_t num_actions,
     bool fencing = false;
     const Plugin* plugin = current();
     if (plugin != nullptr && plugin->next().loaded()) {
-      if (plugin->next().request_tool_settings != nullptr) {
+      const auto request = plugin->next().callbacks.request_tool_settings;
+      if (request != nullptr) {
         Kokkos_Tools_ToolSettings requested = *settings;
-        plugin->next().request_tool_settings(num_actions, &requested);
+        request(num_actions, &requested);
         fencing = requested.requires_global_fencing;
       } else {
         fencing = settings->requires_global_fencing;
@@ -210,10 +215,12 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_provide_tool_programming_interface(
     Kokkos_Tools_ToolProgrammingInterface interface) noexcept {
   try {
     const Plugin* plugin = current();
-    if (plugin != nullptr &&
-        plugin->next().provide_tool_programming_interface != nullptr)
-      plugin->next().provide_tool_programming_interface(num_functions,
-                                                        interface);
+    if (plugin == nullptr)
+      return;
+    const auto next =
+        plugin->next().callbacks.provide_tool_programming_interface;
+    if (next != nullptr)
+      next(num_functions, interface);
   } catch (...) {
   }
 }
@@ -221,8 +228,8 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_provide_tool_programming_interface(
 CUNUMPY_PLUGIN_EXPORT void kokkosp_parse_args(int argc, char** argv) noexcept {
   try {
     const Plugin* plugin = current();
-    if (plugin != nullptr && plugin->next().parse_args != nullptr)
-      plugin->next().parse_args(argc, argv);
+    if (plugin != nullptr && plugin->next().callbacks.parse_args != nullptr)
+      plugin->next().callbacks.parse_args(argc, argv);
   } catch (...) {
   }
 }
@@ -238,233 +245,12 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_print_help(char* program) noexcept {
         "  CUNUMPY_ON_VIOLATION=warn|exit  exit: status %d on a broken rule\n"
         "  CUNUMPY_TRACE=path.json   Chrome trace (Perfetto)\n"
         "  CUNUMPY_BACKTRACE=depth   stack depth for call sites (0: off)\n"
-        "  CUNUMPY_DEVICE_SPACES=a,b more device memory space names\n",
+        "  CUNUMPY_DEVICE_SPACES=a,b more device memory space names\n"
+        "  CUNUMPY_REPORT_ALL_REGIONS=1  list regions without transfers too\n",
         cunumpy::plugin::violation_exit_status);
     const Plugin* plugin = current();
-    if (plugin != nullptr && plugin->next().print_help != nullptr)
-      plugin->next().print_help(program);
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_deep_copy(
-    Kokkos_Profiling_SpaceHandle dst_handle, const char* dst_name,
-    const void* dst_ptr, Kokkos_Profiling_SpaceHandle src_handle,
-    const char* src_name, const void* src_ptr, uint64_t size) noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    if (plugin->next().begin_deep_copy != nullptr)
-      plugin->next().begin_deep_copy(dst_handle, dst_name, dst_ptr, src_handle,
-                                     src_name, src_ptr, size);
-    feed::begin_deep_copy(dst_handle.name, dst_name, dst_ptr, src_handle.name,
-                          src_name, src_ptr, size);
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void kokkosp_end_deep_copy() noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    feed::end_deep_copy();
-    if (plugin->next().end_deep_copy != nullptr)
-      plugin->next().end_deep_copy();
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_fence(const char* name,
-                                               const uint32_t device_id,
-                                               uint64_t* handle) noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    // The handle is the next tool's; cunumpy keeps a stack per thread.
-    if (plugin->next().begin_fence != nullptr)
-      plugin->next().begin_fence(name, device_id, handle);
-    feed::begin_fence(name, device_id);
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void kokkosp_end_fence(const uint64_t handle) noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    feed::end_fence();
-    if (plugin->next().end_fence != nullptr)
-      plugin->next().end_fence(handle);
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void
-kokkosp_push_profile_region(const char* name) noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    feed::push_region(name);
-    if (plugin->next().push_region != nullptr)
-      plugin->next().push_region(name);
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void kokkosp_pop_profile_region() noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    if (plugin->next().pop_region != nullptr)
-      plugin->next().pop_region();
-    feed::pop_region();
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void kokkosp_dual_view_sync(const char* label,
-                                                  const void* const ptr,
-                                                  bool to_device) noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    feed::dual_view_sync(label, ptr, to_device);
-    if (plugin->next().sync_dual_view != nullptr)
-      plugin->next().sync_dual_view(label, ptr, to_device);
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void kokkosp_dual_view_modify(const char* label,
-                                                    const void* const ptr,
-                                                    bool on_device) noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin == nullptr)
-      return;
-    feed::dual_view_modify(label, ptr, on_device);
-    if (plugin->next().modify_dual_view != nullptr)
-      plugin->next().modify_dual_view(label, ptr, on_device);
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_parallel_for(const char* name,
-                                                      const uint32_t device_id,
-                                                      uint64_t* id) noexcept {
-  cunumpy::plugin::begin_kernel(&cunumpy::plugin::NextTool::begin_parallel_for,
-                                name, device_id, id);
-}
-
-CUNUMPY_PLUGIN_EXPORT void
-kokkosp_end_parallel_for(const uint64_t id) noexcept {
-  cunumpy::plugin::end_kernel(&cunumpy::plugin::NextTool::end_parallel_for, id);
-}
-
-CUNUMPY_PLUGIN_EXPORT void
-kokkosp_begin_parallel_reduce(const char* name, const uint32_t device_id,
-                              uint64_t* id) noexcept {
-  cunumpy::plugin::begin_kernel(
-      &cunumpy::plugin::NextTool::begin_parallel_reduce, name, device_id, id);
-}
-
-CUNUMPY_PLUGIN_EXPORT void
-kokkosp_end_parallel_reduce(const uint64_t id) noexcept {
-  cunumpy::plugin::end_kernel(&cunumpy::plugin::NextTool::end_parallel_reduce,
-                              id);
-}
-
-CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_parallel_scan(const char* name,
-                                                       const uint32_t device_id,
-                                                       uint64_t* id) noexcept {
-  cunumpy::plugin::begin_kernel(&cunumpy::plugin::NextTool::begin_parallel_scan,
-                                name, device_id, id);
-}
-
-CUNUMPY_PLUGIN_EXPORT void
-kokkosp_end_parallel_scan(const uint64_t id) noexcept {
-  cunumpy::plugin::end_kernel(&cunumpy::plugin::NextTool::end_parallel_scan,
-                              id);
-}
-
-// Forwarded only.
-
-CUNUMPY_PLUGIN_EXPORT void
-kokkosp_allocate_data(const Kokkos_Profiling_SpaceHandle space,
-                      const char* label, const void* const ptr,
-                      const uint64_t size) noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin != nullptr && plugin->next().allocate_data != nullptr)
-      plugin->next().allocate_data(space, label, ptr, size);
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void
-kokkosp_deallocate_data(const Kokkos_Profiling_SpaceHandle space,
-                        const char* label, const void* const ptr,
-                        const uint64_t size) noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin != nullptr && plugin->next().deallocate_data != nullptr)
-      plugin->next().deallocate_data(space, label, ptr, size);
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void
-kokkosp_create_profile_section(const char* name, uint32_t* id) noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin != nullptr && plugin->next().create_profile_section != nullptr)
-      plugin->next().create_profile_section(name, id);
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void
-kokkosp_start_profile_section(const uint32_t id) noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin != nullptr && plugin->next().start_profile_section != nullptr)
-      plugin->next().start_profile_section(id);
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void
-kokkosp_stop_profile_section(const uint32_t id) noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin != nullptr && plugin->next().stop_profile_section != nullptr)
-      plugin->next().stop_profile_section(id);
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void
-kokkosp_destroy_profile_section(const uint32_t id) noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin != nullptr && plugin->next().destroy_profile_section != nullptr)
-      plugin->next().destroy_profile_section(id);
-  } catch (...) {
-  }
-}
-
-CUNUMPY_PLUGIN_EXPORT void kokkosp_profile_event(const char* name) noexcept {
-  try {
-    const Plugin* plugin = current();
-    if (plugin != nullptr && plugin->next().profile_event != nullptr)
-      plugin->next().profile_event(name);
+    if (plugin != nullptr && plugin->next().callbacks.print_help != nullptr)
+      plugin->next().callbacks.print_help(program);
   } catch (...) {
   }
 }
@@ -476,73 +262,119 @@ kokkosp_declare_metadata(const char* key, const char* value) noexcept {
     if (plugin == nullptr)
       return;
     plugin->declare_metadata(key, value);
-    if (plugin->next().declare_metadata != nullptr)
-      plugin->next().declare_metadata(key, value);
+    if (plugin->next().callbacks.declare_metadata != nullptr)
+      plugin->next().callbacks.declare_metadata(key, value);
   } catch (...) {
   }
 }
 
+// The events: one line each into the one event path, which never throws.
+
+CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_parallel_for(const char* name,
+                                                      const uint32_t device,
+                                                      uint64_t* id) noexcept {
+  callback::begin_parallel_for(name, device, id);
+}
+CUNUMPY_PLUGIN_EXPORT void
+kokkosp_end_parallel_for(const uint64_t id) noexcept {
+  callback::end_parallel_for(id);
+}
+CUNUMPY_PLUGIN_EXPORT void
+kokkosp_begin_parallel_reduce(const char* name, const uint32_t device,
+                              uint64_t* id) noexcept {
+  callback::begin_parallel_reduce(name, device, id);
+}
+CUNUMPY_PLUGIN_EXPORT void
+kokkosp_end_parallel_reduce(const uint64_t id) noexcept {
+  callback::end_parallel_reduce(id);
+}
+CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_parallel_scan(const char* name,
+                                                       const uint32_t device,
+                                                       uint64_t* id) noexcept {
+  callback::begin_parallel_scan(name, device, id);
+}
+CUNUMPY_PLUGIN_EXPORT void
+kokkosp_end_parallel_scan(const uint64_t id) noexcept {
+  callback::end_parallel_scan(id);
+}
+CUNUMPY_PLUGIN_EXPORT void
+kokkosp_push_profile_region(const char* name) noexcept {
+  callback::push_region(name);
+}
+CUNUMPY_PLUGIN_EXPORT void kokkosp_pop_profile_region() noexcept {
+  callback::pop_region();
+}
+CUNUMPY_PLUGIN_EXPORT void
+kokkosp_allocate_data(const Kokkos_Profiling_SpaceHandle space,
+                      const char* label, const void* const ptr,
+                      const uint64_t size) noexcept {
+  callback::allocate_data(space, label, ptr, size);
+}
+CUNUMPY_PLUGIN_EXPORT void
+kokkosp_deallocate_data(const Kokkos_Profiling_SpaceHandle space,
+                        const char* label, const void* const ptr,
+                        const uint64_t size) noexcept {
+  callback::deallocate_data(space, label, ptr, size);
+}
+CUNUMPY_PLUGIN_EXPORT void
+kokkosp_create_profile_section(const char* name, uint32_t* id) noexcept {
+  callback::create_profile_section(name, id);
+}
+CUNUMPY_PLUGIN_EXPORT void
+kokkosp_start_profile_section(const uint32_t id) noexcept {
+  callback::start_profile_section(id);
+}
+CUNUMPY_PLUGIN_EXPORT void
+kokkosp_stop_profile_section(const uint32_t id) noexcept {
+  callback::stop_profile_section(id);
+}
+CUNUMPY_PLUGIN_EXPORT void
+kokkosp_destroy_profile_section(const uint32_t id) noexcept {
+  callback::destroy_profile_section(id);
+}
+CUNUMPY_PLUGIN_EXPORT void kokkosp_profile_event(const char* name) noexcept {
+  callback::profile_event(name);
+}
+CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_deep_copy(
+    Kokkos_Profiling_SpaceHandle dst_handle, const char* dst_name,
+    const void* dst_ptr, Kokkos_Profiling_SpaceHandle src_handle,
+    const char* src_name, const void* src_ptr, uint64_t size) noexcept {
+  callback::begin_deep_copy(dst_handle, dst_name, dst_ptr, src_handle, src_name,
+                            src_ptr, size);
+}
+CUNUMPY_PLUGIN_EXPORT void kokkosp_end_deep_copy() noexcept {
+  callback::end_deep_copy();
+}
+CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_fence(const char* name,
+                                               const uint32_t device_id,
+                                               uint64_t* handle) noexcept {
+  callback::begin_fence(name, device_id, handle);
+}
+CUNUMPY_PLUGIN_EXPORT void kokkosp_end_fence(const uint64_t handle) noexcept {
+  callback::end_fence(handle);
+}
+CUNUMPY_PLUGIN_EXPORT void kokkosp_dual_view_sync(const char* label,
+                                                  const void* const ptr,
+                                                  bool to_device) noexcept {
+  callback::sync_dual_view(label, ptr, to_device);
+}
+CUNUMPY_PLUGIN_EXPORT void kokkosp_dual_view_modify(const char* label,
+                                                    const void* const ptr,
+                                                    bool on_device) noexcept {
+  callback::modify_dual_view(label, ptr, on_device);
+}
+
 } // extern "C"
 
-// Kokkos looks the entry points up by name and calls them through these
-// pointer types: the signatures must be exactly Kokkos' own.
 namespace cunumpy::plugin {
-namespace {
-[[maybe_unused]] constexpr Kokkos_Profiling_initFunction init_signature =
-    &kokkosp_init_library;
-[[maybe_unused]] constexpr Kokkos_Profiling_finalizeFunction
-    finalize_signature = &kokkosp_finalize_library;
-[[maybe_unused]] constexpr Kokkos_Tools_requestToolSettingsFunction
-    settings_signature = &kokkosp_request_tool_settings;
-[[maybe_unused]] constexpr Kokkos_Tools_provideToolProgrammingInterfaceFunction
-    interface_signature = &kokkosp_provide_tool_programming_interface;
-[[maybe_unused]] constexpr Kokkos_Profiling_parseArgsFunction
-    parse_args_signature = &kokkosp_parse_args;
-[[maybe_unused]] constexpr Kokkos_Profiling_printHelpFunction
-    print_help_signature = &kokkosp_print_help;
-[[maybe_unused]] constexpr Kokkos_Profiling_beginDeepCopyFunction
-    begin_deep_copy_signature = &kokkosp_begin_deep_copy;
-[[maybe_unused]] constexpr Kokkos_Profiling_endDeepCopyFunction
-    end_deep_copy_signature = &kokkosp_end_deep_copy;
-[[maybe_unused]] constexpr Kokkos_Profiling_beginFenceFunction
-    begin_fence_signature = &kokkosp_begin_fence;
-[[maybe_unused]] constexpr Kokkos_Profiling_endFenceFunction
-    end_fence_signature = &kokkosp_end_fence;
-[[maybe_unused]] constexpr Kokkos_Profiling_pushFunction push_signature =
-    &kokkosp_push_profile_region;
-[[maybe_unused]] constexpr Kokkos_Profiling_popFunction pop_signature =
-    &kokkosp_pop_profile_region;
-[[maybe_unused]] constexpr Kokkos_Profiling_dualViewSyncFunction
-    sync_signature = &kokkosp_dual_view_sync;
-[[maybe_unused]] constexpr Kokkos_Profiling_dualViewModifyFunction
-    modify_signature = &kokkosp_dual_view_modify;
-[[maybe_unused]] constexpr Kokkos_Profiling_beginFunction begin_for_signature =
-    &kokkosp_begin_parallel_for;
-[[maybe_unused]] constexpr Kokkos_Profiling_endFunction end_for_signature =
-    &kokkosp_end_parallel_for;
-[[maybe_unused]] constexpr Kokkos_Profiling_beginFunction
-    begin_reduce_signature = &kokkosp_begin_parallel_reduce;
-[[maybe_unused]] constexpr Kokkos_Profiling_endFunction end_reduce_signature =
-    &kokkosp_end_parallel_reduce;
-[[maybe_unused]] constexpr Kokkos_Profiling_beginFunction begin_scan_signature =
-    &kokkosp_begin_parallel_scan;
-[[maybe_unused]] constexpr Kokkos_Profiling_endFunction end_scan_signature =
-    &kokkosp_end_parallel_scan;
-[[maybe_unused]] constexpr Kokkos_Profiling_allocateDataFunction
-    allocate_signature = &kokkosp_allocate_data;
-[[maybe_unused]] constexpr Kokkos_Profiling_deallocateDataFunction
-    deallocate_signature = &kokkosp_deallocate_data;
-[[maybe_unused]] constexpr Kokkos_Profiling_createProfileSectionFunction
-    create_section_signature = &kokkosp_create_profile_section;
-[[maybe_unused]] constexpr Kokkos_Profiling_startProfileSectionFunction
-    start_section_signature = &kokkosp_start_profile_section;
-[[maybe_unused]] constexpr Kokkos_Profiling_stopProfileSectionFunction
-    stop_section_signature = &kokkosp_stop_profile_section;
-[[maybe_unused]] constexpr Kokkos_Profiling_destroyProfileSectionFunction
-    destroy_section_signature = &kokkosp_destroy_profile_section;
-[[maybe_unused]] constexpr Kokkos_Profiling_profileEventFunction
-    event_signature = &kokkosp_profile_event;
-[[maybe_unused]] constexpr Kokkos_Profiling_declareMetadataFunction
-    metadata_signature = &kokkosp_declare_metadata;
-} // namespace
+
+Kokkos_Profiling_EventSet entry_points() noexcept {
+  Kokkos_Profiling_EventSet table{};
+#define CUNUMPY_PLUGIN_ENTRY(name, type, entry) table.name = &entry;
+  CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_ENTRY)
+  CUNUMPY_TOOLS_LIFECYCLE_SLOTS(CUNUMPY_PLUGIN_ENTRY)
+#undef CUNUMPY_PLUGIN_ENTRY
+  return table;
+}
+
 } // namespace cunumpy::plugin

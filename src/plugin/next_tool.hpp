@@ -1,63 +1,49 @@
 #ifndef CUNUMPY_PLUGIN_NEXT_TOOL_HPP
 #define CUNUMPY_PLUGIN_NEXT_TOOL_HPP
 
-// The Kokkos Tools library after libkp_cunumpy in a ';'-separated
-// KOKKOS_TOOLS_LIBS list: Kokkos loads only the first entry, so the plugin
-// loads the next one and forwards every callback to it.
+// The Kokkos Tools library after libkp_cunumpy in the ';'-separated list of
+// tools Kokkos was given: Kokkos loads only the first entry, so the plugin
+// loads the next one, and every event goes on to it through the one event
+// path (src/core/tools).
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <impl/Kokkos_Profiling_C_Interface.h>
 
 namespace cunumpy::plugin {
 
-/// The callbacks of the next tool; a null pointer is a callback the tool
-/// does not export.
+/// The next tool: its path and the callbacks it exports (null for those it
+/// does not).
 struct NextTool {
   std::string path;
-  Kokkos_Profiling_initFunction init = nullptr;
-  Kokkos_Profiling_finalizeFunction finalize = nullptr;
-  Kokkos_Profiling_parseArgsFunction parse_args = nullptr;
-  Kokkos_Profiling_printHelpFunction print_help = nullptr;
-  Kokkos_Profiling_beginFunction begin_parallel_for = nullptr;
-  Kokkos_Profiling_endFunction end_parallel_for = nullptr;
-  Kokkos_Profiling_beginFunction begin_parallel_reduce = nullptr;
-  Kokkos_Profiling_endFunction end_parallel_reduce = nullptr;
-  Kokkos_Profiling_beginFunction begin_parallel_scan = nullptr;
-  Kokkos_Profiling_endFunction end_parallel_scan = nullptr;
-  Kokkos_Profiling_pushFunction push_region = nullptr;
-  Kokkos_Profiling_popFunction pop_region = nullptr;
-  Kokkos_Profiling_allocateDataFunction allocate_data = nullptr;
-  Kokkos_Profiling_deallocateDataFunction deallocate_data = nullptr;
-  Kokkos_Profiling_createProfileSectionFunction create_profile_section =
-      nullptr;
-  Kokkos_Profiling_startProfileSectionFunction start_profile_section = nullptr;
-  Kokkos_Profiling_stopProfileSectionFunction stop_profile_section = nullptr;
-  Kokkos_Profiling_destroyProfileSectionFunction destroy_profile_section =
-      nullptr;
-  Kokkos_Profiling_profileEventFunction profile_event = nullptr;
-  Kokkos_Profiling_beginDeepCopyFunction begin_deep_copy = nullptr;
-  Kokkos_Profiling_endDeepCopyFunction end_deep_copy = nullptr;
-  Kokkos_Profiling_beginFenceFunction begin_fence = nullptr;
-  Kokkos_Profiling_endFenceFunction end_fence = nullptr;
-  Kokkos_Profiling_dualViewSyncFunction sync_dual_view = nullptr;
-  Kokkos_Profiling_dualViewModifyFunction modify_dual_view = nullptr;
-  Kokkos_Profiling_declareMetadataFunction declare_metadata = nullptr;
-  Kokkos_Tools_provideToolProgrammingInterfaceFunction
-      provide_tool_programming_interface = nullptr;
-  Kokkos_Tools_requestToolSettingsFunction request_tool_settings = nullptr;
+  Kokkos_Profiling_EventSet callbacks{};
 
   bool loaded() const noexcept { return !path.empty(); }
 };
 
-/// The path listed after this library in KOKKOS_TOOLS_LIBS (read first) or
-/// KOKKOS_PROFILE_LIBRARY, or "" when there is none. `self` is an address
-/// inside this library, to find its own entry in the list.
-std::string next_tool_path(const void* self);
+/// The lists of tools Kokkos may have loaded this library from, in the
+/// order Kokkos reads them: the command line (--kokkos-tools-libs=,
+/// --kokkos-tools-library=, from /proc/self/cmdline), then the environment.
+/// Kokkos from 3.7 reads KOKKOS_TOOLS_LIBS and KOKKOS_PROFILE_LIBRARY and
+/// stops when both are set and differ; older Kokkos reads only
+/// KOKKOS_PROFILE_LIBRARY, so two different lists mean that one.
+std::vector<std::vector<std::string>> tool_lists();
 
-/// Loads the tool at `path`. Prints one line and returns an empty NextTool
-/// when it cannot be loaded or is this library again.
-NextTool load_next_tool(const std::string& path, const void* self);
+/// The entries after this library in the first list of `lists` that names
+/// it; `self` is an address inside this library. A list that does not name
+/// it (loaded under another name) is taken to start with it. Empty when
+/// there is no next tool.
+std::vector<std::string>
+entries_after_self(const std::vector<std::vector<std::string>>& lists,
+                   const void* self);
+
+/// Loads the first tool of `entries` that is not libkp_cunumpy again (any
+/// copy of it: those are skipped with one line). Prints one line and
+/// returns an empty NextTool when one cannot be loaded.
+NextTool load_next_tool(const std::vector<std::string>& entries,
+                        const void* self);
 
 } // namespace cunumpy::plugin
 

@@ -4,33 +4,19 @@
 #include <cstdio>
 #include <cstring>
 #include <errno.h> // program_invocation_name (glibc)
-#include <mutex>
 #include <unistd.h>
 
+#include <cunumpy/budget_snapshot.hpp>
 #include <cunumpy/spaces.hpp>
 
-#include "support/environment.hpp"
 #include "recorder/recorder.hpp"
+#include "recorder/spaces.hpp"
 #include "report.hpp"
+#include "support/environment.hpp"
+#include "tools/callbacks.hpp"
 
 namespace cunumpy::plugin {
 namespace {
-
-/// Kernels open on this thread, for their trace slices. Entries are reused
-/// so that names keep their storage.
-struct KernelStack {
-  struct Frame {
-    std::string name;
-    double start = 0.0;
-  };
-  std::vector<Frame> frames;
-  std::size_t depth = 0;
-};
-
-KernelStack& kernel_stack() {
-  thread_local KernelStack stack;
-  return stack;
-}
 
 std::string program_name() {
 #if defined(__GLIBC__)
@@ -57,6 +43,30 @@ bool write_file(const std::string& path, const std::string& text,
   return true;
 }
 
+/// Watches Kokkos' table of callbacks for tools that replace cunumpy's
+/// entries (see tools/callbacks.hpp); returns why it cannot, or "".
+std::string watch_callbacks() {
+  const auto access = Impl::tools::linked_kokkos_table();
+  Kokkos_Profiling_EventSet live{};
+  if (!access.get(live))
+    return "cunumpy cannot read Kokkos' table of callbacks";
+  const Kokkos_Profiling_EventSet entries = entry_points();
+  if (live.begin_deep_copy == entries.begin_deep_copy) {
+    Impl::tools::watch(access, entries, true);
+    return {};
+  }
+  if (live.begin_deep_copy != nullptr) {
+    // Another tool was loaded first and calls this one: its entries are
+    // the ones to watch.
+    Impl::tools::watch(access, live, false);
+    return {};
+  }
+  return "cunumpy cannot see the table of callbacks of the Kokkos that "
+         "loaded it (a Kokkos linked into the program statically?): another "
+         "tool replacing callbacks in the process would go unnoticed, except "
+         "for copies whose begin it took";
+}
+
 } // namespace
 
 Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
@@ -70,16 +80,13 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
   config_ = Config::from_environment();
   (void)registered_device_spaces(); // reads CUNUMPY_DEVICE_SPACES now
 
-  const std::string next_path = next_tool_path(self);
-  if (!next_path.empty()) {
-    next_ = load_next_tool(next_path, self);
-    if (next_.init != nullptr)
-      next_.init(load_sequence, interface_version, device_count, devices);
-  }
+  next_ = load_next_tool(entries_after_self(tool_lists(), self), self);
+  Impl::tools::set_next(next_.callbacks);
+  if (next_.callbacks.init != nullptr)
+    next_.callbacks.init(load_sequence + 1, interface_version, device_count,
+                         devices);
 
-  budget_.emplace(true);
-  budget_->state()->keep_events(0);     // reports read the aggregates only
-  budget_->state()->count_total(false); // and the total at the end
+  budget_.emplace(profiling::BudgetOptions{true, 0});
   if (!config_.budget_path.empty()) {
     try {
       budget_->require_file(config_.budget_path);
@@ -97,6 +104,7 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
     recorder.attach(trace_.get());
   }
   recorder.attach(&dual_views_);
+  unwatched_ = watch_callbacks();
 }
 
 Plugin::~Plugin() {
@@ -106,31 +114,20 @@ Plugin::~Plugin() {
     recorder.detach(trace_.get());
 }
 
-void Plugin::begin_kernel(const char* name) {
-  KernelStack& stack = kernel_stack();
-  if (stack.depth == stack.frames.size())
-    stack.frames.emplace_back();
-  KernelStack::Frame& frame = stack.frames[stack.depth++];
-  frame.name.assign(name != nullptr ? name : "");
-  frame.start = Impl::Recorder::instance().now();
-}
-
-void Plugin::end_kernel() {
-  KernelStack& stack = kernel_stack();
-  if (stack.depth == 0)
-    return;
-  const KernelStack::Frame& frame = stack.frames[--stack.depth];
-  Impl::Recorder& recorder = Impl::Recorder::instance();
-  const double end = recorder.now();
-  std::lock_guard lock(recorder.mutex());
-  trace_->add_kernel(recorder.strings().intern(frame.name),
-                     Impl::thread_index(), frame.start, end);
-}
-
 void Plugin::declare_metadata(const char* key, const char* value) {
-  std::lock_guard lock(Impl::Recorder::instance().mutex());
+  const Impl::RecorderLock lock = Impl::Recorder::instance().lock();
   metadata_.emplace_back(key != nullptr ? key : "",
                          value != nullptr ? value : "");
+}
+
+void Plugin::finalize_next() {
+  if (next_finalized_)
+    return;
+  next_finalized_ = true;
+  if (next_.callbacks.finalize != nullptr)
+    next_.callbacks.finalize();
+  // A finalized tool gets no more events.
+  Impl::tools::set_next(Kokkos_Profiling_EventSet{});
 }
 
 bool Plugin::finish() {
@@ -138,7 +135,7 @@ bool Plugin::finish() {
   Report report;
   std::string trace_error;
   {
-    auto lock = Impl::lock_recorder(); // with every queued event
+    const Impl::RecorderLock lock = Impl::lock_recorder(); // every event
     if (finished_)
       return failed_;
     finished_ = true;
@@ -152,13 +149,19 @@ bool Plugin::finish() {
     report.budget_path = config_.budget_path;
     report.budget_error = budget_error_;
     report.metadata = metadata_;
-    collect(report, *budget_->state(), dual_views_);
+    report.unwatched = unwatched_;
+    report.all_regions = config_.all_regions;
+    report.dual_view_syncs = dual_views_.syncs(lock);
+    report.unsynced_modifies = dual_views_.unsynced_modifies(lock);
     if (trace_) {
       report.trace_path = trace_->path();
-      trace_error = trace_->write(end, report.program);
+      const std::string changed = config_.trace_file.changed();
+      trace_error =
+          changed.empty() ? trace_->write(end, report.program, lock) : changed;
       report.trace_dropped = trace_->dropped();
     }
   }
+  report.budget = budget_->snapshot();
   report.device_spaces = registered_device_spaces();
   report.unknown_spaces = Impl::unknown_space_copies();
   failed_ = report.failed();
@@ -168,10 +171,12 @@ bool Plugin::finish() {
                trace_error + ")");
   bool written = false;
   if (!config_.report_path.empty()) {
-    std::string error;
-    written = write_file(
-        config_.report_path,
-        config_.report_json ? format_json(report) : format_text(report), error);
+    std::string error = config_.report_file.changed();
+    written =
+        error.empty() && write_file(config_.report_path,
+                                    config_.report_json ? format_json(report)
+                                                        : format_text(report),
+                                    error);
     if (!written)
       Impl::warn("CUNUMPY_REPORT: cannot write '" + config_.report_path +
                  "' (" + error + "); the summary goes to stderr instead");
@@ -180,7 +185,7 @@ bool Plugin::finish() {
   // when there is no file or a rule is broken, for the CI log. (A budget
   // file that could not be used was said at start-up.)
   std::string text;
-  if (!written || !report.violations.empty())
+  if (!written || !report.budget.violations.empty())
     text = format_summary(report, written ? config_.report_path : "");
   else // what a quiet report file would hide
     for (const std::string& note : report_notes(report))

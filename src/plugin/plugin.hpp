@@ -19,15 +19,20 @@
 
 namespace cunumpy::plugin {
 
+/// The plugin's entry points as a table (kp_cunumpy.cpp): what Kokkos calls
+/// when it loaded this library itself.
+Kokkos_Profiling_EventSet entry_points() noexcept;
+
 /// The plugin's one state object, created by kokkosp_init_library and
 /// destroyed by kokkosp_finalize_library. It feeds nothing itself (the
-/// kokkosp_* functions feed the recorder); it owns the consumers: a
-/// TransferBudget whose phases are the Kokkos regions, the DualView log, the
-/// trace, and the next tool.
+/// event path of src/core/tools does); it owns the consumers: a
+/// TransferBudget (the regions, the rules of CUNUMPY_BUDGET), the DualView
+/// log, the trace, and the next tool.
 class Plugin {
 public:
   /// Reads the configuration, loads and initializes the next tool, loads the
-  /// budget file. Problems print one line each; nothing throws for them.
+  /// budget file, and watches Kokkos' table of callbacks. Problems print one
+  /// line each; nothing throws for them.
   Plugin(int load_sequence, std::uint64_t interface_version,
          std::uint32_t device_count,
          Kokkos_Profiling_KokkosPDeviceInfo* devices, const void* self);
@@ -38,12 +43,10 @@ public:
   const NextTool& next() const noexcept { return next_; }
   const Config& config() const noexcept { return config_; }
 
-  /// Kernels are timed only for the trace.
-  bool tracing() const noexcept { return trace_ != nullptr; }
-  void begin_kernel(const char* name);
-  void end_kernel();
-
   void declare_metadata(const char* key, const char* value);
+
+  /// Finalizes the next tool (once) and stops forwarding to it.
+  void finalize_next();
 
   /// Writes the report and the trace the first time it is called. Returns
   /// true when a rule is broken or the budget asked for was not checked.
@@ -52,8 +55,11 @@ public:
 private:
   Config config_;
   NextTool next_;
+  bool next_finalized_ = false;
   std::optional<profiling::TransferBudget> budget_;
   std::string budget_error_;
+  /// Why Kokkos' table of callbacks is not watched ("" when it is).
+  std::string unwatched_;
   std::unique_ptr<Trace> trace_;
   DualViewLog dual_views_;
   std::vector<std::pair<std::string, std::string>> metadata_;

@@ -4,19 +4,29 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "consumers/budget_state.hpp"
+#include "consumers/counter_state.hpp"
+
 namespace cunumpy::plugin {
 namespace {
 
-constexpr std::size_t top_sites_total = 10;
-constexpr std::size_t top_sites_region = 5;
+using profiling::KindTable;
+using profiling::KindTotals;
+using profiling::PhaseSummary;
+using profiling::RegionNode;
+using profiling::SiteSummary;
 
-std::size_t index_of(EventKind kind) {
-  return static_cast<std::size_t>(kind);
+constexpr std::size_t top_sites_total = 10;
+constexpr std::size_t top_sites_phase = 5;
+constexpr std::size_t top_sites_region = 3;
+
+const KindTotals& of(const KindTable& totals, EventKind kind) {
+  return totals[Impl::index_of(kind)];
 }
 
 /// Copies first, then by bytes, then by count.
-std::vector<profiling::SiteSummary>
-top_sites(std::vector<profiling::SiteSummary> sites, std::size_t limit) {
+std::vector<SiteSummary> top_sites(std::vector<SiteSummary> sites,
+                                   std::size_t limit) {
   std::stable_sort(
       sites.begin(), sites.end(), [](const auto& a, const auto& b) {
         const bool a_copy = is_copy(a.kind), b_copy = is_copy(b.kind);
@@ -31,29 +41,19 @@ top_sites(std::vector<profiling::SiteSummary> sites, std::size_t limit) {
   return sites;
 }
 
-PhaseReport phase_report(std::string name, const Impl::CounterState& counter,
-                         std::size_t limit) {
-  PhaseReport phase;
-  phase.name = std::move(name);
-  phase.entered = true;
-  phase.totals = counter.totals;
-  phase.top_sites = top_sites(counter.summaries(), limit);
-  return phase;
-}
-
 std::string printf_string(const char* format, double value) {
   char text[64];
   std::snprintf(text, sizeof text, format, value);
   return text;
 }
 
-double bandwidth(const Impl::KindTotals& totals) {
+double bandwidth(const KindTotals& totals) {
   return totals.seconds > 0.0
              ? static_cast<double>(totals.nbytes) / totals.seconds
              : 0.0;
 }
 
-std::string bandwidth_text(const Impl::KindTotals& totals) {
+std::string bandwidth_text(const KindTotals& totals) {
   const double value = bandwidth(totals);
   if (value <= 0.0)
     return "-";
@@ -68,20 +68,28 @@ std::string calls_text(std::uint64_t calls) {
   return std::to_string(calls) + (calls == 1 ? " call" : " calls");
 }
 
-std::string seed_summary_line(const PhaseReport& phase) {
-  const auto count = [&](EventKind kind) {
-    return std::to_string(phase.totals[index_of(kind)].count);
-  };
-  return std::to_string(phase.transfers()) + " transfer(s) through cunumpy (" +
-         count(EventKind::to_host) + " to_host, " +
-         count(EventKind::to_device) + " to_device, " +
-         count(EventKind::kernel_conversion) + " kernel_conversion, " +
-         count(EventKind::fallback) + " fallback, " +
-         count(EventKind::device_copy) + " device_copy), " +
-         count(EventKind::sync) + " sync(s)";
+/// The summary line every report starts with, and the syncs.
+std::string counts_line(const KindTable& totals) {
+  return Impl::summary_line(totals) + ", " +
+         std::to_string(of(totals, EventKind::sync).count) + " sync(s)";
 }
 
-std::string site_line(const profiling::SiteSummary& summary) {
+/// "3 to_host (24 bytes), 1 device_copy (8 bytes)", or "no transfers".
+std::string kinds_text(const KindTable& totals) {
+  std::string text;
+  for (EventKind kind : all_event_kinds) {
+    const KindTotals& entry = of(totals, kind);
+    if (entry.count == 0 || kind == EventKind::sync)
+      continue;
+    text += (text.empty() ? "" : ", ") + std::to_string(entry.count) + " " +
+            std::string(to_string(kind));
+    if (is_copy(kind))
+      text += " (" + std::to_string(entry.nbytes) + " bytes)";
+  }
+  return text.empty() ? "no transfers" : text;
+}
+
+std::string site_line(const SiteSummary& summary) {
   std::string line = Impl::format_site_line(summary);
   if (is_copy(summary.kind))
     line += ", " + std::to_string(summary.nbytes) + " bytes";
@@ -90,15 +98,12 @@ std::string site_line(const profiling::SiteSummary& summary) {
   return line;
 }
 
-void append_phase_body(std::string& text, const PhaseReport& phase) {
-  if (!phase.entered) {
-    text += "  never entered\n";
-    return;
-  }
-  text += "  " + seed_summary_line(phase) + "\n";
+void append_body(std::string& text, const KindTable& totals,
+                 const std::vector<SiteSummary>& sites, std::size_t limit) {
+  text += "  " + counts_line(totals) + "\n";
   bool any = false;
   for (EventKind kind : all_event_kinds)
-    any = any || phase.totals[index_of(kind)].count > 0;
+    any = any || of(totals, kind).count > 0;
   if (!any)
     return;
   char line[160];
@@ -107,33 +112,34 @@ void append_phase_body(std::string& text, const PhaseReport& phase) {
                 "bandwidth");
   text += line;
   for (EventKind kind : all_event_kinds) {
-    const Impl::KindTotals& totals = phase.totals[index_of(kind)];
-    if (totals.count == 0)
+    const KindTotals& entry = of(totals, kind);
+    if (entry.count == 0)
       continue;
     if (is_copy(kind)) {
       std::snprintf(
           line, sizeof line, "  %-18s %8llu %14llu %9llu %7llu %12.6f  %s\n",
           std::string(to_string(kind)).c_str(),
-          static_cast<unsigned long long>(totals.count),
-          static_cast<unsigned long long>(totals.nbytes),
-          static_cast<unsigned long long>(totals.count - totals.async_count),
-          static_cast<unsigned long long>(totals.async_count), totals.seconds,
-          bandwidth_text(totals).c_str());
+          static_cast<unsigned long long>(entry.count),
+          static_cast<unsigned long long>(entry.nbytes),
+          static_cast<unsigned long long>(entry.count - entry.async_count),
+          static_cast<unsigned long long>(entry.async_count), entry.seconds,
+          bandwidth_text(entry).c_str());
     } else {
       std::snprintf(
           line, sizeof line, "  %-18s %8llu %14s %9s %7s %12.6f  %s\n",
           std::string(to_string(kind)).c_str(),
-          static_cast<unsigned long long>(totals.count), "-", "-", "-",
-          totals.seconds,
-          kind == EventKind::sync && totals.implicit_count > 0
-              ? (std::to_string(totals.implicit_count) + " implicit").c_str()
+          static_cast<unsigned long long>(entry.count), "-", "-", "-",
+          entry.seconds,
+          kind == EventKind::sync && entry.implicit_count > 0
+              ? (std::to_string(entry.implicit_count) + " implicit").c_str()
               : "");
     }
     text += line;
   }
-  if (!phase.top_sites.empty()) {
+  const auto shown = top_sites(sites, limit);
+  if (!shown.empty()) {
     text += "  top call sites:\n";
-    for (const auto& summary : phase.top_sites)
+    for (const auto& summary : shown)
       text += "    " + site_line(summary) + "\n";
   }
 }
@@ -144,11 +150,17 @@ std::string budget_verdict(const Report& report) {
   if (!report.budget_error.empty())
     return "budget " + report.budget_path +
            ": NOT CHECKED: " + report.budget_error;
-  if (report.violations.empty())
+  const auto& violations = report.budget.violations;
+  if (violations.empty())
     return "budget " + report.budget_path + ": ok (" +
-           std::to_string(report.rule_count) + " rule(s))";
+           std::to_string(report.budget.rule_count) + " rule(s))";
+  const bool lost = std::any_of(
+      violations.begin(), violations.end(), [](const profiling::Violation& v) {
+        return v.limit == profiling::Limit::events_lost;
+      });
   return "budget " + report.budget_path + ": BROKEN, " +
-         std::to_string(report.violations.size()) + " broken rule(s)";
+         std::to_string(violations.size()) + " broken rule(s)" +
+         (lost ? " (events may be missing: it cannot pass)" : "");
 }
 
 std::string header(const Report& report) {
@@ -159,11 +171,12 @@ std::string header(const Report& report) {
 
 void append_violations(std::string& text, const Report& report,
                        const std::string& indent) {
-  if (report.violations.empty())
+  const auto& violations = report.budget.violations;
+  if (violations.empty())
     return;
-  text += indent + "broken rules (" + std::to_string(report.violations.size()) +
-          "):\n";
-  for (const auto& violation : report.violations) {
+  text +=
+      indent + "broken rules (" + std::to_string(violations.size()) + "):\n";
+  for (const auto& violation : violations) {
     std::string paragraph = violation.str();
     std::size_t start = 0;
     while (start < paragraph.size()) {
@@ -180,7 +193,50 @@ std::string side_text(bool device) {
   return device ? "device" : "host";
 }
 
-nlohmann::json site_json(const profiling::SiteSummary& summary) {
+/// The regions the text report lists: those with transfers inside, and
+/// phases; every region with CUNUMPY_REPORT_ALL_REGIONS.
+bool listed(const Report& report, const RegionNode& node) {
+  return report.all_regions || node.is_phase ||
+         Impl::transfers(node.inclusive) > 0;
+}
+
+void append_tree(std::string& text, const Report& report) {
+  const auto& regions = report.budget.regions;
+  if (regions.size() <= 1)
+    return;
+  text += "\nregions (own: in the region itself; all: with the regions it "
+          "contains):\n";
+  std::size_t folded = 0;
+  for (std::size_t i = 1; i < regions.size(); ++i) {
+    const RegionNode& node = regions[i];
+    if (!listed(report, node)) {
+      ++folded;
+      continue;
+    }
+    std::string line(2 * node.depth, ' ');
+    line += "'" + node.name + "' (" + calls_text(node.calls) +
+            printf_string(", %.6f s)", node.seconds);
+    if (node.is_phase)
+      line += " [phase]";
+    line += ": " + kinds_text(node.own);
+    if (Impl::transfers(node.inclusive) != Impl::transfers(node.own))
+      line += "; all: " + kinds_text(node.inclusive);
+    if (!node.is_phase && !node.phase.empty())
+      line += "; counts in phase '" + node.phase + "'";
+    text += line + "\n";
+    for (const auto& summary : top_sites(node.own_sites, top_sites_region))
+      if (is_copy(summary.kind) || summary.kind == EventKind::sync)
+        text +=
+            std::string(2 * node.depth + 4, ' ') + site_line(summary) + "\n";
+  }
+  if (folded > 0)
+    text += "  (" + std::to_string(folded) +
+            (folded == 1 ? " region" : " regions") +
+            " without transfers not listed; CUNUMPY_REPORT_ALL_REGIONS=1 "
+            "lists them, the JSON report has them all)\n";
+}
+
+nlohmann::json site_json(const SiteSummary& summary) {
   return {{"site", summary.site.str()},
           {"file", summary.site.file},
           {"line", summary.site.line},
@@ -196,93 +252,57 @@ nlohmann::json site_json(const profiling::SiteSummary& summary) {
           {"implicit", summary.implicit}};
 }
 
-/// The phases with a rule that no region ran (see unentered_rules_note).
-std::vector<std::string> unentered_phases(const Report& report) {
-  std::vector<std::string> names;
-  for (const auto& phase : report.regions)
-    if (!phase.entered && phase.rule && !phase.broken)
-      names.push_back(phase.name);
-  return names;
-}
-
-nlohmann::json phase_json(const PhaseReport& phase) {
+nlohmann::json kinds_json(const KindTable& totals) {
   nlohmann::json kinds = nlohmann::json::object();
   for (EventKind kind : all_event_kinds) {
-    const Impl::KindTotals& totals = phase.totals[index_of(kind)];
+    const KindTotals& entry = of(totals, kind);
     kinds[std::string(to_string(kind))] = {
-        {"count", totals.count},
-        {"bytes", totals.nbytes},
-        {"blocking", is_copy(kind) ? totals.count - totals.async_count : 0},
-        {"async", totals.async_count},
-        {"implicit", totals.implicit_count},
-        {"seconds", totals.seconds},
-        {"bandwidth_bytes_per_second", bandwidth(totals)}};
+        {"count", entry.count},
+        {"bytes", entry.nbytes},
+        {"blocking", is_copy(kind) ? entry.count - entry.async_count : 0},
+        {"async", entry.async_count},
+        {"implicit", entry.implicit_count},
+        {"seconds", entry.seconds},
+        {"bandwidth_bytes_per_second", bandwidth(entry)}};
   }
-  nlohmann::json sites = nlohmann::json::array();
-  for (const auto& summary : phase.top_sites)
-    sites.push_back(site_json(summary));
+  return kinds;
+}
+
+nlohmann::json sites_json(const std::vector<SiteSummary>& sites,
+                          std::size_t limit) {
+  nlohmann::json result = nlohmann::json::array();
+  for (const auto& summary : top_sites(sites, limit))
+    result.push_back(site_json(summary));
+  return result;
+}
+
+nlohmann::json phase_json(const PhaseSummary& phase, std::size_t limit) {
   return {{"name", phase.name},
           {"calls", phase.calls},
           {"entered", phase.entered},
-          {"rule", phase.rule ? nlohmann::json(*phase.rule) : nullptr},
+          {"rule", phase.rule ? nlohmann::json(phase.rule->str()) : nullptr},
+          {"optional", phase.rule && phase.rule->is_optional()},
           {"broken", phase.broken},
-          {"transfers", phase.transfers()},
-          {"syncs", phase.totals[index_of(EventKind::sync)].count},
-          {"kinds", kinds},
-          {"top_sites", sites}};
+          {"transfers", Impl::transfers(phase.totals)},
+          {"syncs", of(phase.totals, EventKind::sync).count},
+          {"kinds", kinds_json(phase.totals)},
+          {"top_sites", sites_json(phase.sites, limit)}};
 }
 
-} // namespace
-
-std::uint64_t PhaseReport::transfers() const {
-  std::uint64_t sum = 0;
-  for (EventKind kind : all_event_kinds)
-    if (kind != EventKind::sync)
-      sum += totals[index_of(kind)].count;
-  return sum;
-}
-
-void collect(Report& report, const Impl::BudgetState& budget,
-             const DualViewLog& dual_views) {
-  report.total = phase_report("total", budget.total_counter(), top_sites_total);
-  report.total.calls = 1;
-  report.outside = phase_report("outside any region", *budget.outside.state(),
-                                top_sites_region);
-  report.violations = budget.violations();
-  report.rule_count = budget.rules.size();
-
-  std::vector<std::string> names = budget.order;
-  for (const auto& entry : budget.rules)
-    if (std::find(names.begin(), names.end(), entry.first) == names.end())
-      names.push_back(entry.first);
-  for (const auto& name : names) {
-    PhaseReport phase;
-    if (const auto* entered = budget.find(name)) {
-      phase = phase_report(name, *entered->counter->state(), top_sites_region);
-      phase.calls = entered->calls;
-    } else {
-      phase.name = name;
-    }
-    for (const auto& [rule_name, rule] : budget.rules)
-      if (rule_name == name)
-        phase.rule = rule.str();
-    phase.broken = std::any_of(
-        report.violations.begin(), report.violations.end(),
-        [&](const profiling::Violation& v) { return v.phase == name; });
-    report.regions.push_back(std::move(phase));
-  }
-  report.dual_view_syncs = dual_views.syncs();
-  report.unsynced_modifies = dual_views.unsynced_modifies();
-}
-
-namespace {
-
-/// "'a', 'b'"
-std::string quoted(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names)
-    text += (text.empty() ? "'" : ", '") + name + "'";
-  return text;
+nlohmann::json region_json(const RegionNode& node) {
+  return {{"name", node.name},
+          {"path", node.path},
+          {"parent", node.parent},
+          {"depth", node.depth},
+          {"calls", node.calls},
+          {"seconds", node.seconds},
+          {"phase", node.phase},
+          {"is_phase", node.is_phase},
+          {"own", kinds_json(node.own)},
+          {"inclusive", kinds_json(node.inclusive)},
+          {"transfers", Impl::transfers(node.own)},
+          {"inclusive_transfers", Impl::transfers(node.inclusive)},
+          {"top_sites", sites_json(node.own_sites, top_sites_phase)}};
 }
 
 /// Copies between a host space and a space of unknown name were taken as
@@ -298,36 +318,30 @@ std::string unknown_spaces_note(const Report& report) {
   return std::to_string(unknown.copies) +
          (unknown.copies == 1 ? " copy" : " copies") +
          " not counted: cunumpy does not know the memory space(s) " +
-         quoted(unknown.names) +
+         Impl::quoted_list(unknown.names) +
          " and took them for host spaces; if one is a device, set "
          "CUNUMPY_DEVICE_SPACES=" +
          listed;
 }
 
-/// Rules of phases no region ran: a typo in the rule file leaves the real
-/// region unconstrained. (A broken `calls` rule says so already.)
-std::string unentered_rules_note(const Report& report) {
-  const std::vector<std::string> names = unentered_phases(report);
-  if (names.empty())
-    return {};
-  std::vector<std::string> entered;
-  for (const auto& phase : report.regions)
-    if (phase.entered)
-      entered.push_back(phase.name);
-  return (names.size() == 1 ? "the rule of phase " : "the rules of phases ") +
-         quoted(names) + " never applied: no region of that name ran " +
-         "(regions that ran: " + (entered.empty() ? "none" : quoted(entered)) +
-         "); check the names in " + report.budget_path;
+std::vector<std::string> never_entered(const Report& report) {
+  std::vector<std::string> names;
+  for (const auto& violation : report.budget.violations)
+    if (violation.limit == profiling::Limit::never_entered)
+      names.push_back(violation.phase);
+  return names;
 }
 
 } // namespace
 
 std::vector<std::string> report_notes(const Report& report) {
   std::vector<std::string> notes;
-  for (std::string note :
-       {unknown_spaces_note(report), unentered_rules_note(report)})
-    if (!note.empty())
-      notes.push_back(std::move(note));
+  for (const std::string& loss : report.budget.losses)
+    notes.push_back("INCOMPLETE: " + loss);
+  if (std::string note = unknown_spaces_note(report); !note.empty())
+    notes.push_back(std::move(note));
+  if (!report.unwatched.empty())
+    notes.push_back(report.unwatched);
   return notes;
 }
 
@@ -337,20 +351,27 @@ std::string format_text(const Report& report) {
   for (const std::string& note : report_notes(report))
     text += "note: " + note + "\n";
   text += "\ntotal:\n";
-  append_phase_body(text, report.total);
-  for (const auto& phase : report.regions) {
-    text += "\nregion '" + phase.name + "' (" + calls_text(phase.calls) +
-            "); " + (phase.rule ? "rule: " + *phase.rule : "no rule") +
+  append_body(text, report.budget.total, report.budget.total_sites,
+              top_sites_total);
+  append_tree(text, report);
+  for (const PhaseSummary& phase : report.budget.phases) {
+    text += "\nphase '" + phase.name + "' (" + calls_text(phase.calls) + "); " +
+            (phase.rule ? "rule: " + phase.rule->str() : "no rule") +
             (phase.broken ? " [BROKEN]" : "") + "\n";
-    append_phase_body(text, phase);
+    if (phase.entered)
+      append_body(text, phase.totals, phase.sites, top_sites_phase);
+    else
+      text += "  never entered\n";
   }
-  if (report.outside.transfers() +
-          report.outside.totals[index_of(EventKind::sync)].count >
-      0) {
-    text += "\noutside any region:\n";
-    append_phase_body(text, report.outside);
+  const PhaseSummary& outside = report.budget.outside;
+  if (!report.budget.phases.empty() &&
+      Impl::transfers(outside.totals) +
+              of(outside.totals, EventKind::sync).count >
+          0) {
+    text += "\noutside any phase:\n";
+    append_body(text, outside.totals, outside.sites, top_sites_phase);
   }
-  if (!report.violations.empty()) {
+  if (!report.budget.violations.empty()) {
     text += "\n";
     append_violations(text, report, "");
   }
@@ -393,24 +414,32 @@ std::string format_summary(const Report& report,
                            const std::string& report_path) {
   std::string text = "cunumpy: " + report.program + " (rank " +
                      std::to_string(report.rank) +
-                     "): " + seed_summary_line(report.total) + "\n";
-  for (const auto& phase : report.regions) {
+                     "): " + counts_line(report.budget.total) + "\n";
+  for (const PhaseSummary& phase : report.budget.phases) {
     if (!phase.entered)
       continue;
-    text += "cunumpy:   region '" + phase.name + "' (" +
-            calls_text(phase.calls) + "): ";
-    std::string kinds;
-    for (EventKind kind : all_event_kinds) {
-      const Impl::KindTotals& totals = phase.totals[index_of(kind)];
-      if (totals.count == 0 || kind == EventKind::sync)
-        continue;
-      kinds += (kinds.empty() ? "" : ", ") + std::to_string(totals.count) +
-               " " + std::string(to_string(kind));
-      if (is_copy(kind))
-        kinds += " (" + std::to_string(totals.nbytes) + " bytes)";
-    }
-    text += (kinds.empty() ? "no transfers" : kinds) +
+    text += "cunumpy:   phase '" + phase.name + "' (" +
+            calls_text(phase.calls) + "): " + kinds_text(phase.totals) +
             (phase.broken ? " [BROKEN]" : "") + "\n";
+  }
+  // Without phases, the regions that copied, most transfers first.
+  if (report.budget.phases.empty()) {
+    std::vector<const RegionNode*> copying;
+    for (std::size_t i = 1; i < report.budget.regions.size(); ++i)
+      if (Impl::transfers(report.budget.regions[i].own) > 0)
+        copying.push_back(&report.budget.regions[i]);
+    std::stable_sort(copying.begin(), copying.end(),
+                     [](const RegionNode* a, const RegionNode* b) {
+                       return Impl::transfers(a->own) > Impl::transfers(b->own);
+                     });
+    const std::size_t shown = std::min<std::size_t>(copying.size(), 10);
+    for (std::size_t i = 0; i < shown; ++i)
+      text += "cunumpy:   region '" + copying[i]->path + "' (" +
+              calls_text(copying[i]->calls) +
+              "): " + kinds_text(copying[i]->own) + "\n";
+    if (copying.size() > shown)
+      text += "cunumpy:   and " + std::to_string(copying.size() - shown) +
+              " more region(s) with transfers\n";
   }
   text += "cunumpy: " + budget_verdict(report) + "\n";
   for (const std::string& note : report_notes(report))
@@ -428,7 +457,7 @@ std::string format_summary(const Report& report,
 
 std::string format_json(const Report& report) {
   nlohmann::json violations = nlohmann::json::array();
-  for (const auto& violation : report.violations) {
+  for (const auto& violation : report.budget.violations) {
     nlohmann::json events = nlohmann::json::array();
     for (const auto& summary : violation.events)
       events.push_back(site_json(summary));
@@ -437,15 +466,28 @@ std::string format_json(const Report& report) {
          {"kind", violation.kind
                       ? nlohmann::json(std::string(to_string(*violation.kind)))
                       : nullptr},
-         {"limit", violation.limit},
+         {"limit", std::string(to_string(violation.limit))},
          {"allowed", violation.allowed},
          {"actual", violation.actual},
+         {"details", violation.details},
          {"message", violation.str()},
          {"events", events}});
   }
+  nlohmann::json phases = nlohmann::json::array();
+  for (const auto& phase : report.budget.phases)
+    phases.push_back(phase_json(phase, top_sites_phase));
   nlohmann::json regions = nlohmann::json::array();
-  for (const auto& phase : report.regions)
-    regions.push_back(phase_json(phase));
+  for (const auto& node : report.budget.regions)
+    regions.push_back(region_json(node));
+  PhaseSummary total;
+  total.name = "total";
+  total.calls = 1;
+  total.entered = true;
+  total.totals = report.budget.total;
+  total.sites = report.budget.total_sites;
+  PhaseSummary outside = report.budget.outside;
+  outside.name = "outside any phase";
+  outside.entered = true;
   nlohmann::json syncs = nlohmann::json::array();
   nlohmann::json empty_syncs = nlohmann::json::array();
   for (const auto& sync : report.dual_view_syncs) {
@@ -472,7 +514,7 @@ std::string format_json(const Report& report) {
     metadata[key] = value;
   nlohmann::json document = {
       {"format", "cunumpy-report"},
-      {"version", 1},
+      {"version", 2},
       {"program", report.program},
       {"rank", report.rank},
       {"rank_known", report.rank_known},
@@ -483,6 +525,9 @@ std::string format_json(const Report& report) {
       {"unknown_spaces",
        {{"names", report.unknown_spaces.names},
         {"uncounted_copies", report.unknown_spaces.copies}}},
+      {"complete", report.budget.losses.empty()},
+      {"losses", report.budget.losses},
+      {"callbacks_watched", report.unwatched.empty()},
       {"budget",
        {{"file", report.budget_path.empty()
                      ? nlohmann::json(nullptr)
@@ -491,13 +536,14 @@ std::string format_json(const Report& report) {
         {"error", report.budget_error.empty()
                       ? nlohmann::json(nullptr)
                       : nlohmann::json(report.budget_error)},
-        {"rules", report.rule_count},
-        {"unentered_phases", unentered_phases(report)},
+        {"rules", report.budget.rule_count},
+        {"unentered_phases", never_entered(report)},
         {"ok", !report.failed()},
         {"violations", violations}}},
-      {"total", phase_json(report.total)},
+      {"total", phase_json(total, top_sites_total)},
+      {"phases", phases},
       {"regions", regions},
-      {"outside", phase_json(report.outside)},
+      {"outside", phase_json(outside, top_sites_phase)},
       {"dual_views",
        {{"syncs", syncs},
         {"syncs_without_copy", empty_syncs},

@@ -1,37 +1,20 @@
 #ifndef CUNUMPY_PLUGIN_REPORT_HPP
 #define CUNUMPY_PLUGIN_REPORT_HPP
 
-#include <array>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <cunumpy/transfer_budget.hpp>
+#include <cunumpy/budget_snapshot.hpp>
 
-#include "consumers/budget_state.hpp"
-#include "consumers/counter_state.hpp"
 #include "dual_view_log.hpp"
-#include "recorder/recorder.hpp"
+#include "recorder/spaces.hpp"
 
 namespace cunumpy::plugin {
 
-/// The events of one region (or of all, or of none), as the report shows
-/// them.
-struct PhaseReport {
-  std::string name;
-  std::uint64_t calls = 0;
-  bool entered = false;
-  std::optional<std::string> rule; ///< Rule::str() when the budget has one
-  bool broken = false;             ///< a rule of this phase is broken
-  std::array<Impl::KindTotals, event_kind_count> totals{};
-  std::vector<profiling::SiteSummary> top_sites;
-
-  std::uint64_t transfers() const; ///< events of every kind but sync
-};
-
-/// Everything the plugin reports at the end of a run.
+/// Everything the plugin reports at the end of a run: plain data, made
+/// under the recorder's lock and formatted after it.
 struct Report {
   std::string program;
   int rank = 0;
@@ -45,12 +28,13 @@ struct Report {
 
   std::string budget_path;  ///< "" without CUNUMPY_BUDGET
   std::string budget_error; ///< why the budget file was not used
-  std::size_t rule_count = 0;
-  std::vector<profiling::Violation> violations;
-
-  PhaseReport total;
-  std::vector<PhaseReport> regions;
-  PhaseReport outside;
+  /// The region tree, the phases, the violations and the losses.
+  profiling::BudgetSnapshot budget;
+  /// Why Kokkos' table of callbacks was not watched ("" when it was).
+  std::string unwatched;
+  /// List every region, not only those with transfers
+  /// (CUNUMPY_REPORT_ALL_REGIONS).
+  bool all_regions = false;
 
   std::vector<DualViewLog::Sync> dual_view_syncs;
   std::vector<DualViewLog::Modify> unsynced_modifies;
@@ -59,24 +43,22 @@ struct Report {
   std::uint64_t trace_dropped = 0;
   std::vector<std::pair<std::string, std::string>> metadata;
 
-  /// A rule is broken, or the budget asked for could not be checked.
-  bool failed() const { return !violations.empty() || !budget_error.empty(); }
+  /// The budget asked for is broken, could not be checked, or may have
+  /// missed events.
+  bool failed() const {
+    return !budget_path.empty() &&
+           (!budget.violations.empty() || !budget_error.empty());
+  }
 };
 
-/// Fills the phases, violations and DualView lists of `report` from the
-/// budget and the DualView log. Needs the recorder's mutex; call sites are
-/// symbolized here, once per unique site.
-void collect(Report& report, const Impl::BudgetState& budget,
-             const DualViewLog& dual_views);
-
-/// Lines (without "cunumpy: note: ") on what the report may hide: copies
-/// taken as host-to-host because a memory space's name is unknown, rules
-/// of phases no region ran.
+/// Lines (without "cunumpy: note: ") on what the report may hide: events
+/// that may be missing, copies taken as host-to-host because a memory
+/// space's name is unknown, a table of callbacks cunumpy cannot watch.
 std::vector<std::string> report_notes(const Report& report);
 
 /// The full text report.
 std::string format_text(const Report& report);
-/// A few lines for stderr: totals, regions, verdict and broken rules;
+/// A few lines for stderr: totals, phases, verdict and broken rules;
 /// `report_path` names the file holding the full report, if any.
 std::string format_summary(const Report& report,
                            const std::string& report_path = "");

@@ -26,6 +26,7 @@ std::string microseconds(double seconds) {
 
 Trace::Trace(std::string path, int rank) : path_(std::move(path)), rank_(rank) {
   slices_.reserve(4096);
+  Impl::Recorder::instance().want_kernels(true);
 }
 
 bool Trace::keep() noexcept {
@@ -35,7 +36,11 @@ bool Trace::keep() noexcept {
   return false;
 }
 
-void Trace::on_event(const Impl::RawEvent& event) {
+Trace::~Trace() {
+  Impl::Recorder::instance().want_kernels(false);
+}
+
+void Trace::on_event(const Impl::RawEvent& event, const Impl::RecorderLock&) {
   if (!keep())
     return;
   Slice& slice = slices_.emplace_back();
@@ -45,7 +50,7 @@ void Trace::on_event(const Impl::RawEvent& event) {
   slice.implicit = event.implicit;
   slice.thread = event.thread;
   slice.name = event.label;
-  slice.what = event.what;
+  slice.description = event.description;
   slice.site = event.site;
   slice.src_space = event.src_space;
   slice.dst_space = event.dst_space;
@@ -54,15 +59,26 @@ void Trace::on_event(const Impl::RawEvent& event) {
   slice.duration = event.duration;
 }
 
-void Trace::on_region_push(std::uint32_t name, double time) {
-  open_regions_.push_back({name, Impl::thread_index(), time});
+void Trace::on_region_push(const Impl::RegionPush& push,
+                           const Impl::RecorderLock&) {
+  open_regions_.push_back({push.name, push.thread, push.time});
 }
 
-void Trace::on_region_pop(double time) {
-  if (open_regions_.empty())
+void Trace::on_region_pop(const Impl::RegionPop& pop,
+                          const Impl::RecorderLock&) {
+  close_region(pop.thread, pop.time);
+}
+
+void Trace::close_region(std::uint32_t thread, double time) {
+  // The innermost region this thread opened (regions of threads
+  // interleave in the one list).
+  auto open = open_regions_.rbegin();
+  while (open != open_regions_.rend() && open->thread != thread)
+    ++open;
+  if (open == open_regions_.rend())
     return;
-  const OpenRegion region = open_regions_.back();
-  open_regions_.pop_back();
+  const OpenRegion region = *open;
+  open_regions_.erase(std::next(open).base());
   if (!keep())
     return;
   Slice& slice = slices_.emplace_back();
@@ -73,7 +89,8 @@ void Trace::on_region_pop(double time) {
   slice.duration = time - region.start;
 }
 
-void Trace::on_dual_view(const Impl::DualViewEvent& event) {
+void Trace::on_dual_view(const Impl::DualViewEvent& event,
+                         const Impl::RecorderLock&) {
   if (!keep())
     return;
   Slice& slice = slices_.emplace_back();
@@ -82,37 +99,38 @@ void Trace::on_dual_view(const Impl::DualViewEvent& event) {
   slice.sync = event.sync;
   slice.device = event.device;
   slice.copied = event.copied;
-  slice.thread = Impl::thread_index();
+  slice.thread = event.thread;
   slice.name = event.label;
   slice.site = event.site;
   slice.nbytes = event.nbytes;
   slice.start = event.time;
 }
 
-void Trace::add_kernel(std::uint32_t name, std::uint32_t thread, double start,
-                       double end) {
+void Trace::on_kernel(const Impl::KernelSpan& kernel,
+                      const Impl::RecorderLock&) {
   if (!keep())
     return;
   Slice& slice = slices_.emplace_back();
   slice.type = Type::kernel;
-  slice.thread = thread;
-  slice.name = name;
-  slice.start = start;
-  slice.duration = end - start;
+  slice.thread = kernel.thread;
+  slice.name = kernel.name;
+  slice.start = kernel.start;
+  slice.duration = kernel.end - kernel.start;
 }
 
-std::string Trace::write(double end, const std::string& program) {
+std::string Trace::write(double end, const std::string& program,
+                         const Impl::RecorderLock& lock) {
   while (!open_regions_.empty())
-    on_region_pop(end);
+    close_region(open_regions_.back().thread, end);
   std::FILE* out = std::fopen(path_.c_str(), "w");
   if (out == nullptr)
     return std::strerror(errno);
   Impl::Recorder& recorder = Impl::Recorder::instance();
   const auto text = [&](std::uint32_t id) {
-    return json_string(recorder.strings().view(id));
+    return json_string(recorder.strings(lock).view(id));
   };
   const auto site = [&](std::uint32_t id) {
-    return json_string(recorder.sites().resolve(id).str());
+    return json_string(recorder.sites(lock).resolve(id).str());
   };
   const std::string pid = std::to_string(rank_);
   std::fprintf(out,
@@ -153,7 +171,7 @@ std::string Trace::write(double end, const std::string& program) {
                    microseconds(slice.duration).c_str());
       break;
     case Type::dual_view: {
-      const std::string label(recorder.strings().view(slice.name));
+      const std::string label(recorder.strings(lock).view(slice.name));
       const char* side = slice.device ? "device" : "host";
       const std::string name = std::string(slice.sync ? "DualView sync to "
                                                       : "DualView modify on ") +
@@ -176,7 +194,7 @@ std::string Trace::write(double end, const std::string& program) {
     case Type::event: {
       const bool copy = is_copy(slice.kind);
       const std::string kind(to_string(slice.kind));
-      const std::string label(recorder.strings().view(slice.name));
+      const std::string label(recorder.strings(lock).view(slice.name));
       std::string name;
       const char* category = "marker";
       if (slice.kind == EventKind::sync) {
@@ -190,15 +208,16 @@ std::string Trace::write(double end, const std::string& program) {
       }
       std::string args = "\"kind\":\"" + kind +
                          "\",\"site\":" + site(slice.site) +
-                         ",\"what\":" + text(slice.what);
+                         ",\"what\":" + text(slice.description);
       if (copy)
-        args +=
-            ",\"bytes\":" + std::to_string(slice.nbytes) + ",\"direction\":" +
-            json_string(std::string(recorder.strings().view(slice.src_space)) +
-                        " -> " +
-                        std::string(recorder.strings().view(slice.dst_space))) +
-            ",\"label\":" + json_string(label) +
-            ",\"async\":" + (slice.blocking ? "false" : "true");
+        args += ",\"bytes\":" + std::to_string(slice.nbytes) +
+                ",\"direction\":" +
+                json_string(
+                    std::string(recorder.strings(lock).view(slice.src_space)) +
+                    " -> " +
+                    std::string(recorder.strings(lock).view(slice.dst_space))) +
+                ",\"label\":" + json_string(label) +
+                ",\"async\":" + (slice.blocking ? "false" : "true");
       if (slice.implicit)
         args += ",\"implicit\":true";
       std::fprintf(out,

@@ -17,19 +17,27 @@ namespace cunumpy::plugin {
 /// used under the recorder's mutex.
 class Trace final : public Impl::EventSink {
 public:
+  /// Asks the recorder for kernels while it lives.
   Trace(std::string path, int rank);
+  ~Trace() override;
+  Trace(const Trace&) = delete;
+  Trace& operator=(const Trace&) = delete;
 
-  void on_event(const Impl::RawEvent& event) override;
-  void on_region_push(std::uint32_t name, double time) override;
-  void on_region_pop(double time) override;
-  void on_dual_view(const Impl::DualViewEvent& event) override;
-  /// A kernel (from the parallel_* callbacks).
-  void add_kernel(std::uint32_t name, std::uint32_t thread, double start,
-                  double end);
+  void on_event(const Impl::RawEvent& event,
+                const Impl::RecorderLock&) override;
+  void on_region_push(const Impl::RegionPush& push,
+                      const Impl::RecorderLock&) override;
+  void on_region_pop(const Impl::RegionPop& pop,
+                     const Impl::RecorderLock&) override;
+  void on_dual_view(const Impl::DualViewEvent& event,
+                    const Impl::RecorderLock&) override;
+  void on_kernel(const Impl::KernelSpan& kernel,
+                 const Impl::RecorderLock&) override;
 
   /// Writes the file, closing the regions still open at `end`. Returns an
   /// error message, or "" when written.
-  std::string write(double end, const std::string& program);
+  std::string write(double end, const std::string& program,
+                    const Impl::RecorderLock& lock);
 
   const std::string& path() const noexcept { return path_; }
   std::uint64_t dropped() const noexcept { return dropped_; }
@@ -49,7 +57,7 @@ private:
     bool copied = false; ///< DualView sync that copied
     std::uint32_t thread = 0;
     std::uint32_t name = 0; ///< label, region or kernel name
-    std::uint32_t what = 0;
+    std::uint32_t description = 0;
     std::uint32_t site = 0;
     std::uint32_t src_space = 0;
     std::uint32_t dst_space = 0;
@@ -64,6 +72,7 @@ private:
   };
 
   bool keep() noexcept;
+  void close_region(std::uint32_t thread, double time);
 
   std::string path_;
   int rank_;

@@ -132,21 +132,36 @@ class Case:
         return f"{os.path.basename(self.source)}:{self.source_line(text)}"
 
 
-def region(report, name):
-    """The region `name` of a JSON report."""
+def region(report, path):
+    """The region at `path` ("step", "step/solve") of a JSON report's tree
+    of regions."""
     for entry in report["regions"]:
+        if entry["path"] == path:
+            return entry
+    raise AssertionError(f"no region '{path}' in the report: "
+                         f"{[entry['path'] for entry in report['regions']]}")
+
+
+def phase(report, name):
+    """The phase `name` of a JSON report (a name its rules give)."""
+    for entry in report["phases"]:
         if entry["name"] == name:
             return entry
-    raise AssertionError(f"no region '{name}' in the report: "
-                         f"{[entry['name'] for entry in report['regions']]}")
+    raise AssertionError(f"no phase '{name}' in the report: "
+                         f"{[entry['name'] for entry in report['phases']]}")
 
 
-def count(phase, kind):
-    return phase["kinds"][kind]["count"]
+def kinds(entry):
+    """The counts per kind of a phase, the total, or a region's own."""
+    return entry["kinds"] if "kinds" in entry else entry["own"]
 
 
-def nbytes(phase, kind):
-    return phase["kinds"][kind]["bytes"]
+def count(entry, kind):
+    return kinds(entry)[kind]["count"]
+
+
+def nbytes(entry, kind):
+    return kinds(entry)[kind]["bytes"]
 
 
 def one_warning(run, pattern):

@@ -3,7 +3,7 @@ example: a copy added to the time step breaks a rule; a file that cannot be
 used is refused with one line on stderr, and the program runs on."""
 
 from plugin_helpers import (STEP_COPY, VIOLATION_STATUS, one_warning,
-                            program_ran, region, shown)
+                            phase, program_ran, shown)
 
 
 def check_step_violation(case, run):
@@ -25,9 +25,9 @@ def test_copy_in_step_warn(case, budget):
         f"warn (the default) keeps the exit status\n{run}"
     line = check_step_violation(case, run)
     text = case.read("report.txt")
-    assert ("region 'integrate' (100 calls); rule: allow nothing; ignore "
+    assert ("phase 'integrate' (100 calls); rule: allow nothing; ignore "
             "device_copy, sync [BROKEN]" in text), \
-        f"the region is marked\n{text}"
+        f"the phase is marked\n{text}"
     assert (f"legacy_app.cpp:{line}: deep_copy(\"state\", nbytes=800000) "
             "(x100)" in text), f"the report names the line\n{text}"
 
@@ -52,38 +52,47 @@ def test_copy_in_step_exit(case, budget):
             violation["events"][0]["line"] == line and
             violation["events"][0]["file"].endswith("legacy_app.cpp")), \
         f"the violation: region, rule, events and line\n{shown(violation)}"
-    assert region(report, "integrate")["broken"], "integrate is broken"
+    assert phase(report, "integrate")["broken"], "integrate is broken"
 
 
 def test_budget_unentered_phase(case):
     """A rule whose phase no region ran (a typo, say) leaves the real region
-    unconstrained: the verdict stays ok, and a note names it."""
+    unconstrained: it is a broken rule that names the regions that ran,
+    closest first, unless the rule is optional."""
     budget = case.write("typo.toml",
                         "[phases.intergrate]\nallow.to_host = "
                         "{ max_nbytes = 8 }\n[phases.output]\n"
                         "allow.to_host = {}\n")
-    note = (r"^cunumpy: note: the rule of phase 'intergrate' never applied: "
-            r"no region of that name ran \(regions that ran: 'setup', "
-            r"'integrate', 'output'\); check the names in .*typo\.toml")
-    run = case.run(["--copy-in-step"], CUNUMPY_BUDGET=budget)
-    program_ran(run)
-    one_warning(run, note + "$")
-    assert any(line.endswith(": ok (2 rule(s))")
-               for line in run.cunumpy_lines()), \
-        f"the verdict is still ok\n{run}"
+    run = case.run(["--copy-in-step"], CUNUMPY_BUDGET=budget,
+                   CUNUMPY_ON_VIOLATION="exit")
+    assert run.status == VIOLATION_STATUS, \
+        f"a rule that never applied fails the run\n{run}"
+    assert ("phase 'intergrate': never entered while counting" in run.stderr
+            and "regions and phases that ran: 'integrate', 'output', 'setup'"
+            in run.stderr), f"stderr names it and what ran\n{run}"
+    assert any(": BROKEN, 1 broken rule(s)" in line
+               for line in run.cunumpy_lines()), f"the verdict\n{run}"
     run = case.run(["--copy-in-step"], CUNUMPY_BUDGET=budget,
                    CUNUMPY_REPORT="report.json")
-    lines = one_warning(run, note + r" \(report in .*report\.json\)$")
-    assert len(lines) == 1, f"a quiet report file still gets the note\n{run}"
-    assert case.json("report.json", run)["budget"]["unentered_phases"] == \
-        ["intergrate"], "the JSON names the phase"
-    # A calls rule on a phase that never ran is broken, which says enough.
+    report = case.json("report.json", run)
+    assert report["budget"]["unentered_phases"] == ["intergrate"], \
+        f"the JSON names the phase\n{shown(report['budget'])}"
+    violation = report["budget"]["violations"][0]
+    assert (violation["limit"] == "never_entered" and
+            violation["phase"] == "intergrate"), shown(violation)
+    # Marked optional, the phase may not run.
+    budget = case.write("optional.toml",
+                        "[phases.intergrate]\noptional = true\n"
+                        "[phases.output]\nallow.to_host = {}\n")
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_ON_VIOLATION="exit")
+    program_ran(run)
+    assert any(line.endswith(": ok (2 rule(s))")
+               for line in run.cunumpy_lines()), f"optional: ok\n{run}"
+    # A calls rule on a phase that never ran is broken as a calls rule.
     budget = case.write("calls.toml", "[phases.intergrate]\ncalls = 100\n")
     run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="report.json")
-    assert (case.json("report.json", run)["budget"]["unentered_phases"] == []
-            and not any("never applied" in line
-                        for line in run.cunumpy_lines())), \
-        f"no note next to the broken calls rule\n{run}"
+    violations = case.json("report.json", run)["budget"]["violations"]
+    assert [v["limit"] for v in violations] == ["calls"], shown(violations)
 
 
 def test_bad_budget_missing(case):

@@ -37,12 +37,20 @@ def test_chaining(case):
 
 
 def test_chaining_tools_libs(case, tool):
-    """Kokkos 3 loads KOKKOS_PROFILE_LIBRARY; the plugin reads the chain from
-    KOKKOS_TOOLS_LIBS first."""
+    """Kokkos 3 reads KOKKOS_PROFILE_LIBRARY only (from 3.7 Kokkos stops when
+    the two variables differ): with two different lists, the plugin follows
+    KOKKOS_PROFILE_LIBRARY, the one Kokkos loaded it from."""
     plugin = os.environ["KOKKOS_PROFILE_LIBRARY"]
-    run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_TRACE="trace.json",
+    run = case.run(CUNUMPY_REPORT="report.json",
                    KP_TEST_TOOL_OUTPUT=case.path("tool.txt"),
                    KOKKOS_TOOLS_LIBS=f"{plugin};{tool}")
+    program_ran(run)
+    assert not os.path.exists(case.path("tool.txt")), \
+        f"the tool listed only in KOKKOS_TOOLS_LIBS is not loaded\n{run}"
+    run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_TRACE="trace.json",
+                   KP_TEST_TOOL_OUTPUT=case.path("tool.txt"),
+                   KOKKOS_PROFILE_LIBRARY=f"{plugin};{tool}",
+                   KOKKOS_TOOLS_LIBS=f"{plugin};{case.path('libkp_other.so')}")
     check_chained(case, run)
 
 
@@ -51,7 +59,8 @@ def test_bad_next_tool(case):
         os.environ["KOKKOS_PROFILE_LIBRARY"]
     missing = case.path("libkp_missing.so")
     run = case.run(CUNUMPY_REPORT="report.json",
-                   KOKKOS_TOOLS_LIBS=f"{plugin};{missing}")
+                   KOKKOS_TOOLS_LIBS=f"{plugin};{missing}",
+                   KOKKOS_PROFILE_LIBRARY=f"{plugin};{missing}")
     program_ran(run)
     lines = one_warning(run,
                         r"^cunumpy: cannot load the next Kokkos tool "

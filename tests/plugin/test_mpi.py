@@ -19,7 +19,7 @@ def test_mpi(case, budget, mpirun, report_tool):
         f"each rank writes report-<rank>.json\n{run}"
     run = case.run(command=merge + ["--check"] + same)
     assert (run.status == 0 and "budget: no rank broke it" in run.stdout and
-            re.search(r"region 'integrate'.*\n  calls +100 +100 +100 ",
+            re.search(r"phase 'integrate'.*\n  calls +100 +100 +100 ",
                       run.stdout)), \
         f"two equal ranks merge into one table\n{run}"
 
@@ -44,10 +44,13 @@ def test_mpi(case, budget, mpirun, report_tool):
                    "broken on rank(s): 1",
                    "rank 1: phase 'integrate': to_host is not allowed"]:
         assert needle in table, f"the table says: {needle}\n{table}"
-    assert re.search(r"region 'integrate'.*\n  calls +100 +100 +100 +0\n"
+    assert re.search(r"phase 'integrate'.*\n  calls +100 +100 +100 +0\n"
                      r"  to_host count +0 +50 +100 +1\n"
                      r"  to_host bytes +0 +40000000 +80000000 +1", table), \
-        f"min, mean, max and the rank of the max per region\n{table}"
+        f"min, mean, max and the rank of the max per phase\n{table}"
+    assert re.search(r"region 'integrate'.*\n  calls +100 +100 +100 +0\n"
+                     r"  to_host count +0 +50 +100 +1\n", table), \
+        f"and per region path that copied\n{table}"
     merged = case.json("merged.json", run)
     integrate = next(phase for phase in merged["phases"]
                      if phase["name"] == "integrate")

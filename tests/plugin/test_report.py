@@ -6,7 +6,7 @@ import re
 from plugin_helpers import (DIAGNOSTICS_BYTES, MODIFY, OUTPUT_COPY, OUTPUTS,
                             SETUP_COPY, STATE_BYTES, STEPS, SYNC,
                             VIOLATION_STATUS, count, nbytes, one_warning,
-                            program_ran, region, shown)
+                            phase, program_ran, region, shown)
 
 
 def test_report_text(case, budget):
@@ -19,10 +19,12 @@ def test_report_text(case, budget):
     for needle in [
             "cunumpy transfer report: ",
             "budget " + budget + ": ok (3 rule(s))",
-            "region 'setup' (1 call); rule: allow to_device",
-            "region 'integrate' (100 calls); rule: allow nothing",
-            "region 'output' (10 calls); rule: allow to_host "
+            "phase 'setup' (1 call); rule: allow to_device",
+            "phase 'integrate' (100 calls); rule: allow nothing",
+            "phase 'output' (10 calls); rule: allow to_host "
             "(max_nbytes=800000)",
+            "'integrate' (100 calls, ",
+            "'output' (10 calls, ",
             "21 transfer(s) through cunumpy (20 to_host, 1 to_device",
             "top call sites:",
             case.site(OUTPUT_COPY) + ': deep_copy("state", nbytes=800000) '
@@ -47,7 +49,9 @@ def test_report_json(case, budget):
     assert run.status == 0, f"the program must succeed\n{run}"
     report = case.json("report.json", run)
     assert report["format"] == "cunumpy-report", "format"
-    assert report["version"] == 1, "version"
+    assert report["version"] == 2, "version"
+    assert report["complete"] and report["callbacks_watched"], \
+        "nothing lost, and the callbacks were watched"
     assert report["rank"] == 0 and report["pid"] > 0, "rank 0 and a pid"
     assert (report["budget"]["ok"] and report["budget"]["checked"] and
             report["budget"]["rules"] == 3 and
@@ -66,11 +70,15 @@ def test_report_json(case, budget):
             to_host["seconds"] > 0 and
             to_host["bandwidth_bytes_per_second"] > 0), \
         f"blocking, async, time and bandwidth\n{shown(to_host)}"
-    integrate = region(report, "integrate")
+    integrate = phase(report, "integrate")
     assert (integrate["calls"] == STEPS and integrate["transfers"] == 0 and
             not integrate["broken"]), \
         f"integrate: 100 calls, no transfer\n{shown(integrate)}"
-    output = region(report, "output")
+    node = region(report, "integrate")
+    assert (node["calls"] == STEPS and node["is_phase"] and
+            node["phase"] == "integrate" and node["inclusive_transfers"] == 0), \
+        f"the region integrate in the tree\n{shown(node)}"
+    output = phase(report, "output")
     assert output["calls"] == OUTPUTS and count(output, "to_host") == 20, \
         f"output: 10 calls, 20 copies home\n{shown(output)}"
     top = output["top_sites"][0]
@@ -79,7 +87,7 @@ def test_report_json(case, budget):
             top["count"] == OUTPUTS and
             top["bytes"] == OUTPUTS * STATE_BYTES), \
         f"output's top site is the copy of the state, by line\n{shown(top)}"
-    setup = region(report, "setup")
+    setup = phase(report, "setup")
     assert setup["calls"] == 1 and count(setup, "to_device") == 1, \
         f"setup: the initial copy\n{shown(setup)}"
     syncs = report["dual_views"]["syncs"]
@@ -106,8 +114,8 @@ def test_stderr_summary(case):
     assert lines and ("21 transfer(s) through cunumpy (20 to_host, "
                       "1 to_device" in lines[0]), \
         f"without CUNUMPY_REPORT a summary goes to stderr\n{run}"
-    for needle in ["region 'integrate' (100 calls): no transfers",
-                   "region 'output' (10 calls): 20 to_host (8001280 bytes)",
+    for needle in ["region 'output' (10 calls): 20 to_host (8001280 bytes)",
+                   "region 'setup' (1 call): 1 to_device (800000 bytes)",
                    "budget: none",
                    "full report: set CUNUMPY_REPORT"]:
         assert any(needle in line for line in lines), \

@@ -14,6 +14,7 @@
 #include <cunumpy/cunumpy.hpp>
 
 #include "check.hpp"
+#include "recorder/feed.hpp"
 #include "recorder/recorder.hpp"
 
 namespace {

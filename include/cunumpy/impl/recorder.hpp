@@ -80,8 +80,9 @@ class ApiScope {
 public:
   ApiScope(std::string_view api, SourceLocation where,
            const ArrayShape* shape = nullptr, bool async = false);
-  /// For front ends that know the caller's location as text (Python).
-  ApiScope(std::string_view what, std::string_view file, int line,
+  /// For front ends that know the caller's location as text (Python), with
+  /// the description made by the front end.
+  ApiScope(std::string_view description, std::string_view file, int line,
            std::string_view function, bool async = false);
   ~ApiScope();
 
@@ -91,7 +92,9 @@ public:
   /// The innermost scope of the calling thread, or null.
   static ApiScope* current() noexcept;
 
-  const std::string& what() const noexcept { return what_; }
+  /// What the call is, as reports show it: "to_device(shape=(3,),
+  /// dtype=float64)".
+  const std::string& description() const noexcept { return description_; }
   const std::string& file() const noexcept { return file_; }
   int line() const noexcept { return line_; }
   const std::string& function() const noexcept { return function_; }
@@ -99,7 +102,7 @@ public:
 
   /// Recorder cache: interned ids of the call site and description.
   std::uint32_t site_id = 0;
-  std::uint32_t what_id = 0;
+  std::uint32_t description_id = 0;
   /// Set by SyncScope: the fences inside are one wait, recorded once (a
   /// global fence reports one fence per execution space).
   bool single_sync = false;
@@ -109,22 +112,36 @@ private:
   void enter();
 
   ApiScope* outer_ = nullptr;
-  std::string what_;
+  std::string description_;
   std::string file_;
   int line_ = 0;
   std::string function_;
   bool async_ = false;
 };
 
-/// Records a marker event (`kernel_conversion`, `fallback`) with no bytes.
-void record_marker(EventKind kind, std::string_view what, SourceLocation where);
+/// Records a marker event (`kernel_conversion`, `fallback`) with no bytes,
+/// described by `description`.
+void record_marker(EventKind kind, std::string_view description,
+                   SourceLocation where);
+
+/// "api(shape=(3, 4), dtype=float64)", or "api()" without a shape: how
+/// reports describe a cunumpy call, in every front end.
+std::string describe_call(std::string_view api, const ArrayShape* shape);
+
+/// A front end's guess at the caller when no cunumpy call is active (the
+/// Python module gives the current Python line). Called on the thread of
+/// the event, without locks; returns false when it knows nothing.
+using SiteProvider = bool (*)(std::string& file, int& line,
+                              std::string& function);
+void set_site_provider(SiteProvider provider) noexcept;
+SiteProvider site_provider() noexcept;
 
 /// While alive, a host wait the scope stands for (`synchronize()`, the wait of
 /// an async result) is recorded once: from the Kokkos fence event when the
 /// Kokkos version reports fences, else by the scope itself when it ends.
 class SyncScope {
 public:
-  SyncScope(std::string_view what, SourceLocation where, bool implicit = false);
+  SyncScope(std::string_view api, SourceLocation where, bool implicit = false);
   ~SyncScope();
 
   SyncScope(const SyncScope&) = delete;

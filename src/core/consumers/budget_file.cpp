@@ -13,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include "consumers/budget_state.hpp"
+#include "consumers/limits.hpp"
 
 namespace cunumpy::Impl {
 namespace {
@@ -65,23 +66,35 @@ std::string type_name(const toml::node& node) {
   }
 }
 
+/// A TOML value as the limit checkers see it.
+LimitValue limit_value(const toml::node& node) {
+  LimitValue value;
+  value.text = type_name(node);
+  if (const auto* integer = node.as_integer()) {
+    value.type = LimitValue::Type::integer;
+    value.integer = integer->get();
+    value.text = std::to_string(integer->get());
+  } else if (const auto* flag = node.as_boolean()) {
+    value.type = LimitValue::Type::boolean;
+    value.boolean = flag->get();
+  }
+  return value;
+}
+
 std::uint64_t parse_count(const std::string& source, const toml::node& node,
                           const std::string& key) {
-  const auto* value = node.as_integer();
-  if (value == nullptr)
-    fail(source, node, key,
-         "must be a non-negative integer, not " + type_name(node));
-  if (value->get() < 0)
-    fail(source, node, key,
-         "must be a non-negative integer, not " + std::to_string(value->get()));
-  return static_cast<std::uint64_t>(value->get());
+  std::uint64_t count = 0;
+  const std::string problem = count_value(limit_value(node), count);
+  if (!problem.empty())
+    fail(source, node, key, problem);
+  return count;
 }
 
 bool parse_flag(const std::string& source, const toml::node& node,
                 const std::string& key) {
   const auto* value = node.as_boolean();
   if (value == nullptr)
-    fail(source, node, key, "must be true or false");
+    fail(source, node, key, "must be true or false, not " + type_name(node));
   return value->get();
 }
 
@@ -93,22 +106,10 @@ profiling::Limits parse_limits(const std::string& source,
          "must be a table of limits, e.g. { max_nbytes = 8 }");
   profiling::Limits limits;
   for (const auto& [name, value] : *table) {
-    const std::string limit_key = key + "." + std::string(name.str());
-    const std::string_view limit = name.str();
-    if (limit == "max_nbytes")
-      limits.max_nbytes(parse_count(source, value, limit_key));
-    else if (limit == "max_count")
-      limits.max_count(parse_count(source, value, limit_key));
-    else if (limit == "max_total_bytes")
-      limits.max_total_bytes(parse_count(source, value, limit_key));
-    else if (limit == "blocking")
-      limits.blocking(parse_flag(source, value, limit_key));
-    else if (limit == "implicit")
-      limits.implicit(parse_flag(source, value, limit_key));
-    else
-      fail(source, value, limit_key,
-           "unknown limit (expected max_nbytes, max_count, max_total_bytes, "
-           "blocking or implicit)");
+    const std::string problem =
+        set_limit(limits, name.str(), limit_value(value));
+    if (!problem.empty())
+      fail(source, value, key + "." + std::string(name.str()), problem);
   }
   return limits;
 }
@@ -123,6 +124,8 @@ profiling::Rule parse_phase(const std::string& source, const toml::node& node,
     const std::string field = key + "." + std::string(name.str());
     if (name.str() == "calls") {
       rule.calls(parse_count(source, value, field));
+    } else if (name.str() == "optional") {
+      rule.optional(parse_flag(source, value, field));
     } else if (name.str() == "ignore") {
       const auto* kinds = value.as_array();
       if (kinds == nullptr)
@@ -150,7 +153,7 @@ profiling::Rule parse_phase(const std::string& source, const toml::node& node,
       }
     } else {
       fail(source, value, field,
-           "unknown key (expected calls, allow or ignore)");
+           "unknown key (expected calls, allow, ignore or optional)");
     }
   }
   return rule;

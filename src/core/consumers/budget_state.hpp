@@ -1,79 +1,104 @@
-#ifndef CUNUMPY_SRC_BUDGET_STATE_HPP
-#define CUNUMPY_SRC_BUDGET_STATE_HPP
+#ifndef CUNUMPY_SRC_CONSUMERS_BUDGET_STATE_HPP
+#define CUNUMPY_SRC_CONSUMERS_BUDGET_STATE_HPP
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include <cunumpy/budget_snapshot.hpp>
 #include <cunumpy/transfer_budget.hpp>
 
 #include "consumers/counter_state.hpp"
-#include "recorder/recorder.hpp"
+#include "recorder/records.hpp"
 
 namespace cunumpy::Impl {
 
-/// What a TransferBudget holds: the open phases, a counter per phase, and
-/// the rules. A sink of the recorder; every member is read and written under
-/// the recorder's mutex.
+/// What a TransferBudget holds: the tree of region paths with each node's
+/// own events, the open nodes, and the rules. Which phase an event counts
+/// in is decided when the budget is read, from the tree and the phase names
+/// known then (rules may come after the run). A sink of the recorder; every
+/// member is read and written under the recorder's mutex.
 struct BudgetState final : EventSink {
-  struct Phase {
-    std::unique_ptr<profiling::TransferCounter> counter =
-        std::make_unique<profiling::TransferCounter>();
-    std::uint64_t calls = 0;
+  struct Node {
+    explicit Node(std::size_t events_kept) : own(events_kept) {}
+    std::uint32_t name = 0; ///< StringTable id; 0 (the empty name): root
+    std::uint32_t parent = 0;
+    std::uint32_t depth = 0;
+    std::uint64_t calls = 0;   ///< entries while counting
+    double seconds = 0.0;      ///< time inside while counting
+    double first_entry = -1.0; ///< first entry while counting; <0: none
+    CounterState own;          ///< events while it was innermost
   };
-  struct OpenPhase {
-    std::uint64_t token = 0;  ///< 0 for a Kokkos region
-    bool transparent = false; ///< a library's own region: not a phase
-    Phase* phase = nullptr;   ///< in `phases` (a map: never moves)
+  struct Open {
+    std::uint32_t node = 0;
+    std::uint64_t token = 0; ///< 0 for a Kokkos region
+    double since = 0.0;
+    bool counted = false; ///< entered while counting
   };
 
-  explicit BudgetState(bool started) : started(started) {}
+  explicit BudgetState(const profiling::BudgetOptions& options);
 
-  void on_event(const RawEvent& event) override;
-  void on_region_push(std::uint32_t name, double time) override;
-  void on_region_pop(double time) override;
+  void on_event(const RawEvent& event, const RecorderLock& lock) override;
+  void on_region_push(const RegionPush& push,
+                      const RecorderLock& lock) override;
+  void on_region_pop(const RegionPop& pop, const RecorderLock& lock) override;
+  void on_loss(const Loss& loss, const RecorderLock&) override {
+    losses.add(loss);
+  }
 
-  Phase& phase(const std::string& name);
-  /// The innermost open phase, or null outside every phase.
-  const OpenPhase* innermost() const;
-  const Phase* find(const std::string& name) const;
-  /// Opens `phase` (of `phase(name)`); returns the token that closes it.
-  std::uint64_t open(Phase& phase, bool region);
-  void close(std::uint64_t token);
+  /// Opens an explicit phase; returns the token that closes it.
+  std::uint64_t open_phase(const std::string& name, const RecorderLock& lock);
+  void close_phase(std::uint64_t token, const RecorderLock& lock);
   /// Sets the rule of phase `name`, replacing an earlier one in its place.
   void set_rule(const std::string& name, profiling::Rule rule);
-  /// Without a total counter, every event updates one counter (its phase's,
-  /// or `outside`) instead of two; total_counter() then adds them up. For
-  /// the plugin, which reads the total once, at the end.
-  void count_total(bool value) { counting_total = value; }
-  /// The total: `total`'s state, or the sum of the phases and `outside`.
-  CounterState total_counter() const;
+  const profiling::Rule* rule(const std::string& name) const;
 
-  /// How many raw events each counter of the budget keeps (the plugin, whose
-  /// reports use the aggregates only, keeps none: a ring slot written per
-  /// event is memory a time step then touches for nothing).
-  void keep_events(std::size_t max_events);
+  /// The phases (in report order), their events, the violations: what every
+  /// reader needs, made in one walk of the tree.
+  profiling::BudgetSnapshot snapshot(const RecorderLock& lock) const;
+  std::vector<profiling::Violation> violations(const RecorderLock& lock) const;
+  std::string report(const RecorderLock& lock) const;
+  std::vector<std::string> phase_names(const RecorderLock& lock) const;
+  /// The counter (and calls) of `name` as if it were a phase, into `into`.
+  void phase_counter(const std::string& name, CounterState& into,
+                     std::uint64_t* calls, const RecorderLock& lock) const;
+  /// A live view of phase `name` (TransferBudget::operator[]).
+  profiling::TransferCounter& view(const std::string& name);
+  profiling::TransferCounter& total_view();
+  std::uint64_t calls(const std::string& name, const RecorderLock& lock) const;
 
-  std::vector<profiling::Violation> violations() const;
-  std::string report() const;
+  /// Nodes beyond this are not made: a program naming its regions after the
+  /// step would grow the tree without bound. A push of a new path then
+  /// counts in the current node, and a rule on such a region's name makes
+  /// the budget incomplete.
+  static constexpr std::size_t max_nodes = std::size_t(1) << 16;
 
   bool started;
-  std::vector<OpenPhase> open_phases;
+  std::size_t events_kept;
+  std::deque<Node> nodes; ///< nodes[0] is the root; parents before children
+  std::unordered_map<std::uint64_t, std::uint32_t> children; ///< (parent,name)
+  std::vector<Open> open;
   std::uint64_t next_token = 1;
-  std::map<std::string, Phase> phases;
-  /// The phase of each Kokkos region name seen (StringTable id; null for a
-  /// library's own region): a time step pushes the same regions again.
-  std::unordered_map<std::uint32_t, Phase*> region_phases;
-  std::vector<std::string> order; ///< phase names, first seen first
+  std::unordered_set<std::uint32_t> explicit_names;  ///< opened by phase()
+  std::unordered_set<std::uint32_t> truncated_names; ///< not in the tree
   std::vector<std::pair<std::string, profiling::Rule>> rules;
-  profiling::TransferCounter total; ///< empty without count_total
-  bool counting_total = true;
-  profiling::TransferCounter outside; ///< events in no phase
-  std::size_t events_kept = profiling::TransferCounter::default_max_events;
+  std::unordered_map<std::string, std::size_t> rule_index;
+  std::map<std::string, std::unique_ptr<profiling::TransferCounter>> views;
+  std::unique_ptr<profiling::TransferCounter> total;
+  LossLog losses;
+
+private:
+  std::uint32_t child(std::uint32_t parent, std::uint32_t name);
+  std::uint32_t current() const noexcept {
+    return open.empty() ? 0 : open.back().node;
+  }
 };
 
 /// The rules of a TOML rule file (see TransferBudget::require_file), in file
@@ -84,6 +109,17 @@ parse_rules(std::string_view toml, const std::string& source);
 /// Throws std::invalid_argument when `rule` allows a kind it also ignores.
 void validate_rule(const std::string& phase, const profiling::Rule& rule,
                    const std::string& where);
+
+/// The names in `names` closest to `name` first (edit distance), at most
+/// `limit` of them quoted, then "and N more": "'integrate', 'init' and 3
+/// more".
+std::string closest_names(const std::string& name,
+                          std::vector<std::string> names,
+                          std::size_t limit = 10);
+
+/// "'a', 'b', 'c' and 7 more": at most `limit` names, quoted.
+std::string quoted_list(const std::vector<std::string>& names,
+                        std::size_t limit = 10);
 
 } // namespace cunumpy::Impl
 

@@ -1,24 +1,42 @@
-#ifndef CUNUMPY_SRC_COUNTER_STATE_HPP
-#define CUNUMPY_SRC_COUNTER_STATE_HPP
+#ifndef CUNUMPY_SRC_CONSUMERS_COUNTER_STATE_HPP
+#define CUNUMPY_SRC_CONSUMERS_COUNTER_STATE_HPP
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include <cunumpy/transfer_counter.hpp>
 
-#include "recorder/recorder.hpp"
+#include "recorder/records.hpp"
 
 namespace cunumpy::Impl {
 
-struct KindTotals {
-  std::uint64_t count = 0;
-  std::uint64_t nbytes = 0;
-  std::uint64_t async_count = 0;
-  std::uint64_t implicit_count = 0;
-  double seconds = 0.0;
+using profiling::KindTable;
+using profiling::KindTotals;
+
+constexpr std::size_t index_of(EventKind kind) noexcept {
+  return static_cast<std::size_t>(kind);
+}
+
+/// The losses a sink was told of (Recorder::count_lost, open_incident).
+struct LossLog {
+  std::array<std::uint64_t, loss_reason_count> counts{};
+  std::vector<std::uint32_t> incidents; ///< Recorder incident ids
+
+  void add(const Loss& loss);
+  void merge(const LossLog& other);
+  /// Events known to be lost (incidents count none: their number is
+  /// unknown).
+  std::uint64_t lost() const noexcept;
+  /// Whether nothing may be missing (retracted incidents lost nothing).
+  bool complete(const RecorderLock& lock) const;
+  /// One line per cause, e.g. "2 event(s) could not be recorded (out of
+  /// memory or an internal error in cunumpy)".
+  std::vector<std::string> describe(const RecorderLock& lock) const;
 };
 
 struct AggregateKey {
@@ -26,18 +44,18 @@ struct AggregateKey {
   bool blocking;
   bool implicit;
   std::uint32_t site;
-  std::uint32_t what;
+  std::uint32_t description;
 
   bool operator==(const AggregateKey& other) const noexcept {
     return kind == other.kind && blocking == other.blocking &&
            implicit == other.implicit && site == other.site &&
-           what == other.what;
+           description == other.description;
   }
 };
 
 struct AggregateKeyHash {
   std::size_t operator()(const AggregateKey& key) const noexcept {
-    std::uint64_t h = (std::uint64_t(key.site) << 32) ^ key.what;
+    std::uint64_t h = (std::uint64_t(key.site) << 32) ^ key.description;
     h ^= (std::uint64_t(key.kind) << 2 | std::uint64_t(key.blocking) << 1 |
           std::uint64_t(key.implicit)) *
          0x9e3779b97f4a7c15ull;
@@ -59,19 +77,25 @@ struct Aggregate {
 struct CounterState final : EventSink {
   explicit CounterState(std::size_t max_events) : max_events(max_events) {}
 
-  void on_event(const RawEvent& event) override { add(event); }
+  void on_event(const RawEvent& event, const RecorderLock&) override {
+    add(event);
+  }
+  void on_loss(const Loss& loss, const RecorderLock&) override {
+    losses.add(loss);
+  }
   void add(const RawEvent& event);
-  /// Adds `other`'s totals and aggregates (not its raw events). The order
-  /// of the aggregates follows their first events' times.
-  void merge(const CounterState& other);
+  /// Adds `other`'s totals, aggregates and losses (not its raw events). The
+  /// order of the aggregates then follows their first events' times; many
+  /// merges in a row can leave that to one reorder() at the end.
+  void merge(const CounterState& other, bool reorder_sites = true);
+  void reorder();
   void clear();
 
   /// Per-site summaries merged by resolved call site, in first-seen order.
-  std::vector<profiling::SiteSummary> summaries() const;
-  /// The report body (the lines under the summary line), indented by
-  /// `indent` spaces; `kinds` filters the sections.
-  std::string report() const;
-  std::vector<Event> events() const;
+  std::vector<profiling::SiteSummary> summaries(const RecorderLock& lock) const;
+  /// The report: the summary line, one section per kind, then the losses.
+  std::string report(const RecorderLock& lock) const;
+  std::vector<Event> events(const RecorderLock& lock) const;
 
   std::uint64_t total() const;
 
@@ -79,7 +103,7 @@ struct CounterState final : EventSink {
   /// counter stays small even when descriptions vary without bound.
   static constexpr std::size_t max_aggregates = 1u << 16;
 
-  std::array<KindTotals, event_kind_count> totals{};
+  KindTable totals{};
   std::unordered_map<AggregateKey, Aggregate, AggregateKeyHash> aggregates;
   /// The aggregate of the previous event: loops repeat the same site.
   std::pair<const AggregateKey, Aggregate>* last_aggregate = nullptr;
@@ -88,18 +112,38 @@ struct CounterState final : EventSink {
   std::vector<RawEvent> ring;
   std::size_t ring_next = 0;
   std::uint64_t dropped = 0;
+  LossLog losses;
+
+  /// A counter that is a view of another state (a budget's phase): its
+  /// owner rebuilds it before every read. Such a counter cannot count on
+  /// its own.
+  std::function<void(CounterState&, const RecorderLock&)> refresh;
 };
 
-/// The report of `summaries`, in the seed's format: the summary line, then
-/// one section per kind with a line per call site. `indent` prefixes every
-/// line.
-std::string
-format_report(const std::array<KindTotals, event_kind_count>& totals,
-              const std::vector<profiling::SiteSummary>& summaries,
-              const std::string& indent = "");
+/// The shared state of a TransferCounter, for the library's own code.
+struct CounterAccess {
+  static const std::shared_ptr<CounterState>&
+  state(const profiling::TransferCounter& counter) noexcept {
+    return counter.state_;
+  }
+};
 
-/// One report line for a site: "file:line: what (xN) [async]".
+/// "N transfer(s) through cunumpy (a to_host, b to_device, c
+/// kernel_conversion, d fallback, e device_copy)": the first line of every
+/// report, in every front end.
+std::string summary_line(const KindTable& totals);
+
+/// The report of `summaries`: the summary line, then one section per kind
+/// with a line per call site. `indent` prefixes every line.
+std::string format_report(const KindTable& totals,
+                          const std::vector<profiling::SiteSummary>& summaries,
+                          const std::string& indent = "");
+
+/// One report line for a site: "file:line: description (xN) [async]".
 std::string format_site_line(const profiling::SiteSummary& summary);
+
+/// Transfers and markers: every kind but sync.
+std::uint64_t transfers(const KindTable& totals) noexcept;
 
 } // namespace cunumpy::Impl
 

@@ -1,6 +1,6 @@
 #include <algorithm>
 #include <map>
-#include <mutex>
+#include <stdexcept>
 #include <tuple>
 
 #include <cunumpy/assert_no_transfers.hpp>
@@ -8,16 +8,68 @@
 #include <cunumpy/transfer_counter.hpp>
 
 #include "consumers/counter_state.hpp"
+#include "recorder/recorder.hpp"
 
 namespace cunumpy {
 namespace Impl {
-namespace {
 
-std::size_t index_of(EventKind kind) {
-  return static_cast<std::size_t>(kind);
+void LossLog::add(const Loss& loss) {
+  counts[static_cast<std::size_t>(loss.reason)] += loss.count;
+  if (loss.incident != 0 && std::find(incidents.begin(), incidents.end(),
+                                      loss.incident) == incidents.end())
+    incidents.push_back(loss.incident);
 }
 
-} // namespace
+void LossLog::merge(const LossLog& other) {
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    counts[i] += other.counts[i];
+  for (std::uint32_t incident : other.incidents)
+    add({LossReason::callbacks_replaced, 0, incident});
+}
+
+std::uint64_t LossLog::lost() const noexcept {
+  std::uint64_t sum = 0;
+  for (std::uint64_t count : counts)
+    sum += count;
+  return sum;
+}
+
+bool LossLog::complete(const RecorderLock& lock) const {
+  if (lost() > 0)
+    return false;
+  const Recorder& recorder = Recorder::instance();
+  for (std::uint32_t id : incidents)
+    if (!recorder.incident(id, lock).retracted)
+      return false;
+  return true;
+}
+
+std::vector<std::string> LossLog::describe(const RecorderLock& lock) const {
+  std::vector<std::string> lines;
+  const auto count = [&](LossReason reason) {
+    return counts[static_cast<std::size_t>(reason)];
+  };
+  if (const auto n = count(LossReason::record_failed))
+    lines.push_back(std::to_string(n) +
+                    " event(s) could not be recorded (out of memory, or an "
+                    "internal error of cunumpy's); the counts are short");
+  if (const auto n = count(LossReason::sink_failed))
+    lines.push_back(std::to_string(n) +
+                    " event(s) could not be counted (out of memory); the "
+                    "counts are short");
+  if (const auto n = count(LossReason::copy_begin_missed))
+    lines.push_back(std::to_string(n) +
+                    " copy(ies) ended whose begin another tool took from "
+                    "cunumpy (its Kokkos Tools begin_deep_copy callback was "
+                    "replaced); they were not counted");
+  const Recorder& recorder = Recorder::instance();
+  for (std::uint32_t id : incidents) {
+    const Incident& incident = recorder.incident(id, lock);
+    if (!incident.retracted)
+      lines.push_back("events may have been lost: " + incident.text);
+  }
+  return lines;
+}
 
 void CounterState::add(const RawEvent& event) {
   KindTotals& kind = totals[index_of(event.kind)];
@@ -28,13 +80,14 @@ void CounterState::add(const RawEvent& event) {
   kind.implicit_count += event.implicit ? 1 : 0;
 
   AggregateKey key{event.kind, event.blocking, event.implicit, event.site,
-                   event.what};
+                   event.description};
   if (last_aggregate == nullptr || !(last_aggregate->first == key)) {
     auto found = aggregates.find(key);
     if (found == aggregates.end()) {
+      allocation_point();
       if (aggregates.size() >= max_aggregates) {
         key.site = 0;
-        key.what = Recorder::instance().strings().intern("(other sites)");
+        key.description = 0; // "(other sites)" in summaries
       }
       found = aggregates.try_emplace(key).first;
       if (found->second.count == 0) {
@@ -63,7 +116,7 @@ void CounterState::add(const RawEvent& event) {
   }
 }
 
-void CounterState::merge(const CounterState& other) {
+void CounterState::merge(const CounterState& other, bool reorder_sites) {
   for (std::size_t i = 0; i < totals.size(); ++i) {
     KindTotals& into = totals[i];
     const KindTotals& from = other.totals[i];
@@ -84,7 +137,16 @@ void CounterState::merge(const CounterState& other) {
         std::max(aggregate.max_nbytes, entry.second.max_nbytes);
     aggregate.seconds += entry.second.seconds;
   }
+  last_aggregate = nullptr;
+  dropped += other.dropped;
+  losses.merge(other.losses);
+  if (reorder_sites)
+    reorder();
+}
+
+void CounterState::reorder() {
   std::vector<Aggregate*> by_time;
+  by_time.reserve(aggregates.size());
   for (auto& entry : aggregates)
     by_time.push_back(&entry.second);
   std::sort(by_time.begin(), by_time.end(),
@@ -94,8 +156,6 @@ void CounterState::merge(const CounterState& other) {
   next_order = 0;
   for (Aggregate* aggregate : by_time)
     aggregate->order = next_order++;
-  last_aggregate = nullptr;
-  dropped += other.dropped;
 }
 
 void CounterState::clear() {
@@ -106,9 +166,10 @@ void CounterState::clear() {
   ring.clear();
   ring_next = 0;
   dropped = 0;
+  losses = {};
 }
 
-std::uint64_t CounterState::total() const {
+std::uint64_t transfers(const KindTable& totals) noexcept {
   std::uint64_t sum = 0;
   for (EventKind kind : all_event_kinds)
     if (kind != EventKind::sync)
@@ -116,19 +177,27 @@ std::uint64_t CounterState::total() const {
   return sum;
 }
 
-std::vector<profiling::SiteSummary> CounterState::summaries() const {
+std::uint64_t CounterState::total() const {
+  return transfers(totals);
+}
+
+std::vector<profiling::SiteSummary>
+CounterState::summaries(const RecorderLock& lock) const {
   Recorder& recorder = Recorder::instance();
   // Different stacks can resolve to the same line: merge them.
   using MergeKey = std::tuple<int, std::string, int, std::string, bool, bool>;
   std::map<MergeKey, std::size_t> merged;
   std::vector<std::pair<std::uint64_t, profiling::SiteSummary>> ordered;
   for (const auto& [key, aggregate] : aggregates) {
-    const CallSite& site = recorder.sites().resolve(key.site);
-    const std::string what(recorder.strings().view(key.what));
+    const CallSite& site = recorder.sites(lock).resolve(key.site);
+    const std::string description =
+        key.site == 0 && key.description == 0
+            ? std::string("(other sites)")
+            : std::string(recorder.strings(lock).view(key.description));
     MergeKey merge_key{static_cast<int>(key.kind),
                        site.file,
                        site.line,
-                       what,
+                       description,
                        key.blocking,
                        key.implicit};
     auto [it, inserted] = merged.try_emplace(merge_key, ordered.size());
@@ -136,7 +205,7 @@ std::vector<profiling::SiteSummary> CounterState::summaries() const {
       profiling::SiteSummary summary;
       summary.kind = key.kind;
       summary.site = site;
-      summary.what = what;
+      summary.what = description;
       summary.blocking = key.blocking;
       summary.async = is_copy(key.kind) && !key.blocking;
       summary.implicit = key.implicit;
@@ -176,30 +245,28 @@ std::string format_site_line(const profiling::SiteSummary& summary) {
   return line;
 }
 
-std::string
-format_report(const std::array<KindTotals, event_kind_count>& totals,
-              const std::vector<profiling::SiteSummary>& summaries,
-              const std::string& indent) {
+std::string summary_line(const KindTable& totals) {
   const auto count = [&](EventKind kind) {
-    return totals[index_of(kind)].count;
+    return std::to_string(totals[index_of(kind)].count);
   };
-  std::uint64_t total = 0;
-  for (EventKind kind : all_event_kinds)
-    if (kind != EventKind::sync)
-      total += count(kind);
-  std::string text =
-      indent + std::to_string(total) + " transfer(s) through cunumpy (" +
-      std::to_string(count(EventKind::to_host)) + " to_host, " +
-      std::to_string(count(EventKind::to_device)) + " to_device, " +
-      std::to_string(count(EventKind::kernel_conversion)) +
-      " kernel_conversion, " + std::to_string(count(EventKind::fallback)) +
-      " fallback, " + std::to_string(count(EventKind::device_copy)) +
-      " device_copy)\n";
+  return std::to_string(transfers(totals)) + " transfer(s) through cunumpy (" +
+         count(EventKind::to_host) + " to_host, " +
+         count(EventKind::to_device) + " to_device, " +
+         count(EventKind::kernel_conversion) + " kernel_conversion, " +
+         count(EventKind::fallback) + " fallback, " +
+         count(EventKind::device_copy) + " device_copy)";
+}
+
+std::string format_report(const KindTable& totals,
+                          const std::vector<profiling::SiteSummary>& summaries,
+                          const std::string& indent) {
+  std::string text = indent + summary_line(totals) + "\n";
   for (EventKind kind : all_event_kinds) {
-    if (count(kind) == 0)
+    const std::uint64_t count = totals[index_of(kind)].count;
+    if (count == 0)
       continue;
     text += indent + "  " + std::string(to_string(kind)) + " (" +
-            std::to_string(count(kind)) + "):\n";
+            std::to_string(count) + "):\n";
     for (const auto& summary : summaries)
       if (summary.kind == kind)
         text += indent + "    " + format_site_line(summary) + "\n";
@@ -207,15 +274,18 @@ format_report(const std::array<KindTotals, event_kind_count>& totals,
   return text;
 }
 
-std::string CounterState::report() const {
-  return format_report(totals, summaries());
+std::string CounterState::report(const RecorderLock& lock) const {
+  std::string text = format_report(totals, summaries(lock));
+  for (const std::string& line : losses.describe(lock))
+    text += "  INCOMPLETE: " + line + "\n";
+  return text;
 }
 
-std::vector<Event> CounterState::events() const {
+std::vector<Event> CounterState::events(const RecorderLock& lock) const {
   std::vector<Event> result;
   result.reserve(ring.size());
   for (std::size_t i = 0; i < ring.size(); ++i)
-    result.push_back(to_public(ring[(ring_next + i) % ring.size()]));
+    result.push_back(to_public(ring[(ring_next + i) % ring.size()], lock));
   return result;
 }
 
@@ -224,11 +294,17 @@ void throw_if_transfers(const profiling::TransferCounter& counter,
   const std::uint64_t transfers = counter.to_host() + counter.to_device() +
                                   counter.kernel_conversion() +
                                   counter.fallback();
-  if (transfers == 0)
+  const bool complete = counter.complete();
+  if (transfers == 0 && complete)
     return;
-  std::string message =
-      "cunumpy::profiling::assert_no_transfers: " + std::to_string(transfers) +
-      " host/device transfer(s) where none are allowed";
+  std::string message = "cunumpy::profiling::assert_no_transfers: ";
+  if (transfers > 0)
+    message += std::to_string(transfers) +
+               " host/device transfer(s) where none are allowed";
+  if (!complete)
+    message += std::string(transfers > 0 ? "; and " : "") +
+               "cunumpy cannot tell that none happened: events may have been "
+               "lost";
   if (where.known())
     message += " (checked at " + std::string(where.file) + ":" +
                std::to_string(where.line) + ")";
@@ -236,12 +312,27 @@ void throw_if_transfers(const profiling::TransferCounter& counter,
   throw TransferError(message);
 }
 
+namespace {
+
+/// Runs `read` on the counter's state under the recorder's lock, with
+/// every queued event counted (and a view rebuilt first).
+template <class Read>
+auto read(const std::shared_ptr<CounterState>& state, Read read) {
+  const RecorderLock lock = lock_recorder();
+  if (state->refresh)
+    state->refresh(*state, lock);
+  return read(*state, lock);
+}
+
+} // namespace
 } // namespace Impl
 
 namespace profiling {
 
+using Impl::CounterState;
 using Impl::index_of;
-using Impl::lock_recorder;
+using Impl::read;
+using Impl::RecorderLock;
 
 TransferCounter::TransferCounter(std::size_t max_events)
     : state_(std::make_shared<Impl::CounterState>(max_events)) {}
@@ -251,12 +342,14 @@ TransferCounter&
 TransferCounter::operator=(TransferCounter&&) noexcept = default;
 
 std::uint64_t TransferCounter::total() const {
-  auto lock = lock_recorder();
-  return state_->total();
+  return read(state_, [](const CounterState& s, const RecorderLock&) {
+    return s.total();
+  });
 }
 std::uint64_t TransferCounter::count(EventKind kind) const {
-  auto lock = lock_recorder();
-  return state_->totals[index_of(kind)].count;
+  return read(state_, [&](const CounterState& s, const RecorderLock&) {
+    return s.totals[index_of(kind)].count;
+  });
 }
 std::uint64_t TransferCounter::to_host() const {
   return count(EventKind::to_host);
@@ -277,8 +370,9 @@ std::uint64_t TransferCounter::syncs() const {
   return count(EventKind::sync);
 }
 std::uint64_t TransferCounter::bytes(EventKind kind) const {
-  auto lock = lock_recorder();
-  return state_->totals[index_of(kind)].nbytes;
+  return read(state_, [&](const CounterState& s, const RecorderLock&) {
+    return s.totals[index_of(kind)].nbytes;
+  });
 }
 std::uint64_t TransferCounter::bytes_to_host() const {
   return bytes(EventKind::to_host);
@@ -287,45 +381,85 @@ std::uint64_t TransferCounter::bytes_to_device() const {
   return bytes(EventKind::to_device);
 }
 double TransferCounter::seconds(EventKind kind) const {
-  auto lock = lock_recorder();
-  return state_->totals[index_of(kind)].seconds;
+  return read(state_, [&](const CounterState& s, const RecorderLock&) {
+    return s.totals[index_of(kind)].seconds;
+  });
 }
 std::uint64_t TransferCounter::async_count(EventKind kind) const {
-  auto lock = lock_recorder();
-  return state_->totals[index_of(kind)].async_count;
+  return read(state_, [&](const CounterState& s, const RecorderLock&) {
+    return s.totals[index_of(kind)].async_count;
+  });
 }
 std::vector<Event> TransferCounter::events() const {
-  auto lock = lock_recorder();
-  return state_->events();
+  return read(state_, [](const CounterState& s, const RecorderLock& lock) {
+    return s.events(lock);
+  });
 }
 std::uint64_t TransferCounter::events_dropped() const {
-  auto lock = lock_recorder();
-  return state_->dropped;
+  return read(state_, [](const CounterState& s, const RecorderLock&) {
+    return s.dropped;
+  });
 }
 std::vector<SiteSummary> TransferCounter::sites() const {
-  auto lock = lock_recorder();
-  return state_->summaries();
+  return read(state_, [](const CounterState& s, const RecorderLock& lock) {
+    return s.summaries(lock);
+  });
 }
 std::string TransferCounter::report() const {
-  auto lock = lock_recorder();
-  return state_->report();
+  return read(state_, [](const CounterState& s, const RecorderLock& lock) {
+    return s.report(lock);
+  });
+}
+std::uint64_t TransferCounter::events_lost() const {
+  return read(state_, [](const CounterState& s, const RecorderLock&) {
+    return s.losses.lost();
+  });
+}
+bool TransferCounter::complete() const {
+  return read(state_, [](const CounterState& s, const RecorderLock& lock) {
+    return s.losses.complete(lock);
+  });
+}
+std::vector<std::string> TransferCounter::losses() const {
+  return read(state_, [](const CounterState& s, const RecorderLock& lock) {
+    return s.losses.describe(lock);
+  });
 }
 void TransferCounter::clear() {
-  auto lock = lock_recorder();
+  const RecorderLock lock = Impl::lock_recorder();
+  if (state_->refresh)
+    throw std::logic_error(
+        "cunumpy::TransferCounter::clear: this counter is a phase of a "
+        "TransferBudget and shows what the budget counted; it cannot be "
+        "cleared on its own");
   state_->clear();
 }
+
+namespace {
+
+const std::shared_ptr<CounterState>& attachable(TransferCounter& counter) {
+  const auto& state = Impl::CounterAccess::state(counter);
+  if (state->refresh)
+    throw std::logic_error(
+        "cunumpy::profiling::count_transfers: the counter is a phase of a "
+        "TransferBudget, which counts into it; pass a TransferCounter of "
+        "your own");
+  return state;
+}
+
+} // namespace
 
 TransferCountScope::TransferCountScope()
     : owned_(std::make_unique<TransferCounter>()), counter_(owned_.get()) {
   Impl::ensure_hooks();
-  attached_ = counter_->state();
+  attached_ = attachable(*counter_);
   Impl::Recorder::instance().attach(attached_.get());
 }
 
 TransferCountScope::TransferCountScope(TransferCounter& counter)
     : counter_(&counter) {
   Impl::ensure_hooks();
-  attached_ = counter_->state();
+  attached_ = attachable(*counter_);
   Impl::Recorder::instance().attach(attached_.get());
 }
 

@@ -1,12 +1,14 @@
+#include "recorder/spaces.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 
 #include <cunumpy/space_names.hpp>
 
 #include "support/environment.hpp"
-#include "recorder/recorder.hpp"
 
 namespace cunumpy {
 namespace {
@@ -33,8 +35,16 @@ struct Registry {
       while (std::getline(stream, name, ',')) {
         name.erase(0, name.find_first_not_of(" \t"));
         name.erase(name.find_last_not_of(" \t") + 1);
-        if (!name.empty())
-          device_names.push_back(name);
+        if (name.empty())
+          continue;
+        if (Impl::is_host_space_name(name)) {
+          Impl::warn("CUNUMPY_DEVICE_SPACES: '" + name +
+                     "' is a host memory space; as a device it would turn "
+                     "every host copy into an ignored device_copy, so it is "
+                     "left out (name only device spaces)");
+          continue;
+        }
+        device_names.push_back(name);
       }
     }
   }
@@ -48,6 +58,12 @@ Registry& registry() {
 } // namespace
 
 void register_device_space(std::string_view name) {
+  if (Impl::is_host_space_name(name))
+    throw std::invalid_argument(
+        "cunumpy::register_device_space: '" + std::string(name) +
+        "' is a host memory space; as a device it would turn every host "
+        "copy into an ignored device_copy and hide it (name only device "
+        "spaces, e.g. the name of a LogicalMemorySpace)");
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   if (std::find(r.device_names.begin(), r.device_names.end(), name) !=
@@ -72,11 +88,6 @@ bool is_registered_device(std::string_view name) {
          r.device_names.end();
 }
 
-bool is_host_space_name(std::string_view name) {
-  return ends_with(name, "HostPinned") || ends_with(name, "HostUSM") ||
-         starts_with(name, "Host");
-}
-
 bool is_device_space_name(std::string_view name) {
   for (std::string_view device :
        {"Cuda", "HIP", "SYCL", "OpenMPTarget", "OpenACC"})
@@ -92,13 +103,18 @@ std::atomic<std::uint64_t> unknown_copies{0};
 SpaceSide space_side(std::string_view name) {
   if (is_registered_device(name))
     return SpaceSide::device;
-  if (is_host_space_name(name))
+  if (Impl::is_host_space_name(name))
     return SpaceSide::host;
   return is_device_space_name(name) ? SpaceSide::device : SpaceSide::host;
 }
 
 namespace Impl {
 std::atomic<std::uint64_t> device_space_generation_counter{0};
+
+bool is_host_space_name(std::string_view name) {
+  return name.find("HostPinned") != std::string_view::npos ||
+         ends_with(name, "HostUSM") || starts_with(name, "Host");
+}
 
 bool is_known_space(std::string_view name) {
   // Kokkos' HBWSpace ("HBW") and AnonymousSpace are host spaces too.

@@ -1,6 +1,9 @@
-// In-process Kokkos Tools hooks: installed on first use, they feed the
-// recorder and forward every event to the callbacks that were installed
-// before (a tool loaded through KOKKOS_TOOLS_LIBS, another in-process hook).
+// In-process installation of cunumpy's Kokkos Tools callbacks (the one
+// event path of tools/callbacks.hpp): the first time cunumpy is used, after
+// Kokkos::initialize, the callbacks Kokkos held (a tool loaded through
+// KOKKOS_TOOLS_LIBS, another in-process hook) become the next tool, and
+// cunumpy's take their slots. The only file of the event path that calls
+// Kokkos.
 
 #include <atomic>
 #include <mutex>
@@ -11,80 +14,40 @@
 #include <cunumpy/impl/recorder.hpp>
 
 #include "recorder/recorder.hpp"
+#include "tools/callbacks.hpp"
 
 namespace cunumpy::Impl {
-namespace {
-
 namespace KT = Kokkos::Tools::Experimental;
 
-KT::EventSet previous; // the callbacks we chain to; written once under lock
+namespace tools {
+namespace {
 
+static_assert(std::is_same_v<KT::EventSet, Kokkos_Profiling_EventSet>,
+              "Kokkos' EventSet is its C interface's table");
 static_assert(sizeof(Kokkos::Tools::SpaceHandle::name) == 64,
               "feed:: reads space names as Kokkos' 64-byte arrays");
 
-void on_begin_deep_copy(Kokkos::Tools::SpaceHandle dst, const char* dst_label,
-                        const void* dst_ptr, Kokkos::Tools::SpaceHandle src,
-                        const char* src_label, const void* src_ptr,
-                        uint64_t size) {
-  feed::begin_deep_copy(dst.name, dst_label, dst_ptr, src.name, src_label,
-                        src_ptr, size);
-  if (previous.begin_deep_copy != nullptr)
-    previous.begin_deep_copy(dst, dst_label, dst_ptr, src, src_label, src_ptr,
-                             size);
+bool get_table(Kokkos_Profiling_EventSet& table) {
+  table = KT::get_callbacks();
+  return true;
 }
 
-void on_end_deep_copy() {
-  if (previous.end_deep_copy != nullptr)
-    previous.end_deep_copy();
-  feed::end_deep_copy();
+bool set_table(const Kokkos_Profiling_EventSet& table) {
+  KT::set_callbacks(table);
+  return true;
 }
 
-void on_begin_fence(const char* name, uint32_t device_id, uint64_t* handle) {
-  feed::begin_fence(name, device_id);
-  // The handle belongs to the chained tool; ours is a per-thread stack.
-  if (previous.begin_fence != nullptr)
-    previous.begin_fence(name, device_id, handle);
+} // namespace
+
+TableAccess linked_kokkos_table() {
+  return {&get_table, &set_table};
 }
 
-void on_end_fence(uint64_t handle) {
-  if (previous.end_fence != nullptr)
-    previous.end_fence(handle);
-  feed::end_fence();
-}
+} // namespace tools
 
-void on_push_region(const char* name) {
-  feed::push_region(name);
-  if (previous.push_region != nullptr)
-    previous.push_region(name);
-}
-
-void on_pop_region() {
-  if (previous.pop_region != nullptr)
-    previous.pop_region();
-  feed::pop_region();
-}
-
-void on_dual_view_sync(const char* label, const void* const ptr,
-                       bool to_device) {
-  feed::dual_view_sync(label, ptr, to_device);
-  if (previous.sync_dual_view != nullptr)
-    previous.sync_dual_view(label, ptr, to_device);
-}
-
-void on_dual_view_modify(const char* label, const void* const ptr,
-                         bool on_device) {
-  feed::dual_view_modify(label, ptr, on_device);
-  if (previous.modify_dual_view != nullptr)
-    previous.modify_dual_view(label, ptr, on_device);
-}
-
-bool ours_installed() {
-  return KT::get_callbacks().begin_deep_copy == &on_begin_deep_copy;
-}
-
+namespace {
 std::atomic<bool> installed{false};
 std::mutex install_mutex;
-
 } // namespace
 
 void ensure_hooks() {
@@ -101,18 +64,22 @@ void ensure_hooks() {
     throw std::runtime_error(
         "cunumpy: Kokkos is not initialized; call Kokkos::initialize (or "
         "create a Kokkos::ScopeGuard) before using cunumpy");
-  if (!ours_installed()) {
-    previous = KT::get_callbacks();
-    KT::EventSet ours = previous;
-    ours.begin_deep_copy = &on_begin_deep_copy;
-    ours.end_deep_copy = &on_end_deep_copy;
-    ours.begin_fence = &on_begin_fence;
-    ours.end_fence = &on_end_fence;
-    ours.push_region = &on_push_region;
-    ours.pop_region = &on_pop_region;
-    ours.sync_dual_view = &on_dual_view_sync;
-    ours.modify_dual_view = &on_dual_view_modify;
-    KT::set_callbacks(ours);
+  const Kokkos_Profiling_EventSet own = tools::own_callbacks();
+  Kokkos_Profiling_EventSet table = KT::get_callbacks();
+  if (table.begin_deep_copy != own.begin_deep_copy) {
+    // What Kokkos called until now is where cunumpy forwards; cunumpy takes
+    // the slots it records, and leaves the others to their owners.
+    tools::set_next(table);
+    Kokkos_Profiling_EventSet entries{};
+#define CUNUMPY_TOOLS_TAKE(name, type, entry)                                  \
+  if (tools::records_slot(tools::Slot::name)) {                                \
+    table.name = own.name;                                                     \
+    entries.name = own.name;                                                   \
+  }
+    CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_TOOLS_TAKE)
+#undef CUNUMPY_TOOLS_TAKE
+    KT::set_callbacks(table);
+    tools::watch(tools::linked_kokkos_table(), entries, true);
   }
   installed.store(true, std::memory_order_release);
 }

@@ -1,0 +1,65 @@
+#ifndef CUNUMPY_BUDGET_SNAPSHOT_HPP
+#define CUNUMPY_BUDGET_SNAPSHOT_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <cunumpy/transfer_budget.hpp>
+#include <cunumpy/transfer_counter.hpp>
+
+namespace cunumpy::profiling {
+
+/// One node of the tree of region paths a TransferBudget records: a region
+/// or an explicit phase, at one place in the nesting ("step/solve" and
+/// "output/solve" are two nodes).
+struct RegionNode {
+  std::string name;        ///< "" for the root: outside every region
+  std::string path;        ///< names from the root, joined by '/'
+  std::size_t parent = 0;  ///< index in BudgetSnapshot::regions (root: 0)
+  std::size_t depth = 0;   ///< 0 for the root
+  std::uint64_t calls = 0; ///< times entered while counting
+  double seconds = 0.0;    ///< time inside, over its calls (with children)
+  /// The phase the node's own events count in ("" outside every phase):
+  /// itself when its name is a phase, else its parent's.
+  std::string phase;
+  bool is_phase = false; ///< its name is a phase's
+  KindTable own{};       ///< events while it was the innermost node
+  KindTable inclusive{}; ///< its own and its descendants' events
+  std::vector<SiteSummary> own_sites;
+};
+
+/// A phase as its rule sees it: every event that counts in it.
+struct PhaseSummary {
+  std::string name;
+  std::uint64_t calls = 0;
+  bool entered = false;
+  std::optional<Rule> rule;
+  bool broken = false; ///< a violation names this phase
+  KindTable totals{};
+  std::vector<SiteSummary> sites;
+};
+
+/// What a TransferBudget knows, as plain data (TransferBudget::snapshot):
+/// what reports are made of.
+struct BudgetSnapshot {
+  bool started = true;
+  /// The tree, parents before children; regions[0] is the root.
+  std::vector<RegionNode> regions;
+  /// Phases that ran, in first-seen order, then those only a rule names.
+  std::vector<PhaseSummary> phases;
+  /// Events outside every phase (in transparent regions, or in none).
+  PhaseSummary outside;
+  KindTable total{};
+  std::vector<SiteSummary> total_sites; ///< every event, by call site
+  std::size_t rule_count = 0;
+  std::vector<Violation> violations;
+  /// Why events may be missing, one line per cause; empty when complete.
+  std::vector<std::string> losses;
+};
+
+} // namespace cunumpy::profiling
+
+#endif

@@ -1,0 +1,668 @@
+// The tree of region paths of a TransferBudget, and the phases its rules
+// see. Recording only follows the tree (a push finds or makes a child of the
+// innermost open node, an event counts in the innermost node); everything
+// that depends on which names are phases happens when the budget is read.
+
+#include "consumers/budget_state.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+#include "recorder/recorder.hpp"
+
+namespace cunumpy::Impl {
+namespace {
+
+using profiling::Limit;
+using profiling::Rule;
+using profiling::SiteSummary;
+using profiling::Violation;
+
+/// Which node each node's events count in, for a given set of phase names.
+struct Resolution {
+  std::vector<std::uint32_t> phase_of; ///< a node index; 0: outside
+  std::vector<char> is_phase;
+};
+
+/// What counts in one phase.
+struct PhaseTotals {
+  explicit PhaseTotals(std::size_t events_kept) : counter(events_kept) {}
+  CounterState counter;
+  std::uint64_t calls = 0;
+  bool entered = false;
+  double first_entry = std::numeric_limits<double>::infinity();
+  std::size_t first_node = 0;
+  std::vector<RawEvent> events; ///< the nodes' raw events, merged
+};
+
+std::string_view name_of(const BudgetState::Node& node,
+                         const RecorderLock& lock) {
+  return Recorder::instance().strings(lock).view(node.name);
+}
+
+/// The names that are phases: those of rules and of explicit phases, and
+/// `extra` when not empty.
+std::unordered_set<std::string_view> phase_name_set(const BudgetState& state,
+                                                    const std::string& extra,
+                                                    const RecorderLock& lock) {
+  std::unordered_set<std::string_view> names;
+  for (const auto& [name, rule] : state.rules)
+    names.insert(name);
+  for (std::uint32_t id : state.explicit_names)
+    names.insert(Recorder::instance().strings(lock).view(id));
+  if (!extra.empty())
+    names.insert(extra);
+  return names;
+}
+
+Resolution resolve(const BudgetState& state,
+                   const std::unordered_set<std::string_view>& names,
+                   const RecorderLock& lock) {
+  Resolution result;
+  result.phase_of.assign(state.nodes.size(), 0);
+  result.is_phase.assign(state.nodes.size(), 0);
+  for (std::size_t i = 1; i < state.nodes.size(); ++i) {
+    const BudgetState::Node& node = state.nodes[i];
+    result.is_phase[i] = names.count(name_of(node, lock)) != 0;
+    result.phase_of[i] = result.is_phase[i] ? static_cast<std::uint32_t>(i)
+                                            : result.phase_of[node.parent];
+  }
+  return result;
+}
+
+/// The events and calls of every phase of `resolution` (keyed by name; ""
+/// is outside every phase).
+std::map<std::string, PhaseTotals, std::less<>>
+accumulate(const BudgetState& state, const Resolution& resolution,
+           std::size_t events_kept, const RecorderLock& lock) {
+  std::map<std::string, PhaseTotals, std::less<>> phases;
+  const auto totals_of = [&](std::string_view name) -> PhaseTotals& {
+    auto found = phases.find(name);
+    if (found == phases.end())
+      found = phases.emplace(std::string(name), PhaseTotals(events_kept)).first;
+    return found->second;
+  };
+  for (std::size_t i = 0; i < state.nodes.size(); ++i) {
+    const BudgetState::Node& node = state.nodes[i];
+    const std::uint32_t phase = resolution.phase_of[i];
+    PhaseTotals& totals = totals_of(
+        phase == 0 ? std::string_view() : name_of(state.nodes[phase], lock));
+    totals.counter.merge(node.own, false);
+    if (events_kept > 0)
+      totals.events.insert(totals.events.end(), node.own.ring.begin(),
+                           node.own.ring.end());
+    if (!resolution.is_phase[i] || node.calls == 0)
+      continue;
+    totals.entered = true;
+    // A phase entered inside itself (a region inside the explicit phase
+    // of the same name, a recursive region) is the same call.
+    const std::uint32_t outer = resolution.phase_of[node.parent];
+    if (outer == 0 || state.nodes[outer].name != node.name)
+      totals.calls += node.calls;
+    if (node.first_entry < totals.first_entry) {
+      totals.first_entry = node.first_entry;
+      totals.first_node = i;
+    }
+  }
+  for (auto& entry : phases)
+    entry.second.counter.reorder();
+  if (events_kept > 0) {
+    for (auto& [name, totals] : phases) {
+      auto& events = totals.events;
+      std::stable_sort(events.begin(), events.end(),
+                       [](const RawEvent& a, const RawEvent& b) {
+                         return a.start < b.start;
+                       });
+      if (events.size() > events_kept)
+        events.erase(events.begin(),
+                     events.end() - static_cast<long>(events_kept));
+    }
+  }
+  return phases;
+}
+
+std::string bool_text(bool value) {
+  return value ? "true" : "false";
+}
+
+/// The distinct names of the nodes that ran while counting.
+std::vector<std::string> names_that_ran(const BudgetState& state,
+                                        const RecorderLock& lock) {
+  std::vector<std::string> names;
+  std::unordered_set<std::uint32_t> seen;
+  for (std::size_t i = 1; i < state.nodes.size(); ++i) {
+    const BudgetState::Node& node = state.nodes[i];
+    if (node.calls > 0 && seen.insert(node.name).second)
+      names.emplace_back(name_of(node, lock));
+  }
+  return names;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+void check_kinds(const std::string& name, const Rule& rule,
+                 const CounterState& counter, const RecorderLock& lock,
+                 std::vector<Violation>& result) {
+  const auto summaries = counter.summaries(lock);
+  for (EventKind kind : all_event_kinds) {
+    const KindTotals& totals = counter.totals[index_of(kind)];
+    if (totals.count == 0 || rule.ignored().count(kind) != 0)
+      continue;
+    std::vector<SiteSummary> of_kind;
+    for (const auto& summary : summaries)
+      if (summary.kind == kind)
+        of_kind.push_back(summary);
+    const auto allowed = rule.allowed().find(kind);
+    if (allowed == rule.allowed().end()) {
+      result.push_back({name,
+                        kind,
+                        Limit::forbidden,
+                        "0",
+                        std::to_string(totals.count),
+                        of_kind,
+                        {}});
+      continue;
+    }
+    const profiling::Limits& limits = allowed->second;
+    if (limits.max_count() && totals.count > *limits.max_count())
+      result.push_back({name,
+                        kind,
+                        Limit::max_count,
+                        std::to_string(*limits.max_count()),
+                        std::to_string(totals.count),
+                        of_kind,
+                        {}});
+    if (limits.max_total_bytes() && totals.nbytes > *limits.max_total_bytes())
+      result.push_back({name,
+                        kind,
+                        Limit::max_total_bytes,
+                        std::to_string(*limits.max_total_bytes()),
+                        std::to_string(totals.nbytes),
+                        of_kind,
+                        {}});
+    const auto offending = [&](auto breaks) {
+      std::vector<SiteSummary> selected;
+      for (const auto& summary : of_kind)
+        if (breaks(summary))
+          selected.push_back(summary);
+      return selected;
+    };
+    if (const auto limit = limits.max_nbytes()) {
+      auto events = offending([&](const SiteSummary& summary) {
+        return summary.max_nbytes > *limit;
+      });
+      if (!events.empty()) {
+        std::uint64_t largest = 0;
+        for (const auto& summary : events)
+          largest = std::max(largest, summary.max_nbytes);
+        result.push_back({name,
+                          kind,
+                          Limit::max_nbytes,
+                          std::to_string(*limit),
+                          std::to_string(largest),
+                          std::move(events),
+                          {}});
+      }
+    }
+    if (const auto value = limits.blocking()) {
+      auto events = offending([&](const SiteSummary& summary) {
+        return summary.blocking != *value;
+      });
+      if (!events.empty())
+        result.push_back({name,
+                          kind,
+                          Limit::blocking,
+                          bool_text(*value),
+                          bool_text(!*value),
+                          std::move(events),
+                          {}});
+    }
+    if (const auto value = limits.implicit()) {
+      auto events = offending([&](const SiteSummary& summary) {
+        return summary.implicit != *value;
+      });
+      if (!events.empty())
+        result.push_back({name,
+                          kind,
+                          Limit::implicit,
+                          bool_text(*value),
+                          bool_text(!*value),
+                          std::move(events),
+                          {}});
+    }
+  }
+}
+
+/// Every broken rule of `phases`, and events_lost when the budget may miss
+/// events.
+std::vector<Violation>
+check(const BudgetState& state,
+      const std::map<std::string, PhaseTotals, std::less<>>& phases,
+      const RecorderLock& lock) {
+  std::vector<Violation> result;
+  std::vector<std::string> ran;
+  bool ran_known = false;
+  for (const auto& [name, rule] : state.rules) {
+    const auto found = phases.find(name);
+    const bool entered = found != phases.end() && found->second.entered;
+    const std::uint64_t calls = found != phases.end() ? found->second.calls : 0;
+    std::vector<std::string> details;
+    if (!entered && !rule.is_optional()) {
+      if (!ran_known) {
+        ran = names_that_ran(state, lock);
+        ran_known = true;
+      }
+      details.push_back(
+          "regions and phases that ran: " +
+          (ran.empty() ? std::string("none") : closest_names(name, ran)));
+    }
+    if (rule.calls() && *rule.calls() != calls)
+      result.push_back({name,
+                        std::nullopt,
+                        Limit::calls,
+                        std::to_string(*rule.calls()),
+                        std::to_string(calls),
+                        {},
+                        details});
+    else if (!entered && !rule.is_optional() &&
+             !(rule.calls() && *rule.calls() == 0))
+      result.push_back(
+          {name, std::nullopt, Limit::never_entered, "", "", {}, details});
+    if (entered)
+      check_kinds(name, rule, found->second.counter, lock, result);
+  }
+  std::vector<std::string> lost = state.losses.describe(lock);
+  std::vector<std::string> truncated;
+  for (std::uint32_t id : state.truncated_names) {
+    const std::string_view name = Recorder::instance().strings(lock).view(id);
+    if (state.rule_index.count(std::string(name)) != 0)
+      truncated.emplace_back(name);
+  }
+  if (!truncated.empty())
+    lost.push_back("the budget's tree of regions reached its " +
+                   std::to_string(BudgetState::max_nodes) +
+                   " nodes, and regions of phases " + quoted_list(truncated) +
+                   " ran outside it");
+  if (!lost.empty()) {
+    const std::uint64_t known = state.losses.lost();
+    result.push_back({"",
+                      std::nullopt,
+                      Limit::events_lost,
+                      "0",
+                      known > 0 ? std::to_string(known) : "unknown",
+                      {},
+                      std::move(lost)});
+  }
+  return result;
+}
+
+std::string calls_text(std::uint64_t calls) {
+  return std::to_string(calls) + " call(s)";
+}
+
+} // namespace
+
+std::string quoted_list(const std::vector<std::string>& names,
+                        std::size_t limit) {
+  std::string text;
+  const std::size_t shown = std::min(limit, names.size());
+  for (std::size_t i = 0; i < shown; ++i)
+    text += (i == 0 ? "'" : ", '") + names[i] + "'";
+  if (names.size() > shown)
+    text += " and " + std::to_string(names.size() - shown) + " more";
+  return text;
+}
+
+std::string closest_names(const std::string& name,
+                          std::vector<std::string> names, std::size_t limit) {
+  std::stable_sort(names.begin(), names.end(),
+                   [&](const std::string& a, const std::string& b) {
+                     return edit_distance(name, a) < edit_distance(name, b);
+                   });
+  return quoted_list(names, limit);
+}
+
+BudgetState::BudgetState(const profiling::BudgetOptions& options)
+    : started(options.started), events_kept(options.events_kept) {
+  nodes.emplace_back(events_kept);
+}
+
+std::uint32_t BudgetState::child(std::uint32_t parent, std::uint32_t name) {
+  const std::uint64_t key = std::uint64_t(parent) << 32 | name;
+  auto found = children.find(key);
+  if (found != children.end())
+    return found->second;
+  if (nodes.size() >= max_nodes) {
+    truncated_names.insert(name);
+    return parent;
+  }
+  allocation_point();
+  const auto index = static_cast<std::uint32_t>(nodes.size());
+  Node& node = nodes.emplace_back(events_kept);
+  node.name = name;
+  node.parent = parent;
+  node.depth = nodes[parent].depth + 1;
+  children.emplace(key, index);
+  return index;
+}
+
+void BudgetState::on_event(const RawEvent& event, const RecorderLock&) {
+  if (started)
+    nodes[current()].own.add(event);
+}
+
+void BudgetState::on_region_push(const RegionPush& push, const RecorderLock&) {
+  const double time = push.time;
+  const std::uint32_t index = child(current(), push.name);
+  Node& node = nodes[index];
+  if (started) {
+    ++node.calls;
+    if (node.first_entry < 0)
+      node.first_entry = time;
+  }
+  open.push_back({index, 0, time, started});
+}
+
+void BudgetState::on_region_pop(const RegionPop& pop, const RecorderLock&) {
+  const double time = pop.time;
+  // Kokkos regions nest among themselves; explicit phases opened inside a
+  // region and still open stay open. A pop with no region open closes a
+  // region pushed before the budget existed.
+  for (auto it = open.rbegin(); it != open.rend(); ++it) {
+    if (it->token == 0) {
+      if (it->counted)
+        nodes[it->node].seconds += time - it->since;
+      open.erase(std::next(it).base());
+      return;
+    }
+  }
+}
+
+std::uint64_t BudgetState::open_phase(const std::string& name,
+                                      const RecorderLock& lock) {
+  Recorder& recorder = Recorder::instance();
+  const std::uint32_t id = recorder.strings(lock).intern(name);
+  explicit_names.insert(id);
+  const std::uint32_t index = child(current(), id);
+  const double time = recorder.now();
+  Node& node = nodes[index];
+  if (started) {
+    ++node.calls;
+    if (node.first_entry < 0)
+      node.first_entry = time;
+  }
+  const std::uint64_t token = next_token++;
+  open.push_back({index, token, time, started});
+  return token;
+}
+
+void BudgetState::close_phase(std::uint64_t token, const RecorderLock&) {
+  for (auto it = open.rbegin(); it != open.rend(); ++it) {
+    if (it->token == token) {
+      if (it->counted)
+        nodes[it->node].seconds += Recorder::instance().now() - it->since;
+      open.erase(std::next(it).base());
+      return;
+    }
+  }
+}
+
+void BudgetState::set_rule(const std::string& name, profiling::Rule rule) {
+  auto [found, inserted] = rule_index.try_emplace(name, rules.size());
+  if (inserted)
+    rules.emplace_back(name, std::move(rule));
+  else
+    rules[found->second].second = std::move(rule);
+}
+
+const profiling::Rule* BudgetState::rule(const std::string& name) const {
+  const auto found = rule_index.find(name);
+  return found == rule_index.end() ? nullptr : &rules[found->second].second;
+}
+
+void BudgetState::phase_counter(const std::string& name, CounterState& into,
+                                std::uint64_t* calls,
+                                const RecorderLock& lock) const {
+  const Resolution resolution =
+      resolve(*this, phase_name_set(*this, name, lock), lock);
+  auto phases = accumulate(*this, resolution, into.max_events, lock);
+  const auto refresh = std::move(into.refresh);
+  const std::size_t max_events = into.max_events;
+  into.clear();
+  const auto found = phases.find(name);
+  if (found != phases.end()) {
+    into.merge(found->second.counter);
+    into.ring = std::move(found->second.events);
+    into.ring_next = 0;
+    into.dropped =
+        found->second.counter.total() +
+        found->second.counter.totals[index_of(EventKind::sync)].count -
+        into.ring.size();
+    if (calls != nullptr)
+      *calls = found->second.calls;
+  } else if (calls != nullptr) {
+    *calls = 0;
+  }
+  into.losses = losses;
+  into.max_events = max_events;
+  into.refresh = refresh;
+}
+
+std::uint64_t BudgetState::calls(const std::string& name,
+                                 const RecorderLock& lock) const {
+  CounterState scratch(0);
+  std::uint64_t result = 0;
+  phase_counter(name, scratch, &result, lock);
+  return result;
+}
+
+profiling::TransferCounter& BudgetState::view(const std::string& name) {
+  auto& counter = views[name];
+  if (!counter) {
+    counter = std::make_unique<profiling::TransferCounter>(events_kept);
+    CounterAccess::state(*counter)->refresh =
+        [this, name](CounterState& state, const RecorderLock& lock) {
+          phase_counter(name, state, nullptr, lock);
+        };
+  }
+  return *counter;
+}
+
+profiling::TransferCounter& BudgetState::total_view() {
+  if (!total) {
+    total = std::make_unique<profiling::TransferCounter>(events_kept);
+    CounterAccess::state(*total)->refresh = [this](CounterState& state,
+                                                   const RecorderLock&) {
+      const auto refresh = std::move(state.refresh);
+      state.clear();
+      std::vector<RawEvent> events;
+      for (const Node& node : nodes) {
+        state.merge(node.own, false);
+        events.insert(events.end(), node.own.ring.begin(), node.own.ring.end());
+      }
+      state.reorder();
+      std::stable_sort(events.begin(), events.end(),
+                       [](const RawEvent& a, const RawEvent& b) {
+                         return a.start < b.start;
+                       });
+      if (events.size() > state.max_events)
+        events.erase(events.begin(),
+                     events.end() - static_cast<long>(state.max_events));
+      state.dropped = state.total() +
+                      state.totals[index_of(EventKind::sync)].count -
+                      events.size();
+      state.ring = std::move(events);
+      state.ring_next = 0;
+      state.losses = losses;
+      state.refresh = refresh;
+    };
+  }
+  return *total;
+}
+
+profiling::BudgetSnapshot
+BudgetState::snapshot(const RecorderLock& lock) const {
+  profiling::BudgetSnapshot result;
+  result.started = started;
+  result.rule_count = rules.size();
+  const Resolution resolution =
+      resolve(*this, phase_name_set(*this, "", lock), lock);
+  auto phases = accumulate(*this, resolution, 0, lock);
+  result.violations = check(*this, phases, lock);
+  result.losses = losses.describe(lock);
+  for (const Violation& violation : result.violations)
+    if (violation.limit == Limit::events_lost)
+      result.losses = violation.details;
+
+  // The tree, with inclusive totals summed from the leaves up.
+  result.regions.resize(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const Node& node = nodes[i];
+    profiling::RegionNode& out = result.regions[i];
+    out.name = std::string(name_of(node, lock));
+    out.parent = node.parent;
+    out.depth = node.depth;
+    out.calls = node.calls;
+    out.seconds = node.seconds;
+    out.path = i == 0 ? std::string()
+               : node.parent == 0
+                   ? out.name
+                   : result.regions[node.parent].path + "/" + out.name;
+    out.is_phase = resolution.is_phase[i] != 0;
+    const std::uint32_t phase = resolution.phase_of[i];
+    out.phase =
+        phase == 0 ? std::string() : std::string(name_of(nodes[phase], lock));
+    out.own = node.own.totals;
+    out.inclusive = node.own.totals;
+    out.own_sites = node.own.summaries(lock);
+  }
+  for (std::size_t i = nodes.size(); i-- > 1;) {
+    profiling::KindTable& parent = result.regions[nodes[i].parent].inclusive;
+    const profiling::KindTable& mine = result.regions[i].inclusive;
+    for (std::size_t k = 0; k < parent.size(); ++k) {
+      parent[k].count += mine[k].count;
+      parent[k].nbytes += mine[k].nbytes;
+      parent[k].async_count += mine[k].async_count;
+      parent[k].implicit_count += mine[k].implicit_count;
+      parent[k].seconds += mine[k].seconds;
+    }
+  }
+  result.total = result.regions[0].inclusive;
+  {
+    CounterState all(0);
+    for (const Node& node : nodes)
+      all.merge(node.own, false);
+    all.reorder();
+    result.total_sites = all.summaries(lock);
+  }
+
+  const auto summary_of = [&](const std::string& name) {
+    profiling::PhaseSummary summary;
+    summary.name = name;
+    if (const Rule* found = rule(name))
+      summary.rule = *found;
+    summary.broken = std::any_of(
+        result.violations.begin(), result.violations.end(),
+        [&](const Violation& v) { return !name.empty() && v.phase == name; });
+    const auto found = phases.find(name);
+    if (found != phases.end()) {
+      summary.calls = found->second.calls;
+      summary.entered = found->second.entered;
+      summary.totals = found->second.counter.totals;
+      summary.sites = found->second.counter.summaries(lock);
+    }
+    return summary;
+  };
+  for (const std::string& name : phase_names(lock))
+    result.phases.push_back(summary_of(name));
+  result.outside = summary_of("");
+  result.outside.name = "";
+  return result;
+}
+
+std::vector<std::string>
+BudgetState::phase_names(const RecorderLock& lock) const {
+  const Resolution resolution =
+      resolve(*this, phase_name_set(*this, "", lock), lock);
+  // Phases that ran, by their first entry; then those only a rule names.
+  std::vector<std::pair<double, std::string>> entered;
+  std::unordered_set<std::string_view> listed;
+  for (std::size_t i = 1; i < nodes.size(); ++i) {
+    if (!resolution.is_phase[i] || nodes[i].calls == 0)
+      continue;
+    const std::string_view name = name_of(nodes[i], lock);
+    if (!listed.insert(name).second) {
+      for (auto& [first, known] : entered)
+        if (known == name)
+          first = std::min(first, nodes[i].first_entry);
+      continue;
+    }
+    entered.emplace_back(nodes[i].first_entry, std::string(name));
+  }
+  std::stable_sort(
+      entered.begin(), entered.end(),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> names;
+  for (auto& [first, name] : entered)
+    names.push_back(std::move(name));
+  for (const auto& [name, rule] : rules)
+    if (listed.count(name) == 0)
+      names.push_back(name);
+  return names;
+}
+
+std::vector<profiling::Violation>
+BudgetState::violations(const RecorderLock& lock) const {
+  const Resolution resolution =
+      resolve(*this, phase_name_set(*this, "", lock), lock);
+  return check(*this, accumulate(*this, resolution, 0, lock), lock);
+}
+
+std::string BudgetState::report(const RecorderLock& lock) const {
+  const profiling::BudgetSnapshot snap = snapshot(lock);
+  std::string text = "TransferBudget: " + std::to_string(snap.phases.size()) +
+                     " phase(s), " + std::to_string(snap.violations.size()) +
+                     " broken rule(s)\n";
+  for (const profiling::PhaseSummary& phase : snap.phases) {
+    text += "phase '" + phase.name + "' (" + calls_text(phase.calls) + "); " +
+            (phase.rule ? "rule: " + phase.rule->str() : "no rule") + "\n";
+    if (phase.entered)
+      text += format_report(phase.totals, phase.sites, "  ");
+    else
+      text += "  never entered\n";
+  }
+  const profiling::PhaseSummary& outside = snap.outside;
+  if (transfers(outside.totals) +
+          outside.totals[index_of(EventKind::sync)].count >
+      0) {
+    text += "outside any phase:\n";
+    text += format_report(outside.totals, outside.sites, "  ");
+  }
+  if (!snap.violations.empty()) {
+    text += "broken rules (" + std::to_string(snap.violations.size()) + "):\n";
+    for (const auto& violation : snap.violations) {
+      std::istringstream lines(violation.str());
+      for (std::string line; std::getline(lines, line);)
+        text += "  " + line + "\n";
+    }
+  }
+  return text;
+}
+
+} // namespace cunumpy::Impl

@@ -1,0 +1,212 @@
+// Rules, limits and violations: their names and how reports write them.
+
+#include <array>
+#include <stdexcept>
+#include <string>
+
+#include <cunumpy/transfer_budget.hpp>
+
+#include "consumers/budget_state.hpp"
+#include "consumers/counter_state.hpp"
+#include "consumers/limits.hpp"
+
+namespace cunumpy {
+namespace profiling {
+namespace {
+
+/// Every limit's name, in the order of the enum.
+constexpr std::array<std::string_view, 9> limit_names = {
+    "forbidden", "max_nbytes", "max_count",     "max_total_bytes", "blocking",
+    "implicit",  "calls",      "never_entered", "events_lost"};
+
+std::string bool_text(bool value) {
+  return value ? "true" : "false";
+}
+
+std::string join_kinds(const std::set<EventKind>& kinds) {
+  std::string text;
+  for (EventKind kind : all_event_kinds) {
+    if (kinds.count(kind) == 0)
+      continue;
+    if (!text.empty())
+      text += ", ";
+    text += to_string(kind);
+  }
+  return text.empty() ? "nothing" : text;
+}
+
+} // namespace
+
+std::string_view to_string(Limit limit) noexcept {
+  return limit_names[static_cast<std::size_t>(limit)];
+}
+
+std::optional<Limit> parse_limit(std::string_view name) noexcept {
+  for (std::size_t i = 0; i < limit_names.size(); ++i)
+    if (limit_names[i] == name)
+      return static_cast<Limit>(i);
+  return std::nullopt;
+}
+
+std::string Limits::str() const {
+  std::string text;
+  const auto add = [&](Limit limit, const std::string& value) {
+    if (!text.empty())
+      text += ", ";
+    text += std::string(to_string(limit)) + "=" + value;
+  };
+  if (max_nbytes_)
+    add(Limit::max_nbytes, std::to_string(*max_nbytes_));
+  if (max_count_)
+    add(Limit::max_count, std::to_string(*max_count_));
+  if (max_total_bytes_)
+    add(Limit::max_total_bytes, std::to_string(*max_total_bytes_));
+  if (blocking_)
+    add(Limit::blocking, bool_text(*blocking_));
+  if (implicit_)
+    add(Limit::implicit, bool_text(*implicit_));
+  return text.empty() ? "no limits" : text;
+}
+
+std::string Rule::str() const {
+  std::string text = "allow ";
+  if (allowed_.empty()) {
+    text += "nothing";
+  } else {
+    bool first = true;
+    for (const auto& [kind, limits] : allowed_) {
+      text += (first ? "" : ", ") + std::string(to_string(kind)) + " (" +
+              limits.str() + ")";
+      first = false;
+    }
+  }
+  text += "; ignore " + join_kinds(ignored_);
+  if (calls_)
+    text += "; calls=" + std::to_string(*calls_);
+  if (optional_)
+    text += "; optional";
+  return text;
+}
+
+std::string Violation::str() const {
+  const std::string what = kind ? std::string(to_string(*kind)) : "";
+  std::string text =
+      limit == Limit::events_lost ? "" : "phase '" + phase + "': ";
+  switch (limit) {
+  case Limit::calls:
+    text += "calls=" + allowed + " required, got " + actual;
+    break;
+  case Limit::never_entered:
+    text += "never entered while counting, so its rule never applied (mark "
+            "the rule optional if the phase may not run)";
+    break;
+  case Limit::events_lost:
+    text += "events may be missing (" + actual +
+            " known lost), so no rule can be trusted to hold";
+    break;
+  case Limit::forbidden:
+    text += what + " is not allowed, got " + actual + " event(s)";
+    break;
+  case Limit::max_count:
+    text +=
+        what + " max_count=" + allowed + " exceeded: " + actual + " event(s)";
+    break;
+  case Limit::max_total_bytes:
+    text += what + " max_total_bytes=" + allowed + " exceeded: " + actual +
+            " bytes";
+    break;
+  case Limit::max_nbytes:
+    text += what + " max_nbytes=" + allowed + " exceeded: an event of " +
+            actual + " bytes";
+    break;
+  case Limit::blocking:
+  case Limit::implicit:
+    text +=
+        what + " must have " + std::string(to_string(limit)) + "=" + allowed;
+    break;
+  }
+  text += "\n";
+  for (const std::string& detail : details)
+    text += "  " + detail + "\n";
+  for (const auto& summary : events)
+    text += "  " + Impl::format_site_line(summary) + "\n";
+  return text;
+}
+
+} // namespace profiling
+
+namespace Impl {
+
+std::string rule_limit_names() {
+  using profiling::Limit;
+  std::string text;
+  const Limit limits[] = {Limit::max_nbytes, Limit::max_count,
+                          Limit::max_total_bytes, Limit::blocking,
+                          Limit::implicit};
+  for (std::size_t i = 0; i < std::size(limits); ++i)
+    text += std::string(i == 0                       ? ""
+                        : i + 1 == std::size(limits) ? " or "
+                                                     : ", ") +
+            std::string(to_string(limits[i]));
+  return text;
+}
+
+std::string count_value(const LimitValue& value, std::uint64_t& count) {
+  if (value.type != LimitValue::Type::integer)
+    return "must be a non-negative integer, not " + value.text;
+  if (!value.fits)
+    return "must be a non-negative integer below 2**63, not " + value.text;
+  if (value.integer < 0)
+    return "must be a non-negative integer, not " + value.text;
+  count = static_cast<std::uint64_t>(value.integer);
+  return {};
+}
+
+std::string set_limit(profiling::Limits& limits, std::string_view name,
+                      const LimitValue& value) {
+  using profiling::Limit;
+  const auto limit = profiling::parse_limit(name);
+  std::uint64_t count = 0;
+  std::string problem;
+  switch (limit.value_or(Limit::forbidden)) {
+  case Limit::max_nbytes:
+  case Limit::max_count:
+  case Limit::max_total_bytes:
+    problem = count_value(value, count);
+    if (!problem.empty())
+      return problem;
+    if (*limit == Limit::max_nbytes)
+      limits.max_nbytes(count);
+    else if (*limit == Limit::max_count)
+      limits.max_count(count);
+    else
+      limits.max_total_bytes(count);
+    return {};
+  case Limit::blocking:
+  case Limit::implicit:
+    if (value.type != LimitValue::Type::boolean)
+      return "must be true or false, not " + value.text;
+    if (*limit == Limit::blocking)
+      limits.blocking(value.boolean);
+    else
+      limits.implicit(value.boolean);
+    return {};
+  default:
+    return "unknown limit (expected " + rule_limit_names() + ")";
+  }
+}
+
+void validate_rule(const std::string& phase, const profiling::Rule& rule,
+                   const std::string& where) {
+  for (const auto& [kind, limits] : rule.allowed()) {
+    if (rule.ignored().count(kind) != 0)
+      throw std::invalid_argument(
+          where + "phase '" + phase + "': '" + std::string(to_string(kind)) +
+          "' is both allowed and ignored, so its limits would not be "
+          "checked; remove it from ignore (the default ignores device_copy "
+          "and sync)");
+  }
+}
+
+} // namespace Impl
+} // namespace cunumpy

@@ -1,0 +1,158 @@
+// The recorder side of cunumpy's own calls: ApiScope (the caller's line and
+// the call's description for the events inside), SyncScope (a wait counted
+// once) and markers.
+
+#include <cunumpy/impl/recorder.hpp>
+
+#include "recorder/recorder.hpp"
+#include "recorder/thread_state.hpp"
+#include "support/fast_thread_local.hpp"
+
+namespace cunumpy::Impl {
+namespace {
+thread_local ApiScope* current_api_scope CUNUMPY_FAST_TLS = nullptr;
+} // namespace
+
+std::string shape_string(const ArrayShape& shape) {
+  std::string text = "(";
+  for (int i = 0; i < shape.rank; ++i) {
+    if (i > 0)
+      text += ", ";
+    text += std::to_string(shape.extents[i]);
+  }
+  if (shape.rank == 1)
+    text += ",";
+  text += ")";
+  return text;
+}
+
+std::string describe_call(std::string_view api, const ArrayShape* shape) {
+  std::string text(api);
+  if (shape == nullptr)
+    return text + "()";
+  text += "(shape=";
+  text += shape_string(*shape);
+  text += ", dtype=";
+  text += shape->dtype;
+  text += ")";
+  return text;
+}
+
+void set_site_provider(SiteProvider provider) noexcept {
+  Recorder::instance().set_site_provider(provider);
+}
+
+SiteProvider site_provider() noexcept {
+  return Recorder::instance().site_provider();
+}
+
+ApiScope::ApiScope(std::string_view api, SourceLocation where,
+                   const ArrayShape* shape, bool async)
+    : description_(describe_call(api, shape)), async_(async) {
+  if (where.known()) {
+    file_ = where.file;
+    line_ = where.line;
+    function_ = where.function != nullptr ? where.function : "";
+  }
+  enter();
+}
+
+ApiScope::ApiScope(std::string_view description, std::string_view file,
+                   int line, std::string_view function, bool async)
+    : description_(description), file_(file), line_(line), function_(function),
+      async_(async) {
+  enter();
+}
+
+void ApiScope::enter() {
+  outer_ = current_api_scope;
+  if (outer_ != nullptr) {
+    // The user's line is the outermost call's; the description is ours.
+    if (!outer_->file_.empty()) {
+      file_ = outer_->file_;
+      line_ = outer_->line_;
+      function_ = outer_->function_;
+    }
+    async_ = async_ || outer_->async_;
+  }
+  current_api_scope = this;
+}
+
+ApiScope::~ApiScope() {
+  current_api_scope = outer_;
+}
+
+ApiScope* ApiScope::current() noexcept {
+  return current_api_scope;
+}
+
+void record_marker(EventKind kind, std::string_view description,
+                   SourceLocation where) {
+  Recorder& recorder = Recorder::instance();
+  if (!recorder.has_sinks())
+    return;
+  ApiScope scope(description, where.file != nullptr ? where.file : "",
+                 where.line, where.function != nullptr ? where.function : "");
+  CapturedSite site;
+  site.capture(recorder);
+  RawEvent event;
+  event.kind = kind;
+  event.blocking = false;
+  ThreadState& thread = thread_state();
+  event.thread = thread.index;
+  event.start = recorder.now();
+  {
+    const RecorderLock lock = recorder.lock();
+    event.site = site.intern(recorder, thread.sites, lock);
+    event.description = recorder.strings(lock).intern(description);
+  }
+  recorder.post(event);
+}
+
+SyncScope::SyncScope(std::string_view api, SourceLocation where, bool implicit)
+    : api_(api, where), fences_before_(thread_fence_count()),
+      start_(Recorder::instance().now()), implicit_(implicit) {
+  api_.single_sync = true;
+}
+
+SyncScope::~SyncScope() {
+  try {
+    if (thread_fence_count() != fences_before_)
+      return; // Kokkos reported the fence; it is recorded already
+    Recorder& recorder = Recorder::instance();
+    if (!recorder.has_sinks())
+      return;
+    CapturedSite site;
+    site.capture(recorder);
+    RawEvent event;
+    event.kind = EventKind::sync;
+    event.blocking = true;
+    event.implicit = implicit_;
+    ThreadState& thread = thread_state();
+    event.thread = thread.index;
+    event.start = start_;
+    event.duration = recorder.now() - start_;
+    {
+      const RecorderLock lock = recorder.lock();
+      allocation_point();
+      event.site = site.intern(recorder, thread.sites, lock);
+      if (api_.description_id == 0)
+        api_.description_id = recorder.strings(lock).intern(api_.description());
+      event.description = api_.description_id;
+      event.label = event.description;
+    }
+    recorder.post(event);
+  } catch (...) {
+    Recorder::instance().count_lost(LossReason::record_failed);
+  }
+}
+
+std::uint64_t thread_fence_count() noexcept {
+  return thread_state().fence_count;
+}
+
+std::uint32_t thread_index() noexcept {
+  return thread_state().index;
+}
+
+} // namespace cunumpy::Impl

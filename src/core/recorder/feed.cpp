@@ -1,0 +1,388 @@
+// The recorder side of Kokkos Tools events: in-flight copies and fences on
+// each thread become RawEvents; regions, DualView events and kernels become
+// records of their own. What cannot be recorded is counted as lost.
+
+#include "recorder/feed.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "recorder/recorder.hpp"
+#include "recorder/spaces.hpp"
+#include "recorder/thread_state.hpp"
+
+namespace cunumpy::Impl {
+namespace {
+
+std::uint32_t api_description(Recorder& recorder, ApiScope* api,
+                              const RecorderLock& lock) {
+  if (api->description_id == 0)
+    api->description_id = recorder.strings(lock).intern(api->description());
+  return api->description_id;
+}
+
+/// The description of a copy Kokkos made on its own.
+std::uint32_t raw_copy_description(Recorder& recorder, ThreadState& thread,
+                                   const InFlightCopy& copy,
+                                   const RecorderLock& lock) {
+  std::uint32_t id = 0;
+  if (thread.descriptions.find(copy, id))
+    return id;
+  std::string text = copy.scalar ? "deep_copy(scalar <- \"" : "deep_copy(\"";
+  text += recorder.strings(lock).view(copy.label_id);
+  text += "\", nbytes=" + std::to_string(copy.nbytes) + ")";
+  id = recorder.strings(lock).intern(text);
+  thread.descriptions.store(copy, id);
+  return id;
+}
+
+/// The ids of a copy's event, from the thread's caches; false when one
+/// must be interned.
+bool cached_copy_ids(ThreadState& thread, const InFlightCopy& copy,
+                     RawEvent& event) {
+  if (copy.label_id == 0 || !copy.site.cached(thread.sites, event.site))
+    return false;
+  event.label = copy.label_id;
+  if (copy.site.api != nullptr) {
+    event.description = copy.site.api->description_id;
+    return event.description != 0;
+  }
+  return thread.descriptions.find(copy, event.description);
+}
+
+void lost_record() noexcept {
+  Recorder::instance().count_lost(LossReason::record_failed);
+}
+
+} // namespace
+
+namespace feed {
+
+void begin_deep_copy(const char* dst_space, const char* dst_label,
+                     const void* dst_ptr, const char* src_space,
+                     const char* src_label, const void* src_ptr,
+                     std::uint64_t size) noexcept {
+  ThreadState* thread = nullptr;
+  InFlightCopy* copy = nullptr;
+  try {
+    thread = &thread_state();
+    ++thread->activity;
+    copy = &thread->push_copy();
+    copy->transfer = false;
+    copy->saw_fence = false;
+    copy->has_recorded_child = false;
+    Recorder& recorder = Recorder::instance();
+    if (!recorder.has_sinks())
+      return;
+    SpaceSide dst_side, src_side;
+    thread->last_spaces.classify(dst_space, src_space, *thread, dst_side,
+                                 copy->dst_space, src_side, copy->src_space);
+    if (!copy_kind(dst_side, src_side, copy->kind)) {
+      if (thread->last_spaces.unknown_host_pair)
+        count_unknown_space_copy(); // a device space no one named?
+      return;                       // host to host: not a transfer
+    }
+    copy->transfer = true;
+    copy->scalar = is_scalar_read(copy->kind, dst_label);
+    copy->nbytes = size;
+    copy->dst_ptr = dst_ptr;
+    copy->src_ptr = src_ptr;
+    // Loops copy the same views: reuse the last label's id when it matches.
+    const char* label = src_label != nullptr ? src_label : "";
+    if (thread->label_id != 0 &&
+        std::strcmp(thread->label.c_str(), label) == 0) {
+      copy->label_id = thread->label_id;
+    } else {
+      copy->label_id = 0;
+      copy->label.assign(label);
+    }
+    copy->site.capture(recorder);
+    copy->start = recorder.now();
+  } catch (...) {
+    // The copy cannot be recorded. Its end is still expected: an entry in
+    // flight, or a count of begins that made none.
+    if (copy != nullptr)
+      copy->transfer = false;
+    else if (thread != nullptr)
+      ++thread->failed_copy_begins;
+    lost_record();
+  }
+}
+
+void end_deep_copy() noexcept {
+  try {
+    ThreadState& thread = thread_state();
+    if (thread.copy_depth == 0) {
+      if (thread.failed_copy_begins > 0) {
+        --thread.failed_copy_begins; // counted as lost at its begin
+        return;
+      }
+      // A copy whose begin went elsewhere: another tool took that callback.
+      if (Recorder::instance().has_sinks())
+        Recorder::instance().count_lost(LossReason::copy_begin_missed);
+      return;
+    }
+    InFlightCopy& copy = thread.copies[--thread.copy_depth];
+    // A copy made of inner deep copies is recorded through them only.
+    if (!copy.transfer || copy.has_recorded_child)
+      return;
+    Recorder& recorder = Recorder::instance();
+    RawEvent event;
+    event.kind = copy.kind;
+    event.blocking =
+        copy_is_blocking(copy.site.api != nullptr && copy.site.api->async(),
+                         copy.saw_fence, copy.scalar, recorder.kokkos());
+    event.thread = thread.index;
+    event.nbytes = copy.nbytes;
+    event.src_space = copy.src_space;
+    event.dst_space = copy.dst_space;
+    event.start = copy.start;
+    event.duration = recorder.now() - copy.start;
+    if (!cached_copy_ids(thread, copy, event)) {
+      const RecorderLock lock = recorder.lock();
+      allocation_point();
+      event.site = copy.site.intern(recorder, thread.sites, lock);
+      if (copy.label_id == 0) {
+        thread.label = copy.label;
+        thread.label_id = recorder.strings(lock).intern(copy.label);
+        copy.label_id = thread.label_id;
+      }
+      event.label = copy.label_id;
+      event.description =
+          copy.site.api != nullptr
+              ? api_description(recorder, copy.site.api, lock)
+              : raw_copy_description(recorder, thread, copy, lock);
+    }
+    recorder.post(event);
+    if (copy.scalar) {
+      // Reading a device value into a host scalar makes the host wait.
+      RawEvent sync = event;
+      sync.kind = EventKind::sync;
+      sync.nbytes = 0;
+      sync.blocking = true;
+      sync.implicit = true;
+      recorder.post(sync);
+    }
+    for (std::size_t i = 0; i < thread.copy_depth; ++i)
+      thread.copies[i].has_recorded_child = true;
+    thread.last_copy = {true,      copy.dst_ptr, copy.src_ptr,
+                        copy.kind, copy.nbytes,  event.site};
+  } catch (...) {
+    lost_record();
+  }
+}
+
+void begin_fence(const char* name, std::uint32_t device_id) noexcept {
+  ThreadState* thread = nullptr;
+  InFlightFence* fence = nullptr;
+  try {
+    thread = &thread_state();
+    ++thread->activity;
+    fence = &thread->push_fence();
+    fence->recorded = false;
+    fence->global = is_global_fence(device_id);
+    if (thread->copy_depth > 0) {
+      // A copy's own fence: it makes the copy blocking, not a sync apart.
+      thread->copies[thread->copy_depth - 1].saw_fence = true;
+      return;
+    }
+    Recorder& recorder = Recorder::instance();
+    const std::string_view fence_name = name != nullptr ? name : "";
+    if (!recorder.has_sinks() || is_tool_fence(fence_name) ||
+        is_host_execution_space_fence(device_id, recorder.kokkos()))
+      return;
+    // The waits of a blocking cunumpy call around its copies (Kokkos fences
+    // after a device allocation and before freeing a host temporary) belong
+    // to the call, which waits anyway: not a sync apart. SyncScopes record
+    // their wait; a wait inside an asynchronous call is recorded, implicit.
+    const ApiScope* api = ApiScope::current();
+    if (api != nullptr && !api->single_sync && !api->async())
+      return;
+    ++thread->fence_count; // recorded: SyncScope need not record it again
+    fence->recorded = true;
+    fence->name.assign(fence_name);
+    fence->site.capture(recorder);
+    fence->start = recorder.now();
+  } catch (...) {
+    if (fence != nullptr)
+      fence->recorded = false;
+    else if (thread != nullptr)
+      ++thread->failed_fence_begins;
+    lost_record();
+  }
+}
+
+void end_fence() noexcept {
+  try {
+    ThreadState& thread = thread_state();
+    if (thread.fence_depth == 0) {
+      if (thread.failed_fence_begins > 0)
+        --thread.failed_fence_begins;
+      return;
+    }
+    InFlightFence& fence = thread.fences[--thread.fence_depth];
+    if (!fence.recorded)
+      return;
+    Recorder& recorder = Recorder::instance();
+    RawEvent event;
+    event.kind = EventKind::sync;
+    event.blocking = true;
+    event.implicit = is_implicit_fence(fence.name) ||
+                     (fence.site.api != nullptr && fence.site.api->async());
+    event.thread = thread.index;
+    event.start = fence.start;
+    event.duration = recorder.now() - fence.start;
+    event.label = recent_name_id(recorder, thread, fence.name);
+    event.description = fence.site.api != nullptr
+                            ? fence.site.api->description_id
+                            : event.label;
+    if (event.description == 0 ||
+        !fence.site.cached(thread.sites, event.site)) {
+      const RecorderLock lock = recorder.lock();
+      allocation_point();
+      event.site = fence.site.intern(recorder, thread.sites, lock);
+      if (fence.site.api != nullptr)
+        event.description = api_description(recorder, fence.site.api, lock);
+    }
+    if (ApiScope* api = fence.site.api; api != nullptr && api->single_sync) {
+      if (api->sync_recorded)
+        return;
+      api->sync_recorded = true;
+    }
+    if (recorder.kokkos().reports_fences() && fence.global) {
+      // The next execution space's part of the same Kokkos::fence: nothing
+      // else happened on this thread since the previous part ended.
+      const bool same_fence =
+          thread.global_fence_name_id == event.label &&
+          thread.global_fence_activity + 1 == thread.activity;
+      thread.global_fence_name_id = event.label;
+      thread.global_fence_activity = thread.activity;
+      if (same_fence)
+        return;
+    }
+    recorder.post(event);
+  } catch (...) {
+    lost_record();
+  }
+}
+
+void push_region(const char* name) noexcept {
+  try {
+    Recorder& recorder = Recorder::instance();
+    if (!recorder.has_sinks())
+      return;
+    ThreadState& thread = thread_state();
+    const double time = recorder.now();
+    recorder.post(RegionPush{
+        recent_name_id(recorder, thread, name != nullptr ? name : ""),
+        thread.index, time});
+  } catch (...) {
+    lost_record();
+  }
+}
+
+void pop_region() noexcept {
+  try {
+    Recorder& recorder = Recorder::instance();
+    if (!recorder.has_sinks())
+      return;
+    recorder.post(RegionPop{thread_state().index, recorder.now()});
+  } catch (...) {
+    lost_record();
+  }
+}
+
+namespace {
+
+void dual_view_event(const char* label, const void* ptr, bool sync,
+                     bool device) {
+  Recorder& recorder = Recorder::instance();
+  if (!recorder.has_sinks())
+    return;
+  ThreadState& thread = thread_state();
+  DualViewEvent event;
+  event.pointer = ptr;
+  event.sync = sync;
+  event.device = device;
+  event.thread = thread.index;
+  event.time = recorder.now();
+  // Kokkos reports a sync after the deep copy it made, with the address of
+  // the allocation (the view's data, or its header 128 bytes before).
+  const LastCopy& last = thread.last_copy;
+  if (sync && last.valid) {
+    const auto data = reinterpret_cast<std::uintptr_t>(last.dst_ptr);
+    const auto reported = reinterpret_cast<std::uintptr_t>(ptr);
+    if (data >= reported && data - reported <= 256) {
+      event.copied = true;
+      event.source = last.src_ptr;
+      event.copy_kind = last.kind;
+      event.nbytes = last.nbytes;
+      event.site = last.site;
+    }
+  }
+  thread.last_copy.valid = false;
+  event.label = recent_name_id(recorder, thread, label != nullptr ? label : "");
+  if (!event.copied) {
+    CapturedSite site;
+    site.capture(recorder);
+    if (!site.cached(thread.sites, event.site)) {
+      const RecorderLock lock = recorder.lock();
+      allocation_point();
+      event.site = site.intern(recorder, thread.sites, lock);
+    }
+  }
+  recorder.post(event);
+}
+
+} // namespace
+
+void dual_view_sync(const char* label, const void* ptr,
+                    bool to_device) noexcept {
+  try {
+    dual_view_event(label, ptr, true, to_device);
+  } catch (...) {
+    lost_record();
+  }
+}
+
+void dual_view_modify(const char* label, const void* ptr,
+                      bool on_device) noexcept {
+  try {
+    dual_view_event(label, ptr, false, on_device);
+  } catch (...) {
+    lost_record();
+  }
+}
+
+void begin_kernel(const char* name) noexcept {
+  try {
+    Recorder& recorder = Recorder::instance();
+    if (!recorder.wants_kernels())
+      return;
+    ThreadState& thread = thread_state();
+    InFlightKernel& kernel = thread.push_kernel();
+    kernel.name.assign(name != nullptr ? name : "");
+    kernel.start = recorder.now();
+  } catch (...) {
+    lost_record();
+  }
+}
+
+void end_kernel() noexcept {
+  try {
+    ThreadState& thread = thread_state();
+    if (thread.kernel_depth == 0)
+      return; // begun before a sink wanted kernels
+    const InFlightKernel& kernel = thread.kernels[--thread.kernel_depth];
+    Recorder& recorder = Recorder::instance();
+    if (!recorder.wants_kernels())
+      return;
+    recorder.post(KernelSpan{recent_name_id(recorder, thread, kernel.name),
+                             thread.index, kernel.start, recorder.now()});
+  } catch (...) {
+    lost_record();
+  }
+}
+
+} // namespace feed
+} // namespace cunumpy::Impl

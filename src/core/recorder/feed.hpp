@@ -1,0 +1,34 @@
+#ifndef CUNUMPY_SRC_RECORDER_FEED_HPP
+#define CUNUMPY_SRC_RECORDER_FEED_HPP
+
+// The entry points of Kokkos Tools events into the recorder, called by the
+// one Kokkos Tools event path (src/core/tools) whoever loaded cunumpy. None
+// of them throws: what cannot be recorded is counted as lost. Space names
+// are those of Kokkos' SpaceHandle: 64 readable bytes, terminated unless 64
+// characters long.
+
+#include <cstdint>
+
+namespace cunumpy::Impl::feed {
+
+void begin_deep_copy(const char* dst_space, const char* dst_label,
+                     const void* dst_ptr, const char* src_space,
+                     const char* src_label, const void* src_ptr,
+                     std::uint64_t size) noexcept;
+void end_deep_copy() noexcept;
+void begin_fence(const char* name, std::uint32_t device_id) noexcept;
+void end_fence() noexcept;
+void push_region(const char* name) noexcept;
+void pop_region() noexcept;
+void dual_view_sync(const char* label, const void* ptr,
+                    bool to_device) noexcept;
+void dual_view_modify(const char* label, const void* ptr,
+                      bool on_device) noexcept;
+/// Kernels (parallel_for, _reduce, _scan): recorded only while a sink
+/// wants them (Recorder::want_kernels).
+void begin_kernel(const char* name) noexcept;
+void end_kernel() noexcept;
+
+} // namespace cunumpy::Impl::feed
+
+#endif

@@ -1,0 +1,62 @@
+#ifndef CUNUMPY_SRC_RECORDER_KOKKOS_RULES_HPP
+#define CUNUMPY_SRC_RECORDER_KOKKOS_RULES_HPP
+
+// What Kokkos' tool events mean, as pure functions of what Kokkos reports
+// and of the Kokkos cunumpy runs with: which fences are waits the program
+// asked for, which copies block the host, which copies are scalar reads.
+// No state and no Kokkos headers, so every rule is tested on any build.
+
+#include <cstdint>
+#include <string_view>
+
+#include <cunumpy/event.hpp>
+#include <cunumpy/space_names.hpp>
+
+namespace cunumpy::Impl {
+
+/// The Kokkos the rules apply to.
+struct KokkosTraits {
+  int version = 0;             ///< e.g. 30401 for 3.4.01, 40699 for 4.6.99
+  bool device_backend = false; ///< CUDA, HIP, SYCL, OpenMPTarget, OpenACC
+  /// Kokkos 4 reports fences, and fences a blocking deep_copy inside its
+  /// begin/end pair; Kokkos 3 reports no fences at all.
+  bool reports_fences() const noexcept { return version >= 40000; }
+};
+
+/// The Kokkos this build of cunumpy was compiled against.
+KokkosTraits build_kokkos_traits() noexcept;
+
+/// A fence a tool asked for (Kokkos' global fencing for tools), not the
+/// program: not a wait of the program's.
+bool is_tool_fence(std::string_view name) noexcept;
+
+/// On a build with a device backend, a fence of a host execution space is
+/// not a wait for the device. Kokkos 4 encodes the execution space type in
+/// the top 8 bits of the device id.
+bool is_host_execution_space_fence(std::uint32_t device_id,
+                                   const KokkosTraits& kokkos) noexcept;
+
+/// A wait the program did not ask for: a fence Kokkos made on its own
+/// (named after what needs it), not a user's Kokkos::fence().
+bool is_implicit_fence(std::string_view name) noexcept;
+
+/// A global fence (Kokkos::fence) is reported once per execution space,
+/// with the reason in the low bits of the device id being 0.
+bool is_global_fence(std::uint32_t device_id) noexcept;
+
+/// The kind of a copy between spaces of the given sides; nothing for a
+/// copy between two host spaces (not a transfer).
+bool copy_kind(SpaceSide dst, SpaceSide src, EventKind& kind) noexcept;
+
+/// A deep copy into a host scalar (a device value read by the host).
+bool is_scalar_read(EventKind kind, const char* dst_label) noexcept;
+
+/// Whether the host waited for a copy: cunumpy's own asynchronous copies
+/// never; on Kokkos 4 a copy Kokkos fenced inside its begin/end pair, and a
+/// scalar read; on Kokkos 3, which reports no fences, every other copy.
+bool copy_is_blocking(bool async_call, bool saw_fence, bool scalar,
+                      const KokkosTraits& kokkos) noexcept;
+
+} // namespace cunumpy::Impl
+
+#endif

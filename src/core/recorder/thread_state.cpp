@@ -1,0 +1,250 @@
+#include "recorder/thread_state.hpp"
+
+#include <algorithm>
+#include <atomic>
+
+#include "recorder/recorder.hpp"
+#include "recorder/spaces.hpp"
+#include "support/fast_thread_local.hpp"
+
+namespace cunumpy::Impl {
+namespace {
+
+std::atomic<std::uint32_t> next_thread_index{0};
+
+/// Whether a space name as Kokkos passes it (64 readable bytes, terminated
+/// unless 64 characters long) is `cached`'s, compared 8 bytes at a time up
+/// to the cached name's terminator: a few instructions where strncmp takes
+/// a call and a loop.
+bool same_space_name(const char (&cached)[space_name_size], const char* name) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  for (std::size_t i = 0; i < space_name_size; i += 8) {
+    std::uint64_t a = 0;
+    std::uint64_t b = 0;
+    std::memcpy(&a, cached + i, 8);
+    std::memcpy(&b, name + i, 8);
+    // The lowest set bit marks the first zero byte of `a`.
+    const std::uint64_t zeros =
+        (a - 0x0101010101010101ull) & ~a & 0x8080808080808080ull;
+    if (zeros == 0) {
+      if (a != b)
+        return false;
+      continue;
+    }
+    const unsigned bytes = unsigned(__builtin_ctzll(zeros)) / 8 + 1;
+    const std::uint64_t mask = bytes == 8 ? ~0ull : (1ull << (8 * bytes)) - 1;
+    return ((a ^ b) & mask) == 0;
+  }
+  return true;
+#else
+  return std::strncmp(cached, name, space_name_size) == 0;
+#endif
+}
+
+/// Whether `name` is `kept` (a name that ends within its first 16 bytes
+/// when `short_name`): equal bytes up to the end of `kept`. Bytes that
+/// differ after a terminator (Kokkos pads with zeros) only cost a lookup.
+bool same_name(const char* kept, bool short_name, const char* name) {
+  const std::size_t compared = short_name ? 16 : space_name_size;
+  std::uint64_t difference = 0;
+  for (std::size_t i = 0; i < compared; i += 8) {
+    std::uint64_t x = 0;
+    std::uint64_t y = 0;
+    std::memcpy(&x, kept + i, 8);
+    std::memcpy(&y, name + i, 8);
+    difference |= x ^ y;
+  }
+  return difference == 0;
+}
+
+} // namespace
+
+bool SiteCache::find(void* const* frames, int count,
+                     std::uint32_t& site) const {
+  if (count > max_frames)
+    return false;
+  const Entry& entry = entries_[slot(frames, count)];
+  if (entry.site == 0 || entry.count != count ||
+      !std::equal(frames, frames + count, entry.frames))
+    return false;
+  site = entry.site;
+  return true;
+}
+
+void SiteCache::store(void* const* frames, int count, std::uint32_t site) {
+  if (count > max_frames)
+    return;
+  Entry& entry = entries_[slot(frames, count)];
+  entry.count = count;
+  entry.site = site;
+  std::copy(frames, frames + count, entry.frames);
+}
+
+std::size_t SiteCache::slot(void* const* frames, int count) {
+  std::uint64_t hash = std::uint64_t(count);
+  for (int i = 0; i < count; ++i)
+    hash = (hash ^ reinterpret_cast<std::uintptr_t>(frames[i])) *
+           0x9e3779b97f4a7c15ull;
+  return static_cast<std::size_t>(hash >> 61) % size;
+}
+
+void CapturedSite::capture(const Recorder& recorder) {
+  api = ApiScope::current();
+  frame_count = 0;
+  memo_site = 0;
+  have_fallback = false;
+  if (api != nullptr && !api->file().empty())
+    return;
+  const int depth = recorder.backtrace_depth();
+  const auto provider = recorder.site_provider();
+  // With a provider, equal frames may still be different sites (another
+  // Python line through the same interpreter frames): no memo.
+  WalkMemo* const kept = provider == nullptr ? &memo : nullptr;
+  memo = WalkMemo();
+  if (depth > 0)
+    frame_count = capture_stack(frames, std::min(depth, max_frames), {}, kept);
+  memo_site = memo.get();
+  if (provider != nullptr)
+    have_fallback = provider(fallback_file, fallback_line, fallback_function);
+}
+
+bool CapturedSite::cached(const SiteCache& cache, std::uint32_t& id) const {
+  if (from_api()) {
+    id = api->site_id; // the scope is this thread's
+    return id != 0;
+  }
+  if (have_fallback)
+    return false;
+  if (frame_count == 0) {
+    id = 0; // no call site
+    return true;
+  }
+  // A replayed walk: the frames of the first time, and its site.
+  id = memo_site;
+  if (id != 0)
+    return true;
+  if (!cache.find(frames, frame_count, id))
+    return false;
+  memo.set(id);
+  return true;
+}
+
+std::uint32_t CapturedSite::intern(Recorder& recorder, SiteCache& cache,
+                                   const RecorderLock& lock) const {
+  SiteTable& table = recorder.sites(lock);
+  if (from_api()) {
+    if (api->site_id == 0)
+      api->site_id = table.known(api->file(), api->line(), api->function());
+    return api->site_id;
+  }
+  if (memo_site != 0 && !have_fallback)
+    return memo_site;
+  const std::uint32_t fallback =
+      have_fallback
+          ? table.known(fallback_file, fallback_line, fallback_function)
+          : 0;
+  const std::uint32_t id = table.stack(frames, frame_count, fallback);
+  if (!have_fallback) {
+    cache.store(frames, frame_count, id);
+    memo.set(id);
+  }
+  return id;
+}
+
+ThreadState::ThreadState() : index(next_thread_index.fetch_add(1)) {}
+
+ThreadState::~ThreadState() {
+  if (queue)
+    Recorder::instance().remove_queue(queue.get());
+}
+
+void ThreadState::note_unknown_space(std::uint32_t id, const char* name) {
+  for (std::uint32_t& noted : noted_unknown) {
+    if (noted == id)
+      return;
+    if (noted == 0) {
+      noted = id;
+      break;
+    }
+  }
+  Impl::note_unknown_space({name, strnlen(name, space_name_size)});
+}
+
+ThreadState& thread_state() {
+  return FastThreadLocal<ThreadState>::get();
+}
+
+void classify_space(const char* name, ThreadState& thread, SpaceSide& side,
+                    std::uint32_t& id, bool& unknown) {
+  const std::uint64_t generation = device_space_generation();
+  for (SpaceCacheEntry& entry : thread.spaces) {
+    if (entry.generation == generation && same_space_name(entry.name, name)) {
+      side = entry.side;
+      id = entry.id;
+      unknown = entry.unknown;
+      return;
+    }
+  }
+  const std::string_view text(name, strnlen(name, space_name_size));
+  side = space_side(text);
+  unknown = !is_known_space(text);
+  {
+    Recorder& recorder = Recorder::instance();
+    const RecorderLock lock = recorder.lock();
+    allocation_point();
+    id = recorder.strings(lock).intern(text);
+  }
+  SpaceCacheEntry& entry = thread.spaces[thread.next_space++ % 8];
+  std::memset(entry.name, 0, sizeof entry.name);
+  std::memcpy(entry.name, text.data(), text.size());
+  entry.side = side;
+  entry.unknown = unknown;
+  entry.id = id;
+  entry.generation = generation;
+}
+
+void LastSpaces::classify(const char* dst_name, const char* src_name,
+                          ThreadState& thread, SpaceSide& dst_side_out,
+                          std::uint32_t& dst_id_out, SpaceSide& src_side_out,
+                          std::uint32_t& src_id_out) {
+  const std::uint64_t now = device_space_generation();
+  if (generation != now || !same_name(dst, dst_short, dst_name) ||
+      !same_name(src, src_short, src_name)) {
+    bool dst_unknown = false;
+    bool src_unknown = false;
+    classify_space(dst_name, thread, dst_side, dst_id, dst_unknown);
+    classify_space(src_name, thread, src_side, src_id, src_unknown);
+    unknown_host_pair = dst_side == SpaceSide::host &&
+                        src_side == SpaceSide::host &&
+                        (dst_unknown || src_unknown);
+    if (dst_unknown && unknown_host_pair)
+      thread.note_unknown_space(dst_id, dst_name);
+    if (src_unknown && unknown_host_pair)
+      thread.note_unknown_space(src_id, src_name);
+    std::memcpy(dst, dst_name, space_name_size);
+    std::memcpy(src, src_name, space_name_size);
+    dst_short = std::memchr(dst, 0, 16) != nullptr;
+    src_short = std::memchr(src, 0, 16) != nullptr;
+    generation = now;
+  }
+  dst_side_out = dst_side;
+  dst_id_out = dst_id;
+  src_side_out = src_side;
+  src_id_out = src_id;
+}
+
+std::uint32_t recent_name_id(Recorder& recorder, ThreadState& thread,
+                             std::string_view name) {
+  std::uint32_t id = 0;
+  if (thread.names.find(name, id))
+    return id;
+  {
+    const RecorderLock lock = recorder.lock();
+    allocation_point();
+    id = recorder.strings(lock).intern(name);
+  }
+  thread.names.store(name, id);
+  return id;
+}
+
+} // namespace cunumpy::Impl

@@ -1,0 +1,281 @@
+#ifndef CUNUMPY_SRC_RECORDER_THREAD_STATE_HPP
+#define CUNUMPY_SRC_RECORDER_THREAD_STATE_HPP
+
+// What the recorder keeps per thread: the copies and fences in flight, the
+// caches that find the ids of an event without the recorder's mutex, and
+// the thread's queue of records. Reached through an initial-exec TLS
+// pointer (thread_state()); only its thread touches it, except the queue.
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/space_names.hpp>
+
+#include "call_sites/call_sites.hpp"
+#include "call_sites/stack_capture.hpp"
+#include "recorder/event_queue.hpp"
+
+namespace cunumpy::Impl {
+
+class Recorder;
+
+constexpr int max_frames = 64;
+
+/// The size of a Kokkos SpaceHandle's name.
+constexpr std::size_t space_name_size = 64;
+
+/// The site ids of a thread's recent stacks, so that an event made again
+/// from the same line finds its id without the recorder's mutex: a few
+/// stacks of up to 16 frames, compared frame by frame.
+class SiteCache {
+public:
+  bool find(void* const* frames, int count, std::uint32_t& site) const;
+  void store(void* const* frames, int count, std::uint32_t site);
+
+private:
+  static constexpr int max_frames = 16;
+  static constexpr int size = 8;
+  struct Entry {
+    int count = 0;
+    std::uint32_t site = 0; // 0: empty
+    void* frames[max_frames];
+  };
+  static std::size_t slot(void* const* frames, int count);
+  Entry entries_[size];
+};
+
+/// Strings a thread names its events with again and again (region names,
+/// DualView labels, fence names, kernel names) and their ids, so that a
+/// loop interns nothing: the last few, replaced in turn.
+class RecentStrings {
+public:
+  bool find(std::string_view text, std::uint32_t& id) const {
+    for (const Entry& entry : entries_) {
+      if (entry.id != 0 && entry.text == text) {
+        id = entry.id;
+        return true;
+      }
+    }
+    return false;
+  }
+  void store(std::string_view text, std::uint32_t id) {
+    Entry& entry = entries_[next_++ % size];
+    entry.text.assign(text);
+    entry.id = id;
+  }
+
+private:
+  static constexpr unsigned size = 8;
+  struct Entry {
+    std::string text;
+    std::uint32_t id = 0; // 0: empty
+  };
+  Entry entries_[size];
+  unsigned next_ = 0;
+};
+
+/// Where an event came from, captured on the event's thread without the
+/// recorder's mutex and interned later with it.
+struct CapturedSite {
+  ApiScope* api = nullptr;
+  int frame_count = 0;
+  void* frames[max_frames];
+  WalkMemo memo; // the site id kept with a walk the unwinder replays
+  /// The site id the memo held when captured: then only frames[0] was
+  /// written (see WalkMemo).
+  std::uint32_t memo_site = 0;
+  bool have_fallback = false;
+  std::string fallback_file;
+  std::string fallback_function;
+  int fallback_line = 0;
+
+  void capture(const Recorder& recorder);
+  bool from_api() const { return api != nullptr && !api->file().empty(); }
+  /// The site id when this thread knows it already (no mutex needed).
+  bool cached(const SiteCache& cache, std::uint32_t& id) const;
+  /// The site id, interned.
+  std::uint32_t intern(Recorder& recorder, SiteCache& cache,
+                       const RecorderLock& lock) const;
+};
+
+struct InFlightCopy {
+  bool transfer = false;
+  bool scalar = false;
+  bool saw_fence = false;
+  bool has_recorded_child = false;
+  EventKind kind = EventKind::to_host;
+  std::uint64_t nbytes = 0;
+  std::uint32_t src_space = 0;
+  std::uint32_t dst_space = 0;
+  const void* dst_ptr = nullptr;
+  const void* src_ptr = nullptr;
+  std::string label;          ///< set when label_id is 0
+  std::uint32_t label_id = 0; ///< StringTable id, when already known
+  CapturedSite site;
+  double start = 0.0;
+};
+
+struct InFlightFence {
+  bool recorded = false;
+  bool global = false;
+  std::string name;
+  CapturedSite site;
+  double start = 0.0;
+};
+
+struct InFlightKernel {
+  std::string name;
+  double start = 0.0;
+};
+
+struct SpaceCacheEntry {
+  char name[space_name_size] = {}; // zero-padded
+  SpaceSide side = SpaceSide::host;
+  bool unknown = false; // a host space only because its name is unknown
+  std::uint32_t id = 0;
+  std::uint64_t generation = ~std::uint64_t(0);
+};
+
+struct ThreadState;
+
+/// The spaces of a thread's last copy, as Kokkos passed their names: a
+/// loop copies between the same two, and two 64-byte comparisons are
+/// cheaper than two lookups.
+struct LastSpaces {
+  char dst[space_name_size] = {};
+  char src[space_name_size] = {};
+  SpaceSide dst_side = SpaceSide::host;
+  SpaceSide src_side = SpaceSide::host;
+  std::uint32_t dst_id = 0;
+  std::uint32_t src_id = 0;
+  bool dst_short = false; // terminated within its first 16 bytes
+  bool src_short = false;
+  /// Host to host only because a name is unknown: see is_known_space.
+  bool unknown_host_pair = false;
+  std::uint64_t generation = ~std::uint64_t(0);
+
+  void classify(const char* dst_name, const char* src_name, ThreadState& thread,
+                SpaceSide& dst_side, std::uint32_t& dst_id, SpaceSide& src_side,
+                std::uint32_t& src_id);
+};
+
+struct LastCopy {
+  bool valid = false;
+  const void* dst_ptr = nullptr;
+  const void* src_ptr = nullptr;
+  EventKind kind = EventKind::to_host;
+  std::uint64_t nbytes = 0;
+  std::uint32_t site = 0;
+};
+
+/// The descriptions of a thread's recent raw copies ("deep_copy(\"x\",
+/// nbytes=8)") by label, size and kind, replaced in turn.
+class DescriptionCache {
+public:
+  bool find(const InFlightCopy& copy, std::uint32_t& id) const {
+    for (const Entry& entry : entries_) {
+      if (entry.id != 0 && entry.label == copy.label_id &&
+          entry.nbytes == copy.nbytes && entry.scalar == copy.scalar) {
+        id = entry.id;
+        return true;
+      }
+    }
+    return false;
+  }
+  void store(const InFlightCopy& copy, std::uint32_t id) {
+    entries_[next_++ % size] = {copy.label_id, copy.nbytes, copy.scalar, id};
+  }
+
+private:
+  static constexpr unsigned size = 4;
+  struct Entry {
+    std::uint32_t label = 0;
+    std::uint64_t nbytes = 0;
+    bool scalar = false;
+    std::uint32_t id = 0; // 0: empty
+  };
+  Entry entries_[size];
+  unsigned next_ = 0;
+};
+
+struct ThreadState {
+  // Elements are reused (depth counters, never shrinking) so that strings
+  // and frames keep their storage: recording allocates nothing once warm.
+  std::vector<InFlightCopy> copies;
+  std::size_t copy_depth = 0;
+  /// Begins that could not be recorded: their ends are expected.
+  std::size_t failed_copy_begins = 0;
+  std::vector<InFlightFence> fences;
+  std::size_t fence_depth = 0;
+  std::size_t failed_fence_begins = 0;
+  std::vector<InFlightKernel> kernels;
+  std::size_t kernel_depth = 0;
+  std::uint32_t index;
+  std::uint64_t fence_count = 0;
+  SpaceCacheEntry spaces[8];
+  unsigned next_space = 0;
+  // Unknown spaces (by name id) this thread told the registry of.
+  std::uint32_t noted_unknown[4] = {};
+  LastSpaces last_spaces;
+  LastCopy last_copy;
+  // Ids this thread needs again and again, found without the mutex.
+  std::string label; // the last copy's label, and its id
+  std::uint32_t label_id = 0;
+  DescriptionCache descriptions;
+  RecentStrings names; // of fences, regions, DualViews and kernels
+  SiteCache sites;
+  /// Created with the thread's first record.
+  std::unique_ptr<EventQueue> queue;
+  // Activity on this thread (copies and fences begun), to merge the fences
+  // one Kokkos::fence reports for each execution space into one sync.
+  std::uint64_t activity = 0;
+  std::uint64_t global_fence_activity = 0;
+  std::uint32_t global_fence_name_id = 0;
+
+  ThreadState();
+  ThreadState(const ThreadState&) = delete;
+  ThreadState& operator=(const ThreadState&) = delete;
+  ~ThreadState();
+
+  /// Tells the registry of an unknown space in a host-to-host pair, once
+  /// per space and thread (a loop that alternates pairs takes no lock).
+  void note_unknown_space(std::uint32_t id, const char* name);
+
+  InFlightCopy& push_copy() {
+    if (copy_depth == copies.size())
+      copies.emplace_back();
+    return copies[copy_depth++];
+  }
+  InFlightFence& push_fence() {
+    if (fence_depth == fences.size())
+      fences.emplace_back();
+    return fences[fence_depth++];
+  }
+  InFlightKernel& push_kernel() {
+    if (kernel_depth == kernels.size())
+      kernels.emplace_back();
+    return kernels[kernel_depth++];
+  }
+};
+
+/// The calling thread's state (two instructions once made).
+ThreadState& thread_state();
+
+/// The side and interned name of a memory space, cached per thread and
+/// invalidated when the set of device spaces changes.
+void classify_space(const char* name, ThreadState& thread, SpaceSide& side,
+                    std::uint32_t& id, bool& unknown);
+
+/// The id of a name the thread uses often (a region, a fence, a DualView, a
+/// kernel), interned under the mutex the first time.
+std::uint32_t recent_name_id(Recorder& recorder, ThreadState& thread,
+                             std::string_view name);
+
+} // namespace cunumpy::Impl
+
+#endif

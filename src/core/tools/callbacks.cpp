@@ -1,0 +1,517 @@
+#include "tools/callbacks.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <dlfcn.h>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "recorder/feed.hpp"
+#include "recorder/recorder.hpp"
+#include "support/environment.hpp"
+#include "support/fast_thread_local.hpp"
+
+namespace cunumpy::Impl::tools {
+namespace {
+
+constexpr unsigned index_of(Slot slot) noexcept {
+  return static_cast<unsigned>(slot);
+}
+static_assert(slot_count <= 32, "the re-entry masks have 32 bits");
+
+void* field(const Kokkos_Profiling_EventSet& table, Slot slot) noexcept {
+  switch (slot) {
+#define CUNUMPY_TOOLS_GET(name, type, entry)                                   \
+  case Slot::name:                                                             \
+    return reinterpret_cast<void*>(table.name);
+    CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_TOOLS_GET)
+#undef CUNUMPY_TOOLS_GET
+  }
+  return nullptr;
+}
+
+void set_field(Kokkos_Profiling_EventSet& table, Slot slot,
+               void* function) noexcept {
+  switch (slot) {
+#define CUNUMPY_TOOLS_SET(name, type, entry)                                   \
+  case Slot::name:                                                             \
+    table.name = reinterpret_cast<type>(function);                             \
+    return;
+    CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_TOOLS_SET)
+#undef CUNUMPY_TOOLS_SET
+  }
+}
+
+/// Where each slot forwards; read on every event, written when the chain
+/// changes.
+std::array<std::atomic<void*>, slot_count> next_slots{};
+Kokkos_Profiling_EventSet next_table{};
+
+/// Slots being forwarded on this thread, and slots whose event a re-entered
+/// call handled (see next_first).
+thread_local std::uint32_t forwarding CUNUMPY_FAST_TLS = 0;
+thread_local std::uint32_t handled CUNUMPY_FAST_TLS = 0;
+
+/// A replaced entry of Kokkos' table, and what cunumpy did about it.
+struct Replacement {
+  Slot slot;
+  void* by = nullptr;            ///< what Kokkos called instead
+  void* previous_next = nullptr; ///< where the slot forwarded before
+  std::uint32_t incident = 0;
+  bool learned = false; ///< `by` forwards to cunumpy: left in front
+};
+
+struct Watch {
+  std::mutex mutex;
+  TableAccess access;
+  /// What cunumpy puts in Kokkos' table (its callbacks, or the plugin's
+  /// entry points), and what must be there now (the same, or a tool found
+  /// to forward to cunumpy).
+  std::array<void*, slot_count> own{};
+  std::array<void*, slot_count> expected{};
+  /// Whether cunumpy's functions are the ones Kokkos calls (it can put
+  /// them back), or another tool's that call cunumpy (it can only tell).
+  bool repairable = true;
+  std::vector<Replacement> replacements;
+  std::uint32_t warned = 0; ///< slots already named on stderr
+  std::atomic<bool> active{false};
+  std::atomic<double> last_check{0.0};
+};
+
+Watch& the_watch() {
+  static Watch* watch = new Watch(); // used until the process ends
+  return *watch;
+}
+
+std::string describe_function(void* function) {
+  if (function == nullptr)
+    return "nothing (the callback was removed)";
+  Dl_info info{};
+  std::string text;
+  if (::dladdr(function, &info) != 0) {
+    text = info.dli_sname != nullptr ? info.dli_sname : "a function";
+    if (info.dli_fname != nullptr)
+      text += std::string(" in ") + info.dli_fname;
+  } else {
+    char address[32];
+    std::snprintf(address, sizeof address, "%p", function);
+    text = address;
+  }
+  return text;
+}
+
+std::string slot_list(const std::vector<Slot>& slots) {
+  std::string text;
+  for (Slot slot : slots)
+    text += (text.empty() ? "" : ", ") + std::string(slot_name(slot));
+  return text;
+}
+
+/// The next tool forwards the event of `slot` to cunumpy: it replaced
+/// cunumpy's callback and kept cunumpy's as its own next. Leaves it in
+/// front, forwards to the tool cunumpy forwarded to before, and retracts
+/// the incident once each of its slots is known to forward. False when no
+/// replacement explains the call.
+bool chained_back(Slot slot) noexcept {
+  try {
+    Watch& watch = the_watch();
+    std::lock_guard guard(watch.mutex);
+    void* const current = next_slots[index_of(slot)].load();
+    Replacement* found = nullptr;
+    for (auto it = watch.replacements.rbegin(); it != watch.replacements.rend();
+         ++it)
+      if (it->slot == slot && !it->learned && it->by == current) {
+        found = &*it;
+        break;
+      }
+    if (found == nullptr)
+      return false;
+    found->learned = true;
+    next_slots[index_of(slot)].store(found->previous_next);
+    watch.expected[index_of(slot)] = found->by;
+    Kokkos_Profiling_EventSet live{};
+    if (watch.access.get != nullptr && watch.access.get(live)) {
+      set_field(live, slot, found->by);
+      watch.access.set(live);
+    }
+    bool all_learned = true;
+    for (const Replacement& other : watch.replacements)
+      if (other.incident == found->incident && !other.learned)
+        all_learned = false;
+    if (all_learned) {
+      Recorder& recorder = Recorder::instance();
+      const RecorderLock lock = recorder.lock();
+      recorder.retract_incident(
+          found->incident,
+          "the replacing callback forwards to cunumpy's, so it was left in "
+          "front and no event was lost",
+          lock);
+      warn("note: the tool that replaced cunumpy's " +
+           std::string(slot_name(slot)) +
+           " callback forwards every event to cunumpy; it stays in front, "
+           "and no event was lost");
+    }
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+/// Calls the next tool's callback of `slot`. True when that tool forwarded
+/// the event back to cunumpy and a re-entered call handled it.
+template <class Function, class... Args> bool forward(Slot slot, Args... args) {
+  const auto next = reinterpret_cast<Function>(
+      next_slots[index_of(slot)].load(std::memory_order_relaxed));
+  if (next == nullptr)
+    return false;
+  const std::uint32_t bit = 1u << index_of(slot);
+  const std::uint32_t before = forwarding;
+  forwarding = before | bit;
+  next(args...);
+  forwarding = before;
+  if ((handled & bit) == 0)
+    return false;
+  handled &= ~bit;
+  return true;
+}
+
+bool reentered(Slot slot) noexcept {
+  return (forwarding & (1u << index_of(slot))) != 0;
+}
+
+/// A begin or a push: the next tool first, then the recorder.
+template <class Function, class Feed, class... Args>
+void next_first(Slot slot, Feed feed, Args... args) {
+  if (reentered(slot)) {
+    if (!chained_back(slot))
+      return; // the outer call records it
+    forward<Function>(slot, args...);
+    feed();
+    handled |= 1u << index_of(slot);
+    return;
+  }
+  if (forward<Function>(slot, args...))
+    return;
+  feed();
+}
+
+/// An end, a pop or a point event: the recorder first, then the next tool.
+template <class Function, class Feed, class... Args>
+void cunumpy_first(Slot slot, Feed feed, Args... args) {
+  if (reentered(slot)) {
+    if (chained_back(slot))
+      forward<Function>(slot, args...);
+    return; // the outer call recorded it
+  }
+  feed();
+  forward<Function>(slot, args...);
+}
+
+/// Forwarded only.
+template <class Function, class... Args> void pass(Slot slot, Args... args) {
+  if (!reentered(slot))
+    forward<Function>(slot, args...);
+}
+
+/// At region pushes and pops, at most once a millisecond.
+void verify_now_and_then() noexcept {
+  Watch& watch = the_watch();
+  if (!watch.active.load(std::memory_order_relaxed))
+    return;
+  Recorder& recorder = Recorder::instance();
+  if (!recorder.has_sinks())
+    return;
+  const double now = recorder.now();
+  if (now - watch.last_check.load(std::memory_order_relaxed) < 1e-3)
+    return;
+  watch.last_check.store(now, std::memory_order_relaxed);
+  verify();
+}
+
+} // namespace
+
+const char* slot_name(Slot slot) noexcept {
+  switch (slot) {
+#define CUNUMPY_TOOLS_NAME(name, type, entry)                                  \
+  case Slot::name:                                                             \
+    return #name;
+    CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_TOOLS_NAME)
+#undef CUNUMPY_TOOLS_NAME
+  }
+  return "?";
+}
+
+namespace callback {
+
+void begin_parallel_for(const char* name, std::uint32_t device_id,
+                        std::uint64_t* id) {
+  next_first<Kokkos_Profiling_beginFunction>(
+      Slot::begin_parallel_for, [&] { feed::begin_kernel(name); }, name,
+      device_id, id);
+}
+void end_parallel_for(std::uint64_t id) {
+  cunumpy_first<Kokkos_Profiling_endFunction>(
+      Slot::end_parallel_for, [] { feed::end_kernel(); }, id);
+}
+void begin_parallel_reduce(const char* name, std::uint32_t device_id,
+                           std::uint64_t* id) {
+  next_first<Kokkos_Profiling_beginFunction>(
+      Slot::begin_parallel_reduce, [&] { feed::begin_kernel(name); }, name,
+      device_id, id);
+}
+void end_parallel_reduce(std::uint64_t id) {
+  cunumpy_first<Kokkos_Profiling_endFunction>(
+      Slot::end_parallel_reduce, [] { feed::end_kernel(); }, id);
+}
+void begin_parallel_scan(const char* name, std::uint32_t device_id,
+                         std::uint64_t* id) {
+  next_first<Kokkos_Profiling_beginFunction>(
+      Slot::begin_parallel_scan, [&] { feed::begin_kernel(name); }, name,
+      device_id, id);
+}
+void end_parallel_scan(std::uint64_t id) {
+  cunumpy_first<Kokkos_Profiling_endFunction>(
+      Slot::end_parallel_scan, [] { feed::end_kernel(); }, id);
+}
+
+void push_region(const char* name) {
+  verify_now_and_then();
+  next_first<Kokkos_Profiling_pushFunction>(
+      Slot::push_region, [&] { feed::push_region(name); }, name);
+}
+void pop_region() {
+  verify_now_and_then();
+  cunumpy_first<Kokkos_Profiling_popFunction>(Slot::pop_region,
+                                              [] { feed::pop_region(); });
+}
+
+void allocate_data(Kokkos_Profiling_SpaceHandle space, const char* label,
+                   const void* ptr, std::uint64_t size) {
+  pass<Kokkos_Profiling_allocateDataFunction>(Slot::allocate_data, space, label,
+                                              ptr, size);
+}
+void deallocate_data(Kokkos_Profiling_SpaceHandle space, const char* label,
+                     const void* ptr, std::uint64_t size) {
+  pass<Kokkos_Profiling_deallocateDataFunction>(Slot::deallocate_data, space,
+                                                label, ptr, size);
+}
+void create_profile_section(const char* name, std::uint32_t* id) {
+  pass<Kokkos_Profiling_createProfileSectionFunction>(
+      Slot::create_profile_section, name, id);
+}
+void start_profile_section(std::uint32_t id) {
+  pass<Kokkos_Profiling_startProfileSectionFunction>(
+      Slot::start_profile_section, id);
+}
+void stop_profile_section(std::uint32_t id) {
+  pass<Kokkos_Profiling_stopProfileSectionFunction>(Slot::stop_profile_section,
+                                                    id);
+}
+void destroy_profile_section(std::uint32_t id) {
+  pass<Kokkos_Profiling_destroyProfileSectionFunction>(
+      Slot::destroy_profile_section, id);
+}
+void profile_event(const char* name) {
+  pass<Kokkos_Profiling_profileEventFunction>(Slot::profile_event, name);
+}
+
+void begin_deep_copy(Kokkos_Profiling_SpaceHandle dst, const char* dst_label,
+                     const void* dst_ptr, Kokkos_Profiling_SpaceHandle src,
+                     const char* src_label, const void* src_ptr,
+                     std::uint64_t size) {
+  next_first<Kokkos_Profiling_beginDeepCopyFunction>(
+      Slot::begin_deep_copy,
+      [&] {
+        feed::begin_deep_copy(dst.name, dst_label, dst_ptr, src.name, src_label,
+                              src_ptr, size);
+      },
+      dst, dst_label, dst_ptr, src, src_label, src_ptr, size);
+}
+void end_deep_copy() {
+  cunumpy_first<Kokkos_Profiling_endDeepCopyFunction>(
+      Slot::end_deep_copy, [] { feed::end_deep_copy(); });
+}
+void begin_fence(const char* name, std::uint32_t device_id,
+                 std::uint64_t* handle) {
+  // The handle is the next tool's; cunumpy keeps a stack per thread.
+  next_first<Kokkos_Profiling_beginFenceFunction>(
+      Slot::begin_fence, [&] { feed::begin_fence(name, device_id); }, name,
+      device_id, handle);
+}
+void end_fence(std::uint64_t handle) {
+  cunumpy_first<Kokkos_Profiling_endFenceFunction>(
+      Slot::end_fence, [] { feed::end_fence(); }, handle);
+}
+void sync_dual_view(const char* label, const void* ptr, bool to_device) {
+  cunumpy_first<Kokkos_Profiling_dualViewSyncFunction>(
+      Slot::sync_dual_view,
+      [&] { feed::dual_view_sync(label, ptr, to_device); }, label, ptr,
+      to_device);
+}
+void modify_dual_view(const char* label, const void* ptr, bool on_device) {
+  cunumpy_first<Kokkos_Profiling_dualViewModifyFunction>(
+      Slot::modify_dual_view,
+      [&] { feed::dual_view_modify(label, ptr, on_device); }, label, ptr,
+      on_device);
+}
+
+} // namespace callback
+
+Kokkos_Profiling_EventSet own_callbacks() noexcept {
+  Kokkos_Profiling_EventSet table{};
+#define CUNUMPY_TOOLS_OWN(name, type, entry) table.name = &callback::name;
+  CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_TOOLS_OWN)
+#undef CUNUMPY_TOOLS_OWN
+  return table;
+}
+
+bool records_slot(Slot slot) noexcept {
+  switch (slot) {
+  case Slot::allocate_data:
+  case Slot::deallocate_data:
+  case Slot::create_profile_section:
+  case Slot::start_profile_section:
+  case Slot::stop_profile_section:
+  case Slot::destroy_profile_section:
+  case Slot::profile_event:
+    return false;
+  default:
+    return true;
+  }
+}
+
+void set_next(const Kokkos_Profiling_EventSet& next) noexcept {
+  next_table = next;
+  for (unsigned i = 0; i < slot_count; ++i)
+    next_slots[i].store(field(next, static_cast<Slot>(i)),
+                        std::memory_order_release);
+}
+
+const Kokkos_Profiling_EventSet& next() noexcept {
+  return next_table;
+}
+
+Kokkos_Profiling_EventSet library_callbacks(void* handle) noexcept {
+  Kokkos_Profiling_EventSet table{};
+  const auto lookup = [&](const char* name, auto& function) {
+    void* symbol = ::dlsym(handle, name);
+    function =
+        reinterpret_cast<std::remove_reference_t<decltype(function)>>(symbol);
+  };
+#define CUNUMPY_TOOLS_LOOKUP(name, type, entry) lookup(#entry, table.name);
+  CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_TOOLS_LOOKUP)
+  CUNUMPY_TOOLS_LIFECYCLE_SLOTS(CUNUMPY_TOOLS_LOOKUP)
+#undef CUNUMPY_TOOLS_LOOKUP
+  return table;
+}
+
+void watch(TableAccess access, const Kokkos_Profiling_EventSet& entries,
+           bool repairable) {
+  Watch& state = the_watch();
+  {
+    std::lock_guard guard(state.mutex);
+    state.access = access;
+    state.repairable = repairable;
+    for (unsigned i = 0; i < slot_count; ++i) {
+      state.own[i] = field(entries, static_cast<Slot>(i));
+      state.expected[i] = state.own[i];
+    }
+  }
+  state.active.store(access.get != nullptr, std::memory_order_release);
+  Recorder::instance().set_read_check(&verify);
+}
+
+bool watching() noexcept {
+  return the_watch().active.load(std::memory_order_acquire);
+}
+
+void verify() noexcept {
+  Watch& watch = the_watch();
+  if (!watch.active.load(std::memory_order_acquire))
+    return;
+  try {
+    std::lock_guard guard(watch.mutex);
+    Kokkos_Profiling_EventSet live{};
+    if (!watch.access.get(live))
+      return;
+    bool any_set = false;
+    for (unsigned i = 0; i < slot_count; ++i)
+      if (watch.expected[i] != nullptr &&
+          field(live, static_cast<Slot>(i)) != nullptr)
+        any_set = true;
+    // Kokkos calls no tool at all: pause_tools, or Kokkos finalized. Not a
+    // replacement; resume_tools puts the table back as it was.
+    if (!any_set)
+      return;
+    std::vector<Slot> replaced;
+    std::vector<void*> by;
+    for (unsigned i = 0; i < slot_count; ++i) {
+      const auto slot = static_cast<Slot>(i);
+      void* const expected = watch.expected[i];
+      if (expected == nullptr)
+        continue;
+      void* const current = field(live, slot);
+      if (current == expected)
+        continue;
+      replaced.push_back(slot);
+      by.push_back(current);
+      if (watch.repairable) {
+        // cunumpy's own entry goes back in front of the new callback.
+        watch.replacements.push_back(
+            {slot, current, next_slots[i].load(), 0, false});
+        next_slots[i].store(current);
+        set_field(live, slot, watch.own[i]);
+        watch.expected[i] = watch.own[i];
+      } else {
+        // Kokkos calls cunumpy through another tool: cunumpy cannot put
+        // itself back; it takes the new entry as the one to watch.
+        watch.expected[i] = current;
+      }
+    }
+    if (replaced.empty())
+      return;
+    if (watch.repairable)
+      watch.access.set(live);
+
+    std::string tools;
+    for (std::size_t i = 0; i < replaced.size(); ++i) {
+      const std::string one = describe_function(by[i]);
+      if (tools.find(one) == std::string::npos)
+        tools += (tools.empty() ? "" : "; ") + one;
+    }
+    const std::string what =
+        "another tool replaced cunumpy's Kokkos Tools callback(s) " +
+        slot_list(replaced) + " (with " + tools + ")";
+    const std::string text =
+        what + (watch.repairable
+                    ? "; cunumpy put itself back in front and forwards to it, "
+                      "but what Kokkos reported in between went to that tool "
+                      "only"
+                    : "; Kokkos calls cunumpy through another tool, so "
+                      "cunumpy cannot put itself back, and events of those "
+                      "callbacks no longer reach it");
+    std::uint32_t incident = 0;
+    {
+      Recorder& recorder = Recorder::instance();
+      const RecorderLock lock = recorder.lock();
+      incident = recorder.open_incident(text, lock);
+    }
+    for (Replacement& replacement : watch.replacements)
+      if (replacement.incident == 0)
+        replacement.incident = incident;
+    std::uint32_t fresh = 0;
+    for (Slot slot : replaced)
+      fresh |= (1u << index_of(slot)) & ~watch.warned;
+    if (fresh != 0) {
+      watch.warned |= fresh;
+      warn(text + "; counts, budgets and reports of this run say that "
+                  "events may have been lost");
+    }
+  } catch (...) {
+    Recorder::instance().count_lost(LossReason::record_failed);
+  }
+}
+
+} // namespace cunumpy::Impl::tools

@@ -1,0 +1,181 @@
+#ifndef CUNUMPY_SRC_TOOLS_CALLBACKS_HPP
+#define CUNUMPY_SRC_TOOLS_CALLBACKS_HPP
+
+// The one path of Kokkos Tools events into cunumpy, for every front end.
+// cunumpy's callbacks (namespace `callback`) feed the recorder and forward
+// each event to the next tool's callback of the same slot, in one order: the
+// next tool first for a begin or a push, cunumpy first for an end or a pop
+// (so cunumpy's interval lies inside the next tool's), cunumpy first for a
+// point event. The front ends differ only in how they find the next tool
+// and how Kokkos reaches these callbacks:
+//
+//   in-process (install.cpp)  the callbacks Kokkos held before cunumpy are
+//                             the next tool; cunumpy's are set in Kokkos'
+//                             table
+//                             (Kokkos::Tools::Experimental::set_callbacks)
+//   plugin (src/plugin)       the library after libkp_cunumpy in the tools
+//                             list is the next tool; Kokkos calls the
+//                             plugin's kokkosp_* entry points, one line each
+//
+// Kokkos keeps one table of callbacks, and any code in the process may
+// replace an entry (Trilinos' counters do). cunumpy watches the table: when
+// one of its entries was replaced, it puts itself back in front of the new
+// callback, forwards to it, says so once, and tells every sink that events
+// may have been lost (Recorder::open_incident). A replacing tool that
+// forwards to cunumpy is found out by the first event it forwards, and left
+// in front; then nothing was lost and the incident is retracted.
+
+#include <cstdint>
+
+#include <impl/Kokkos_Profiling_C_Interface.h>
+
+namespace cunumpy::Impl::tools {
+
+/// The event slots of Kokkos_Profiling_EventSet: X(field, type, entry point).
+#define CUNUMPY_TOOLS_EVENT_SLOTS(X)                                           \
+  X(begin_parallel_for, Kokkos_Profiling_beginFunction,                        \
+    kokkosp_begin_parallel_for)                                                \
+  X(end_parallel_for, Kokkos_Profiling_endFunction, kokkosp_end_parallel_for)  \
+  X(begin_parallel_reduce, Kokkos_Profiling_beginFunction,                     \
+    kokkosp_begin_parallel_reduce)                                             \
+  X(end_parallel_reduce, Kokkos_Profiling_endFunction,                         \
+    kokkosp_end_parallel_reduce)                                               \
+  X(begin_parallel_scan, Kokkos_Profiling_beginFunction,                       \
+    kokkosp_begin_parallel_scan)                                               \
+  X(end_parallel_scan, Kokkos_Profiling_endFunction,                           \
+    kokkosp_end_parallel_scan)                                                 \
+  X(push_region, Kokkos_Profiling_pushFunction, kokkosp_push_profile_region)   \
+  X(pop_region, Kokkos_Profiling_popFunction, kokkosp_pop_profile_region)      \
+  X(allocate_data, Kokkos_Profiling_allocateDataFunction,                      \
+    kokkosp_allocate_data)                                                     \
+  X(deallocate_data, Kokkos_Profiling_deallocateDataFunction,                  \
+    kokkosp_deallocate_data)                                                   \
+  X(create_profile_section, Kokkos_Profiling_createProfileSectionFunction,     \
+    kokkosp_create_profile_section)                                            \
+  X(start_profile_section, Kokkos_Profiling_startProfileSectionFunction,       \
+    kokkosp_start_profile_section)                                             \
+  X(stop_profile_section, Kokkos_Profiling_stopProfileSectionFunction,         \
+    kokkosp_stop_profile_section)                                              \
+  X(destroy_profile_section, Kokkos_Profiling_destroyProfileSectionFunction,   \
+    kokkosp_destroy_profile_section)                                           \
+  X(profile_event, Kokkos_Profiling_profileEventFunction,                      \
+    kokkosp_profile_event)                                                     \
+  X(begin_deep_copy, Kokkos_Profiling_beginDeepCopyFunction,                   \
+    kokkosp_begin_deep_copy)                                                   \
+  X(end_deep_copy, Kokkos_Profiling_endDeepCopyFunction,                       \
+    kokkosp_end_deep_copy)                                                     \
+  X(begin_fence, Kokkos_Profiling_beginFenceFunction, kokkosp_begin_fence)     \
+  X(end_fence, Kokkos_Profiling_endFenceFunction, kokkosp_end_fence)           \
+  X(sync_dual_view, Kokkos_Profiling_dualViewSyncFunction,                     \
+    kokkosp_dual_view_sync)                                                    \
+  X(modify_dual_view, Kokkos_Profiling_dualViewModifyFunction,                 \
+    kokkosp_dual_view_modify)
+
+/// The slots of a tool's life, which only a loaded library (the plugin and
+/// the next tool it loads) has.
+#define CUNUMPY_TOOLS_LIFECYCLE_SLOTS(X)                                       \
+  X(init, Kokkos_Profiling_initFunction, kokkosp_init_library)                 \
+  X(finalize, Kokkos_Profiling_finalizeFunction, kokkosp_finalize_library)     \
+  X(parse_args, Kokkos_Profiling_parseArgsFunction, kokkosp_parse_args)        \
+  X(print_help, Kokkos_Profiling_printHelpFunction, kokkosp_print_help)        \
+  X(declare_metadata, Kokkos_Profiling_declareMetadataFunction,                \
+    kokkosp_declare_metadata)                                                  \
+  X(provide_tool_programming_interface,                                        \
+    Kokkos_Tools_provideToolProgrammingInterfaceFunction,                      \
+    kokkosp_provide_tool_programming_interface)                                \
+  X(request_tool_settings, Kokkos_Tools_requestToolSettingsFunction,           \
+    kokkosp_request_tool_settings)
+
+enum class Slot : unsigned {
+#define CUNUMPY_TOOLS_ENUM(field, type, entry) field,
+  CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_TOOLS_ENUM)
+#undef CUNUMPY_TOOLS_ENUM
+};
+#define CUNUMPY_TOOLS_COUNT(field, type, entry) +1
+inline constexpr unsigned slot_count =
+    0 CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_TOOLS_COUNT);
+#undef CUNUMPY_TOOLS_COUNT
+
+/// "begin_deep_copy": the slot's field name in Kokkos_Profiling_EventSet.
+const char* slot_name(Slot slot) noexcept;
+
+/// cunumpy's callbacks, one per event slot, with Kokkos' exact signatures.
+namespace callback {
+void begin_parallel_for(const char* name, std::uint32_t device_id,
+                        std::uint64_t* id);
+void end_parallel_for(std::uint64_t id);
+void begin_parallel_reduce(const char* name, std::uint32_t device_id,
+                           std::uint64_t* id);
+void end_parallel_reduce(std::uint64_t id);
+void begin_parallel_scan(const char* name, std::uint32_t device_id,
+                         std::uint64_t* id);
+void end_parallel_scan(std::uint64_t id);
+void push_region(const char* name);
+void pop_region();
+void allocate_data(Kokkos_Profiling_SpaceHandle space, const char* label,
+                   const void* ptr, std::uint64_t size);
+void deallocate_data(Kokkos_Profiling_SpaceHandle space, const char* label,
+                     const void* ptr, std::uint64_t size);
+void create_profile_section(const char* name, std::uint32_t* id);
+void start_profile_section(std::uint32_t id);
+void stop_profile_section(std::uint32_t id);
+void destroy_profile_section(std::uint32_t id);
+void profile_event(const char* name);
+void begin_deep_copy(Kokkos_Profiling_SpaceHandle dst, const char* dst_label,
+                     const void* dst_ptr, Kokkos_Profiling_SpaceHandle src,
+                     const char* src_label, const void* src_ptr,
+                     std::uint64_t size);
+void end_deep_copy();
+void begin_fence(const char* name, std::uint32_t device_id,
+                 std::uint64_t* handle);
+void end_fence(std::uint64_t handle);
+void sync_dual_view(const char* label, const void* ptr, bool to_device);
+void modify_dual_view(const char* label, const void* ptr, bool on_device);
+} // namespace callback
+
+/// A table with cunumpy's callback in every event slot (lifecycle slots
+/// empty).
+Kokkos_Profiling_EventSet own_callbacks() noexcept;
+
+/// The slots whose events cunumpy records (the others it only forwards): an
+/// in-process installation takes only these, and leaves the rest to
+/// whoever held them.
+bool records_slot(Slot slot) noexcept;
+
+/// Where each slot forwards: the next tool's callbacks. Lifecycle slots are
+/// kept for the plugin, which forwards them itself (next()).
+void set_next(const Kokkos_Profiling_EventSet& next) noexcept;
+const Kokkos_Profiling_EventSet& next() noexcept;
+
+/// The callbacks a loaded tools library exports (dlsym of each kokkosp_*
+/// entry point of `handle`); absent ones are null.
+Kokkos_Profiling_EventSet library_callbacks(void* handle) noexcept;
+
+/// How to read and write Kokkos' table of callbacks.
+struct TableAccess {
+  bool (*get)(Kokkos_Profiling_EventSet& table) = nullptr;
+  bool (*set)(const Kokkos_Profiling_EventSet& table) = nullptr;
+};
+
+/// Access through the Kokkos cunumpy is linked with (install.cpp).
+TableAccess linked_kokkos_table();
+
+/// Starts watching Kokkos' table: in each slot where `entries` is set,
+/// Kokkos must call that function: cunumpy's callbacks in-process, the
+/// plugin's entry points for the plugin, which can put themselves back
+/// (`repairable`); or, for a plugin that another tool loaded and calls, that
+/// tool's functions, whose replacement cunumpy can only report. Checked by
+/// verify(), which the recorder runs before every read of a counter, budget
+/// or report, and the callbacks at most once a millisecond at region pushes
+/// and pops.
+void watch(TableAccess access, const Kokkos_Profiling_EventSet& entries,
+           bool repairable);
+/// Whether a table is being watched.
+bool watching() noexcept;
+
+/// Compares Kokkos' table with what is expected (see the file comment).
+void verify() noexcept;
+
+} // namespace cunumpy::Impl::tools
+
+#endif
