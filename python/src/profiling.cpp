@@ -205,6 +205,17 @@ void bind_profiling(py::module_& module) {
       .def_property_readonly("events", &TransferCounter::events,
                              "The newest raw events, oldest first.")
       .def_property_readonly("events_dropped", &TransferCounter::events_dropped)
+      .def_property_readonly(
+          "events_lost", &TransferCounter::events_lost,
+          "Events that reached cunumpy but could not be recorded: the "
+          "counts are short by this many.")
+      .def_property_readonly(
+          "complete", &TransferCounter::complete,
+          "False when events may be missing (some could not be recorded, or "
+          "another tool replaced cunumpy's Kokkos Tools callbacks).")
+      .def_property_readonly("losses", &TransferCounter::losses,
+                             "Why the counter is not complete, one line "
+                             "per cause.")
       .def_property_readonly("sites", &TransferCounter::sites,
                              "Events aggregated by call site.")
       .def("report", &TransferCounter::report,

@@ -1,6 +1,7 @@
 #include "plugin.hpp"
 
 #include <cerrno>
+#include <dlfcn.h>
 #include <cstdio>
 #include <cstring>
 #include <errno.h> // program_invocation_name (glibc)
@@ -9,6 +10,7 @@
 #include <cunumpy/budget_snapshot.hpp>
 #include <cunumpy/spaces.hpp>
 
+#include "consumers/budget_state.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder/spaces.hpp"
 #include "report.hpp"
@@ -43,28 +45,59 @@ bool write_file(const std::string& path, const std::string& text,
   return true;
 }
 
+/// The file of the library `function` is in, for messages.
+std::string library_of(const void* function) {
+  Dl_info info{};
+  if (function != nullptr && ::dladdr(function, &info) != 0 &&
+      info.dli_fname != nullptr)
+    return info.dli_fname;
+  return "another library";
+}
+
 /// Watches Kokkos' table of callbacks for tools that replace cunumpy's
 /// entries (see tools/callbacks.hpp); returns why it cannot, or "".
 std::string watch_callbacks() {
-  const auto access = Impl::tools::linked_kokkos_table();
+  namespace tools = Impl::tools;
+  const auto access = tools::linked_kokkos_table();
   Kokkos_Profiling_EventSet live{};
   if (!access.get(live))
     return "cunumpy cannot read Kokkos' table of callbacks";
   const Kokkos_Profiling_EventSet entries = entry_points();
-  if (live.begin_deep_copy == entries.begin_deep_copy) {
-    Impl::tools::watch(access, entries, true);
+  if (live.begin_deep_copy == entries.begin_deep_copy ||
+      live.push_region == entries.push_region) {
+    tools::watch(access, entries, true);
     return {};
   }
-  if (live.begin_deep_copy != nullptr) {
-    // Another tool was loaded first and calls this one: its entries are
-    // the ones to watch.
-    Impl::tools::watch(access, live, false);
-    return {};
+  std::vector<std::string> missing;
+  bool any = false;
+  for (unsigned i = 0; i < tools::slot_count; ++i) {
+    const auto slot = static_cast<tools::Slot>(i);
+    const bool set = tools::slot_entry(live, slot) != nullptr;
+    any = any || set;
+    if (!set && tools::counts_slot(slot))
+      missing.emplace_back(tools::slot_name(slot));
   }
-  return "cunumpy cannot see the table of callbacks of the Kokkos that "
-         "loaded it (a Kokkos linked into the program statically?): another "
-         "tool replacing callbacks in the process would go unnoticed, except "
-         "for copies whose begin it took";
+  if (!any)
+    return "cunumpy cannot see the table of callbacks of the Kokkos that "
+           "loaded it (a Kokkos linked into the program statically?): "
+           "another tool replacing callbacks in the process would go "
+           "unnoticed, except for copies whose begin it took";
+  // Another tool was loaded first and calls this one: its entries are the
+  // ones to watch, and what it does not pass on never reaches cunumpy.
+  tools::watch(access, live, false);
+  if (!missing.empty()) {
+    Impl::Recorder& recorder = Impl::Recorder::instance();
+    const std::string text =
+        "Kokkos calls cunumpy through the tool " + library_of(reinterpret_cast<const void*>(live.init)) +
+        ", loaded before it, which does not pass on " +
+        Impl::quoted_list(missing, 24) +
+        ": cunumpy sees none of those events; put libkp_cunumpy first in "
+        "the tools list";
+    Impl::warn(text);
+    const Impl::RecorderLock lock = recorder.lock();
+    recorder.open_incident(text, lock);
+  }
+  return {};
 }
 
 } // namespace

@@ -54,6 +54,10 @@ def pytest_addoption(parser):
     group.addoption("--budget", help="the program's budget file")
     group.addoption("--tool", help="the chained test tool, libkp_test_tool")
     group.addoption("--plugin", help="libkp_cunumpy.so")
+    group.addoption("--forwarder", help="libkp_forwarding_tool.so")
+    group.addoption("--kernel-only-tool", help="libkp_kernel_only_tool.so")
+    group.addoption("--plugin-copy",
+                    help="a copy of libkp_cunumpy.so under another name")
     group.addoption("--mpirun", help="mpirun or mpiexec")
     group.addoption("--report-tool", help="cunumpy-report")
 
@@ -96,6 +100,21 @@ def tool(request):
 @pytest.fixture
 def plugin(request):
     return _path(request, "plugin")
+
+
+@pytest.fixture
+def forwarder(request):
+    return _path(request, "forwarder")
+
+
+@pytest.fixture
+def kernel_only_tool(request):
+    return _path(request, "kernel_only_tool")
+
+
+@pytest.fixture
+def plugin_copy(request):
+    return _path(request, "plugin_copy")
 
 
 @pytest.fixture

@@ -104,9 +104,11 @@ public:
   std::uint32_t site_id = 0;
   std::uint32_t description_id = 0;
   /// Set by SyncScope: the fences inside are one wait, recorded once (a
-  /// global fence reports one fence per execution space).
+  /// global fence reports one fence per execution space), implicit when the
+  /// scope says so.
   bool single_sync = false;
   bool sync_recorded = false;
+  bool implicit_sync = false;
 
 private:
   void enter();

@@ -101,8 +101,10 @@ std::string Violation::str() const {
             "the rule optional if the phase may not run)";
     break;
   case Limit::events_lost:
-    text += "events may be missing (" + actual +
-            " known lost), so no rule can be trusted to hold";
+    text += actual == "unknown"
+                ? "events may be missing (how many is not known)"
+                : actual + " event(s) are missing";
+    text += ", so no rule can be trusted to hold";
     break;
   case Limit::forbidden:
     text += what + " is not allowed, got " + actual + " event(s)";

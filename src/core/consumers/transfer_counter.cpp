@@ -62,12 +62,26 @@ std::vector<std::string> LossLog::describe(const RecorderLock& lock) const {
                     " copy(ies) ended whose begin another tool took from "
                     "cunumpy (its Kokkos Tools begin_deep_copy callback was "
                     "replaced); they were not counted");
+  // One line per kind of incident (a tool that replaces its callback at
+  // every step makes many of one text).
   const Recorder& recorder = Recorder::instance();
+  std::vector<std::pair<std::string, std::size_t>> texts;
   for (std::uint32_t id : incidents) {
     const Incident& incident = recorder.incident(id, lock);
-    if (!incident.retracted)
-      lines.push_back("events may have been lost: " + incident.text);
+    if (incident.retracted)
+      continue;
+    auto found = std::find_if(texts.begin(), texts.end(), [&](const auto& t) {
+      return t.first == incident.text;
+    });
+    if (found == texts.end())
+      texts.emplace_back(incident.text, 1);
+    else
+      ++found->second;
   }
+  for (const auto& [text, times] : texts)
+    lines.push_back("events may have been lost: " + text +
+                    (times > 1 ? " (" + std::to_string(times) + " times)"
+                               : std::string()));
   return lines;
 }
 

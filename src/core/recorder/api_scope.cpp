@@ -113,6 +113,7 @@ SyncScope::SyncScope(std::string_view api, SourceLocation where, bool implicit)
     : api_(api, where), fences_before_(thread_fence_count()),
       start_(Recorder::instance().now()), implicit_(implicit) {
   api_.single_sync = true;
+  api_.implicit_sync = implicit;
 }
 
 SyncScope::~SyncScope() {

@@ -118,8 +118,11 @@ void end_deep_copy() noexcept {
         return;
       }
       // A copy whose begin went elsewhere: another tool took that callback.
-      if (Recorder::instance().has_sinks())
-        Recorder::instance().count_lost(LossReason::copy_begin_missed);
+      // It is lost; the Kokkos Tools layer puts cunumpy back in front.
+      Recorder& recorder = Recorder::instance();
+      if (recorder.has_sinks())
+        recorder.count_lost(LossReason::copy_begin_missed);
+      recorder.before_read();
       return;
     }
     InFlightCopy& copy = thread.copies[--thread.copy_depth];
@@ -227,8 +230,9 @@ void end_fence() noexcept {
     RawEvent event;
     event.kind = EventKind::sync;
     event.blocking = true;
+    const ApiScope* api = fence.site.api;
     event.implicit = is_implicit_fence(fence.name) ||
-                     (fence.site.api != nullptr && fence.site.api->async());
+                     (api != nullptr && (api->async() || api->implicit_sync));
     event.thread = thread.index;
     event.start = fence.start;
     event.duration = recorder.now() - fence.start;

@@ -232,6 +232,10 @@ void verify_now_and_then() noexcept {
 
 } // namespace
 
+void* slot_entry(const Kokkos_Profiling_EventSet& table, Slot slot) noexcept {
+  return field(table, slot);
+}
+
 const char* slot_name(Slot slot) noexcept {
   switch (slot) {
 #define CUNUMPY_TOOLS_NAME(name, type, entry)                                  \
@@ -379,6 +383,22 @@ bool records_slot(Slot slot) noexcept {
     return false;
   default:
     return true;
+  }
+}
+
+bool counts_slot(Slot slot) noexcept {
+  switch (slot) {
+  case Slot::begin_deep_copy:
+  case Slot::end_deep_copy:
+  case Slot::begin_fence:
+  case Slot::end_fence:
+  case Slot::push_region:
+  case Slot::pop_region:
+  case Slot::sync_dual_view:
+  case Slot::modify_dual_view:
+    return true;
+  default:
+    return false;
   }
 }
 

@@ -98,6 +98,8 @@ inline constexpr unsigned slot_count =
 
 /// "begin_deep_copy": the slot's field name in Kokkos_Profiling_EventSet.
 const char* slot_name(Slot slot) noexcept;
+/// The function in `slot` of `table`.
+void* slot_entry(const Kokkos_Profiling_EventSet& table, Slot slot) noexcept;
 
 /// cunumpy's callbacks, one per event slot, with Kokkos' exact signatures.
 namespace callback {
@@ -141,6 +143,9 @@ Kokkos_Profiling_EventSet own_callbacks() noexcept;
 /// in-process installation takes only these, and leaves the rest to
 /// whoever held them.
 bool records_slot(Slot slot) noexcept;
+/// The slots whose events counters and budgets count (copies, fences,
+/// regions, DualViews; kernels only go to the trace).
+bool counts_slot(Slot slot) noexcept;
 
 /// Where each slot forwards: the next tool's callbacks. Lifecycle slots are
 /// kept for the plugin, which forwards them itself (next()).

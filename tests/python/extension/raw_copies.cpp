@@ -97,7 +97,44 @@ void round_trip(std::size_t n) {
 
 } // namespace
 
+namespace test_copies {
+
+/// A counter of copies as Tpetra's Details::DeepCopyCounter: it sets its
+/// own begin_deep_copy callback in Kokkos' table.
+int counted_copies = 0;
+void count_copy(Kokkos_Profiling_SpaceHandle, const char*, const void*,
+                Kokkos_Profiling_SpaceHandle, const char*, const void*,
+                uint64_t) {
+  ++counted_copies;
+}
+
+/// `n` copies of 8 bytes from the host to a "Cuda" space, reported through
+/// Kokkos' own tools entry points (any Kokkos, no device needed).
+void tool_copies(int n) {
+  static double data[1];
+  for (int i = 0; i < n; ++i) {
+    Kokkos::Tools::beginDeepCopy(Kokkos::Tools::make_space_handle("Cuda"),
+                                 "device", data,
+                                 Kokkos::Tools::make_space_handle("Host"),
+                                 "host", data, 8);
+    Kokkos::Tools::endDeepCopy();
+  }
+}
+
+} // namespace test_copies
+
 PYBIND11_MODULE(cunumpy_test_copies, module) {
+  module.def(
+      "start_copy_counter",
+      [] {
+        Kokkos::Tools::Experimental::set_begin_deep_copy_callback(
+            &test_copies::count_copy);
+      },
+      "Replaces Kokkos' begin_deep_copy callback, as Tpetra's "
+      "DeepCopyCounter::start() does.");
+  module.def("counted_copies", [] { return test_copies::counted_copies; });
+  module.def("tool_copies", &test_copies::tool_copies, py::arg("n"),
+             "n copies host to 'Cuda', through Kokkos' tools entry points.");
   module.doc() = "Raw Kokkos copies made by C++ code, for cunumpy's tests.";
   module.attr("has_fake_device") = bool(CUNUMPY_HAS_FAKE_DEVICE);
   module.attr("source_with_lines") = source_with_lines;

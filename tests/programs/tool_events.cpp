@@ -1,0 +1,72 @@
+// A Kokkos program that knows nothing of cunumpy, for the plugin's tests on
+// every Kokkos: each step pushes a region, copies 8 bytes from the host to
+// a "Cuda" space through Kokkos' own tools entry points, and runs a kernel;
+// every fifth step a region "output" copies 64 bytes. With --replace it
+// also behaves like Trilinos' in-process counters, which replace entries of
+// Kokkos' table of callbacks:
+//
+//   tool_events [--steps N] [--replace MODE] [--pause-us US]
+//
+//   deep-copy-counter  Tpetra's DeepCopyCounter: start() at step 3 sets its
+//                      begin_deep_copy callback, stop() at step 6 clears it
+//   region-counter     KokkosRegionCounter::stop() at step 3 clears the
+//                      push-region callback
+//   again              DeepCopyCounter::start() at every step
+//   chaining           at step 3 a tool that keeps the table's callbacks and
+//                      forwards to them takes the copy callbacks
+//
+// --pause-us sleeps between steps, so that checks made at most once a
+// millisecond happen during the loop. It prints what the in-process tools
+// counted.
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "tool_events.hpp"
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  int steps = 10;
+  int pause_us = 0;
+  std::string replace = "none";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--steps" && i + 1 < argc)
+      steps = std::atoi(argv[++i]);
+    else if (arg == "--replace" && i + 1 < argc)
+      replace = argv[++i];
+    else if (arg == "--pause-us" && i + 1 < argc)
+      pause_us = std::atoi(argv[++i]);
+  }
+  using namespace tool_events;
+  for (int step = 0; step < steps; ++step) {
+    if (replace == "deep-copy-counter" && step == 3)
+      DeepCopyCounter::start();
+    if (replace == "deep-copy-counter" && step == 6)
+      DeepCopyCounter::stop();
+    if (replace == "again")
+      DeepCopyCounter::start();
+    if (replace == "region-counter" && step == 3)
+      stop_region_counter();
+    if (replace == "chaining" && step == 3)
+      ChainingTool::install();
+    region("step");
+    copy_to_device(8);
+    kernel();
+    end_region();
+    if (step % 5 == 4) {
+      region("output");
+      copy_to_device(64);
+      end_region();
+    }
+    if (pause_us > 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
+  }
+  dual_view_events();
+  std::printf("tool_events: %d steps, counter %d, chaining tool %d\n", steps,
+              DeepCopyCounter::copies().load(), ChainingTool::copies().load());
+  return 0;
+}
