@@ -61,6 +61,29 @@ struct AnnouncedCopy {
   }
 };
 
+/// Context manager around a wait that Python code makes itself (on a CuPy
+/// event): recorded as one sync at the Python caller, described as `api()`.
+struct RecordedWait {
+  explicit RecordedWait(std::string api, bool implicit)
+      : api(std::move(api)), implicit(implicit) {}
+
+  std::string api;
+  bool implicit = false;
+  PythonSite site;
+  std::optional<Impl::SyncScope> scope;
+
+  void enter() {
+    if (scope)
+      throw py::value_error("RecordedWait: already active");
+    site = python_caller();
+    scope.emplace(
+        api,
+        SourceLocation{site.file.c_str(), site.line, site.function.c_str()},
+        implicit);
+  }
+  void exit() { scope.reset(); }
+};
+
 } // namespace
 
 void bind_sync(py::module_& module) {
@@ -81,6 +104,17 @@ void bind_sync(py::module_& module) {
       .def("__enter__", &AnnouncedCopy::enter)
       .def("__exit__", [](AnnouncedCopy& copy, const py::args&) {
         copy.exit();
+        return false;
+      });
+
+  py::class_<RecordedWait>(module, "RecordedWait",
+                           "Context manager: the block is one host wait, "
+                           "recorded as a sync described as `api()`.")
+      .def(py::init<std::string, bool>(), py::arg("api"),
+           py::arg("implicit") = false)
+      .def("__enter__", &RecordedWait::enter)
+      .def("__exit__", [](RecordedWait& wait, const py::args&) {
+        wait.exit();
         return false;
       });
 }
