@@ -85,6 +85,16 @@ def test_pinned_buffers_check_their_shape():
     assert pinned_empty((2, 3), np.int16).shape == (2, 3)
 
 
+def test_pin_memory_and_host_staging_check_their_shape():
+    from cunumpy.cuda import empty_pinned
+
+    with xp.testing.use_fake_cupy():
+        with pytest.raises(ValueError, match=r"pin_memory: shape \(4294967296, 4294967296\) of float32 is too large"):
+            empty_pinned((2**32, 2**32), np.float32)
+        staging = xp.memory.HostStaging()
+        assert staging.copy(xp.to_cupy(np.ones((2, 2)))).result().shape == (2, 2)
+
+
 @pytest.mark.parametrize(
     "call, error, expected",
     [
