@@ -16,10 +16,9 @@ called from Python are counted too. Other attributes are forwarded to the
 array module of the active backend (numpy or cupy): xp.asarray, xp.float64...
 """
 
-from __future__ import annotations
 
 import os as _os
-from typing import Any as _Any
+from typing import Any
 
 from . import _core
 
@@ -77,7 +76,7 @@ def __dir__() -> list[str]:
     return sorted([*__all__, "__version__"])
 
 
-def __getattr__(name: str) -> _Any:
+def __getattr__(name: str) -> Any:
     # Forwarded backend operations (xp.asarray, xp.fft, xp.float64...): the
     # numpy or cupy module of the active backend. They copy without being
     # counted; the "kokkos" backend has no array operations of its own (its
@@ -86,10 +85,10 @@ def __getattr__(name: str) -> _Any:
         raise AttributeError(f"module 'cunumpy' has no attribute {name!r}")
     from ._backend import cupy_or_none, state
 
+    import numpy
+
     backend = state.name
-    module = cupy_or_none() if backend == "cupy" else None
-    if module is None:
-        import numpy as module
+    module = (cupy_or_none() if backend == "cupy" else None) or numpy
     try:
         value = getattr(module, name)
     except AttributeError:

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _core
 from ._backend import is_cupy_array
-from ._conversions import checked_shape, describe, device_to_numpy
+from ._conversions import Order, checked_shape, describe, device_to_numpy
 from ._core import DeviceArray
 
 
@@ -61,7 +61,7 @@ class PendingHost:
         return f"<PendingHost {state} shape={self._value.shape} dtype={self._value.dtype}>"
 
 
-def pinned_empty(shape: Any, dtype: Any, order: str = "C") -> np.ndarray[Any, Any]:
+def pinned_empty(shape: Any, dtype: Any, order: Order = "C") -> np.ndarray[Any, Any]:
     """An uninitialized NumPy array in page-locked host memory, which copies
     from the device fill while the host runs on (ordinary host memory on a
     build without a device). Arrays of at most 64 bytes come from a pool."""
@@ -71,7 +71,8 @@ def pinned_empty(shape: Any, dtype: Any, order: str = "C") -> np.ndarray[Any, An
         raw = _core.pinned_scalar_buffer()
     else:
         raw = _core.pinned_buffer(nbytes)
-    return raw[:nbytes].view(dtype).reshape(shape, order=order)  # type: ignore[call-overload, no-any-return]
+    array: np.ndarray[Any, Any] = raw[:nbytes].view(dtype).reshape(shape, order=order)
+    return array
 
 
 class _CupyCopy:
@@ -101,7 +102,7 @@ def _cupy_to_host_async(value: Any, api: str, out: np.ndarray[Any, Any] | None) 
     own, after the work queued so far on the current stream."""
     cupy = sys.modules["cupy"]
     fortran = value.flags.f_contiguous and not value.flags.c_contiguous
-    order = "F" if fortran else "C"
+    order: Order = "F" if fortran else "C"
     if out is None:
         from .cuda import empty_pinned
 

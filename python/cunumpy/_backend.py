@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 import types
@@ -34,8 +35,7 @@ def cupy_or_none() -> Any:
     global _cupy, cupy_error
     if _cupy is None:
         try:
-            import cupy
-
+            cupy = importlib.import_module("cupy")
             if cupy.cuda.runtime.getDeviceCount() < 1:
                 raise RuntimeError("no CUDA device")
             _cupy = cupy

@@ -5,7 +5,7 @@ counted with the caller's file and line."""
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from ._core import DeviceArray
 
 _ndarray = np.ndarray
 _MAX_BYTES = 2**63 - 1
+
+#: The memory order of an array: row-major (C) or column-major (F).
+Order = Literal["C", "F"]
 
 SUPPORTED_DTYPES = (
     "bool",
@@ -126,11 +129,11 @@ def describe(api: str, shape: tuple[int, ...], dtype: Any) -> str:
 
 def _host_view(array: DeviceArray) -> np.ndarray[Any, Any]:
     """A NumPy view of a DeviceArray in host memory (no copy)."""
-    order = "F" if array._fortran else "C"
+    order: Order = "F" if array._fortran else "C"
     if array.nbytes == 0:
         return np.empty(array.shape, array.dtype, order=order)
     flat = np.frombuffer(array._host_buffer(), dtype=np.uint8)
-    return flat.view(array.dtype).reshape(array.shape, order=order)  # type: ignore[call-overload, no-any-return]
+    return flat.view(array.dtype).reshape(array.shape, order=order)
 
 
 def device_to_numpy(array: DeviceArray, api: str) -> np.ndarray[Any, Any]:
@@ -143,7 +146,7 @@ def device_to_numpy(array: DeviceArray, api: str) -> np.ndarray[Any, Any]:
 
 
 def _cupy_to_numpy(array: Any, api: str) -> np.ndarray[Any, Any]:
-    order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+    order: Order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
     with _core.AnnouncedCopy(
         describe(api, array.shape, array.dtype), "Host", "Cuda", array.nbytes
     ):

@@ -24,6 +24,8 @@ from . import _core
 
 __version__ = "0.0.0+fake"
 
+_HostArray = np.ndarray[tuple[int, ...], np.dtype[Any]]
+
 _MESSAGE_IMPLICIT = (
     "Implicit conversion to a NumPy array is not allowed. Please use `.get()` "
     "to construct a NumPy array explicitly."
@@ -122,9 +124,9 @@ class ndarray:  # noqa: N801 (CuPy's name)
     __array_priority__ = 100.0
 
     def __init__(
-        self, shape: int | tuple[int, ...], dtype: Any = float, order: str = "C"
+        self, shape: int | tuple[int, ...], dtype: Any = float, order: Any = "C"
     ) -> None:
-        self._array: np.ndarray[Any, Any] = np.empty(shape, dtype, order=order)  # type: ignore[call-overload]
+        self._array: _HostArray = np.empty(shape, dtype, order=order)
 
     @classmethod
     def _of(cls, array: np.ndarray[Any, Any]) -> ndarray:
@@ -186,14 +188,14 @@ class ndarray:  # noqa: N801 (CuPy's name)
     def get(
         self,
         stream: Any = None,
-        order: str = "C",
+        order: Any = "C",
         out: np.ndarray[Any, Any] | None = None,
         blocking: bool = True,
     ) -> np.ndarray[Any, Any]:
         """A NumPy copy (into `out` when given); at once, whatever the
         stream."""
         if out is None:
-            return np.array(self._array, order=order, copy=True)  # type: ignore[call-overload, no-any-return]
+            return np.array(self._array, order=order, copy=True)
         if out.shape != self.shape or out.dtype != self.dtype:
             raise ValueError(
                 "ndarray.get: `out` must have the shape and dtype of the array"
@@ -211,11 +213,11 @@ class ndarray:  # noqa: N801 (CuPy's name)
             raise TypeError(f"ndarray.set: {arr.dtype} array cannot be set to {self.dtype} array")
         np.copyto(self._array, arr)
 
-    def copy(self, order: str = "C") -> ndarray:
-        return ndarray._of(self._array.copy(order=order))  # type: ignore[arg-type]
+    def copy(self, order: Any = "C") -> ndarray:
+        return ndarray._of(self._array.copy(order=order))
 
-    def astype(self, dtype: Any, order: str = "K", copy: bool = True) -> ndarray:
-        return ndarray._of(self._array.astype(dtype, order=order, copy=copy))  # type: ignore[arg-type]
+    def astype(self, dtype: Any, order: Any = "K", copy: bool = True) -> ndarray:
+        return ndarray._of(self._array.astype(dtype, order=order, copy=copy))
 
     # Reads that the real CuPy makes silently: a blocking copy to the host and
     # an implicit wait for the device, recorded here.
@@ -330,8 +332,8 @@ class ndarray:  # noqa: N801 (CuPy's name)
     __le__ = _binary("__le__")
     __gt__ = _binary("__gt__")
     __ge__ = _binary("__ge__")
-    __eq__ = _binary("__eq__")  # type: ignore[assignment]
-    __ne__ = _binary("__ne__")  # type: ignore[assignment]
+    __eq__ = _binary("__eq__")
+    __ne__ = _binary("__ne__")
     __iadd__ = _in_place("__iadd__")
     __isub__ = _in_place("__isub__")
     __imul__ = _in_place("__imul__")
@@ -345,20 +347,20 @@ class ndarray:  # noqa: N801 (CuPy's name)
 
 # Creating arrays: the host-to-device copies (not recorded, as with the real
 # CuPy; cunumpy's conversions announce theirs).
-def array(obj: Any, dtype: Any = None, copy: bool = True, order: str = "K", ndmin: int = 0) -> ndarray:
+def array(obj: Any, dtype: Any = None, copy: bool = True, order: Any = "K", ndmin: int = 0) -> ndarray:
     """A device copy of `obj` (a host array, a list, a device array)."""
     if isinstance(obj, ndarray):
         obj = obj._array
-    return ndarray._of(np.array(obj, dtype=dtype, copy=True, order=order, ndmin=ndmin))  # type: ignore[call-overload]
+    return ndarray._of(np.array(obj, dtype=dtype, copy=True, order=order, ndmin=ndmin))
 
 
-def asarray(a: Any, dtype: Any = None, order: str | None = None) -> ndarray:
+def asarray(a: Any, dtype: Any = None, order: Any = None) -> ndarray:
     """`a` itself when it is a device array of `dtype`, else a device copy."""
     if isinstance(a, ndarray):
         if (dtype is None or np.dtype(dtype) == a.dtype) and order in (None, "K", "A"):
             return a
-        return ndarray._of(np.asarray(a._array, dtype=dtype, order=order))  # type: ignore[call-overload]
-    return ndarray._of(np.array(a, dtype=dtype, order=order or "K", copy=True))  # type: ignore[call-overload]
+        return ndarray._of(np.asarray(a._array, dtype=dtype, order=order))
+    return ndarray._of(np.array(a, dtype=dtype, order=order or "K", copy=True))
 
 
 def ascontiguousarray(a: Any, dtype: Any = None) -> ndarray:
@@ -375,11 +377,11 @@ def asfortranarray(a: Any, dtype: Any = None) -> ndarray:
     return a if result is a._array else ndarray._of(result)
 
 
-def asnumpy(a: Any, stream: Any = None, order: str = "C", out: Any = None) -> np.ndarray[Any, Any]:
+def asnumpy(a: Any, stream: Any = None, order: Any = "C", out: Any = None) -> np.ndarray[Any, Any]:
     """A host copy of `a` (not recorded, as with the real CuPy)."""
     if isinstance(a, ndarray):
         return a.get(stream=stream, order=order, out=out)
-    return np.asarray(a, order=order)  # type: ignore[call-overload, no-any-return]
+    return np.asarray(a, order=order)
 
 
 def get_array_module(*args: Any) -> types.ModuleType:
@@ -542,7 +544,7 @@ def _modules() -> dict[str, types.ModuleType]:
     return {
         "cupy": this,
         "cupy.cuda": cuda,
-        "cupy.cuda.runtime": cuda.runtime,  # type: ignore[attr-defined]
+        "cupy.cuda.runtime": cuda.runtime,
         "cupy.fft": fft,
         "cupy.linalg": linalg,
         "cupy.random": random,

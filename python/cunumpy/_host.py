@@ -12,6 +12,7 @@ import numpy as np
 from . import _core
 from ._backend import is_cupy_array, state, using
 from ._conversions import (
+    Order,
     cupy_of,
     describe,
     device_of,
@@ -192,7 +193,7 @@ class DeviceMirror:
             return self.device
         device = self.device
         if isinstance(device, DeviceArray):
-            order = "F" if device._fortran else "C"
+            order: Order = "F" if device._fortran else "C"
             source = np.asarray(self.host, dtype=device.dtype, order=order)
             _core.copy_into(device, source, "DeviceMirror.to_device")
             return device

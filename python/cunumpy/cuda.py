@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ._backend import cupy_or_none
-from ._conversions import checked_shape
+from ._conversions import Order, checked_shape
 
 __all__ = ["is_available", "pin_memory", "stream"]
 
@@ -24,7 +24,7 @@ def is_available() -> bool:
     return cupy_or_none() is not None
 
 
-def empty_pinned(shape: Any, dtype: Any, order: str = "C") -> np.ndarray[Any, Any]:
+def empty_pinned(shape: Any, dtype: Any, order: Order = "C") -> np.ndarray[Any, Any]:
     """An uninitialized NumPy array in page-locked memory (needs CuPy)."""
     cupy = cupy_or_none()
     if cupy is None:
@@ -33,7 +33,7 @@ def empty_pinned(shape: Any, dtype: Any, order: str = "C") -> np.ndarray[Any, An
     shape, nbytes = checked_shape(shape, dtype, "pin_memory")
     memory = cupy.cuda.alloc_pinned_memory(max(nbytes, 1))
     flat = np.frombuffer(memory, dtype, nbytes // max(dtype.itemsize, 1))
-    return flat.reshape(shape, order=order)  # type: ignore[call-overload, no-any-return]
+    return flat.reshape(shape, order=order)
 
 
 def pin_memory(host_array: Any) -> np.ndarray[Any, Any]:
@@ -48,7 +48,7 @@ def pin_memory(host_array: Any) -> np.ndarray[Any, Any]:
     if cupy_or_none() is None:
         raise ImportError("pin_memory() requires CuPy")
     array = np.asarray(host_array)
-    order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+    order: Order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
     pinned = empty_pinned(array.shape, array.dtype, order)
     pinned[...] = array
     return pinned

@@ -9,6 +9,7 @@ import numpy as np
 
 from ._async import PendingHost, copy_to_host_async, pinned_empty
 from ._backend import cupy_or_none, is_cupy_array
+from ._conversions import Order
 from ._core import DeviceArray
 
 __all__ = ["HostStaging"]
@@ -18,7 +19,7 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-def _empty_host(shape: tuple[int, ...], dtype: Any, order: str) -> np.ndarray[Any, Any]:
+def _empty_host(shape: tuple[int, ...], dtype: Any, order: Order) -> np.ndarray[Any, Any]:
     cupy = cupy_or_none()
     if cupy is None:
         return pinned_empty(shape, dtype, order)

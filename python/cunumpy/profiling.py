@@ -139,12 +139,13 @@ def _count_limit(value: object, what: str) -> int:
             f"TransferBudget.require: {what} must be a non-negative integer, "
             f"not {value!r}"
         )
+    value = int(value)
     if value < 0 or value > _MAX_LIMIT:
         raise ValueError(
             f"TransferBudget.require: {what} must be a non-negative integer "
             f"of at most 2**64 - 1, not {value}"
         )
-    return int(value)
+    return value
 
 
 def _limits(kind: str, limits: object) -> dict[str, int | bool]:

@@ -1,9 +1,9 @@
-"""The seed's signal example: load or generate data, move it to the device
-once, compute there, and bring back only what the host needs.
+"""The signal example: load or generate data, move it to the device once,
+compute there, and bring back only what the host needs.
 
-    python examples/python/signal.py [--backend numpy|kokkos|cupy] [--fake-device | --fake-cupy]
+    python examples/python/spectrum.py [--backend numpy|kokkos|cupy] [--fake-device | --fake-cupy]
 
-On "numpy" and "cupy" the computation is the seed's, forwarded to the
+On "numpy" and "cupy" the computation is array code forwarded to the
 backend's array module (xp.fft, xp.abs, xp.argmax). On "kokkos" it is the
 Kokkos kernels of kernels.cpp (module example_kernels), called on
 DeviceArrays without a copy. --fake-device runs "kokkos" on cunumpy's fake
