@@ -43,13 +43,13 @@ def test_mypy_strict_accepts_the_package_the_examples_and_a_user_script(tmp_path
         PACKAGE,
         os.path.join(EXAMPLES, "spectrum.py"),
         os.path.join(EXAMPLES, "time_loop.py"),
-        os.path.join(HERE, "typing", "user_script.py"),
+        os.path.join(HERE, "typed", "user_script.py"),
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_mypy_strict_finds_the_mistakes_through_the_types(tmp_path):
-    misuse = os.path.join(HERE, "typing", "misuse.py")
+    misuse = os.path.join(HERE, "typed", "misuse.py")
     with open(misuse) as file:
         expected = {
             (number, match.group(1))
@@ -68,7 +68,7 @@ def test_mypy_strict_finds_the_mistakes_through_the_types(tmp_path):
 def test_the_user_script_runs(tmp_path):
     environment = dict(os.environ, PYTHONPATH=os.path.dirname(PACKAGE))
     result = subprocess.run(
-        [sys.executable, os.path.join(HERE, "typing", "user_script.py")],
+        [sys.executable, os.path.join(HERE, "typed", "user_script.py")],
         capture_output=True, text=True, cwd=tmp_path, env=environment, timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
