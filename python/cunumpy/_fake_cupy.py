@@ -72,6 +72,14 @@ def _wrap(value: Any) -> Any:
     return value
 
 
+def _implicit_wait(api: str) -> None:
+    """Records the wait for the device that CuPy makes in a scalar read, as
+    an implicit sync at the caller's line (nothing runs on Kokkos: no fence
+    stands for it)."""
+    with _core.RecordedWait(api, True):
+        pass
+
+
 def _device_function(function: Callable[..., Any], name: str) -> Callable[..., Any]:
     """NumPy's `function` on fake arrays, returning fake arrays."""
 
@@ -229,7 +237,7 @@ class ndarray:  # noqa: N801 (CuPy's name)
             )
         with _core.AnnouncedCopy(_describe(api, self._array), "Host", "Cuda", self.itemsize):
             value = self._array.reshape(()).item()
-        _core.wait(api, True)
+        _implicit_wait(api)
         return value
 
     def __float__(self) -> float:
@@ -260,7 +268,7 @@ class ndarray:  # noqa: N801 (CuPy's name)
     def tolist(self) -> Any:
         with _core.AnnouncedCopy(_describe("tolist", self._array), "Host", "Cuda", self.nbytes):
             value = self._array.tolist()
-        _core.wait("tolist", True)
+        _implicit_wait("tolist")
         return value
 
     # No implicit conversion to NumPy, as with CuPy.

@@ -29,8 +29,24 @@ void wait_for_device(const std::string& api, bool implicit) {
   Kokkos::fence();
 }
 
+/// Tells Kokkos Tools that the host waited at the end of a copy, as Kokkos 4
+/// does inside a blocking deep copy (its "post deep copy fence"): tools,
+/// the recorder included, take a copy without one for an asynchronous copy.
+/// Kokkos 3 reports no such fence, and its tools take copies as blocking.
+void announce_blocking_copy_end() {
+#if KOKKOS_VERSION >= 40000
+  if (Kokkos::Tools::Experimental::get_callbacks().begin_fence == nullptr)
+    return;
+  std::uint64_t handle = 0;
+  Kokkos::Tools::beginFence(
+      "cunumpy: copy made by another library, post copy fence", 0, &handle);
+  Kokkos::Tools::endFence(handle);
+#endif
+}
+
 /// Context manager around a copy another library makes (CuPy): Kokkos Tools
-/// sees a deep copy between the named spaces, attributed to the caller.
+/// sees a deep copy between the named spaces, attributed to the caller, and
+/// blocking unless `async`.
 struct AnnouncedCopy {
   AnnouncedCopy(std::string what, std::string dst_space, std::string src_space,
                 std::uint64_t nbytes, std::string label, bool async)
@@ -56,6 +72,8 @@ struct AnnouncedCopy {
   void exit() {
     if (!scope)
       return;
+    if (!async)
+      announce_blocking_copy_end();
     end_announced_copy();
     scope.reset();
   }
