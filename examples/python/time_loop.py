@@ -1,4 +1,4 @@
-"""The time loop of the seed, with a transfer budget: the state stays on the
+"""A time loop with a transfer budget: the state stays on the
 device, each step reads one 8-byte norm without waiting, output copies the
 state every few steps, and the budget checks that nothing else moves.
 
@@ -11,8 +11,11 @@ bug, a copy of the whole state in every step, which the budget reports with
 its line (exit status 1).
 """
 
+from __future__ import annotations
+
 import argparse
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -21,13 +24,13 @@ import example_kernels as kernels
 
 
 class Model:
-    def __init__(self, n, leak=False):
+    def __init__(self, n: int, leak: bool = False) -> None:
         cells = np.arange(n) - n / 2
         self.state = xp.to_cunumpy(np.exp(-((cells / 4.0) ** 2)))  # a pulse
         self.norm = xp.to_cunumpy(np.array(0.0))
         self.leak = leak
 
-    def integrate(self, dt):
+    def integrate(self, dt: float) -> xp.PendingHost:
         kernels.advance(self.state, dt)  # on the device
         kernels.max_norm(self.state, self.norm)
         if self.leak:
@@ -35,11 +38,11 @@ class Model:
         return xp.to_host_async(self.norm)  # 8 bytes, the host does not wait
 
 
-def save(model, snapshots):
+def save(model: Model, snapshots: list[Any]) -> None:
     snapshots.append(xp.to_numpy(model.state))
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backend", choices=("numpy", "kokkos"), default="kokkos")
     parser.add_argument("--fake-device", action="store_true",
@@ -57,8 +60,8 @@ def main():
     n_steps, output_every, dt = args.steps, 10, 0.2
     budget = xp.profiling.TransferBudget(started=False)
     model = Model(10000, leak=args.leak)  # setup: not counted
-    model.integrate = budget.count("integrate")(model.integrate)  # a decorator
-    snapshots = []
+    model.integrate = budget.count("integrate")(model.integrate)  # type: ignore[method-assign]  # a decorator
+    snapshots: list[Any] = []
 
     budget.start()
     for step in range(n_steps):

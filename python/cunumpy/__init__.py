@@ -16,7 +16,9 @@ called from Python are counted too. Other attributes are forwarded to the
 array module of the active backend (numpy or cupy): xp.asarray, xp.float64...
 """
 
+
 import os as _os
+from typing import Any
 
 from . import _core
 
@@ -45,8 +47,6 @@ from ._host import (  # noqa: E402
 
 __version__ = "0.1.0"
 
-DeviceArray.__module__ = __name__
-
 __all__ = [
     "DeviceArray",
     "DeviceMirror",
@@ -71,7 +71,12 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
+def __dir__() -> list[str]:
+    # The public API only, not the modules this one imports.
+    return sorted([*__all__, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
     # Forwarded backend operations (xp.asarray, xp.fft, xp.float64...): the
     # numpy or cupy module of the active backend. They copy without being
     # counted; the "kokkos" backend has no array operations of its own (its
@@ -80,10 +85,10 @@ def __getattr__(name):
         raise AttributeError(f"module 'cunumpy' has no attribute {name!r}")
     from ._backend import cupy_or_none, state
 
+    import numpy
+
     backend = state.name
-    module = cupy_or_none() if backend == "cupy" else None
-    if module is None:
-        import numpy as module
+    module = (cupy_or_none() if backend == "cupy" else None) or numpy
     try:
         value = getattr(module, name)
     except AttributeError:

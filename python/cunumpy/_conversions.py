@@ -2,6 +2,11 @@
 as_device_array. Every copy between host and device is one of these calls,
 counted with the caller's file and line."""
 
+from __future__ import annotations
+
+import operator
+from typing import Any, Literal
+
 import numpy as np
 
 from . import _core
@@ -9,6 +14,10 @@ from ._backend import is_cupy_array, require_cupy, state
 from ._core import DeviceArray
 
 _ndarray = np.ndarray
+_MAX_BYTES = 2**63 - 1
+
+#: The memory order of an array: row-major (C) or column-major (F).
+Order = Literal["C", "F"]
 
 SUPPORTED_DTYPES = (
     "bool",
@@ -29,7 +38,33 @@ _supported = frozenset(SUPPORTED_DTYPES)
 MAX_NDIM = 8
 
 
-def check_dtype(dtype, function):
+def checked_shape(shape: Any, dtype: np.dtype[Any], function: str) -> tuple[tuple[int, ...], int]:
+    """`shape` (an int or a sequence of ints) as a tuple, and its size in
+    bytes: ValueError naming `function` and the shape for extents that are
+    not integers or are negative, and for sizes of 2**63 bytes or more."""
+    try:
+        extents = (operator.index(shape),) if not hasattr(shape, "__iter__") else tuple(
+            operator.index(extent) for extent in shape
+        )
+    except TypeError:
+        raise ValueError(
+            f"{function}: shape {shape!r} is not an integer or a sequence of "
+            "integers"
+        ) from None
+    if any(extent < 0 for extent in extents):
+        raise ValueError(f"{function}: shape {extents!r} has a negative extent")
+    nbytes = dtype.itemsize
+    for extent in extents:
+        nbytes *= extent
+    if nbytes > _MAX_BYTES:
+        raise ValueError(
+            f"{function}: shape {extents!r} of {dtype.name} is too large "
+            f"({nbytes} bytes, at most 2**63 - 1)"
+        )
+    return extents, nbytes
+
+
+def check_dtype(dtype: np.dtype[Any], function: str) -> None:
     """TypeError naming `function` for dtypes the device cannot hold."""
     if dtype.hasobject:
         raise TypeError(
@@ -43,7 +78,7 @@ def check_dtype(dtype, function):
         )
 
 
-def check_ndim(ndim, function):
+def check_ndim(ndim: int, function: str) -> None:
     if ndim > MAX_NDIM:
         raise ValueError(
             f"{function}: rank {ndim} is not supported "
@@ -51,15 +86,32 @@ def check_ndim(ndim, function):
         )
 
 
-def host_array(value, function, dtype=None, order="K"):
+def check_real_target(source: np.dtype[Any], target: np.dtype[Any], function: str) -> None:
+    """TypeError for a conversion that would lose the imaginary part."""
+    if source.kind == "c" and target.kind != "c":
+        raise TypeError(
+            f"{function}: cannot convert {source.name} to {target.name}, the "
+            "imaginary part would be lost; take the real part first "
+            "(a.real) or ask for a complex dtype"
+        )
+
+
+def host_array(
+    value: Any, function: str, dtype: np.dtype[Any] | None = None, order: str = "K"
+) -> tuple[np.ndarray[Any, Any], bool]:
     """`value` as a NumPy array the core can copy, and whether it is F-ordered.
 
     F-contiguous arrays stay F-contiguous; everything else becomes
     C-contiguous (packed on the host, which is no transfer). The source is
-    never modified.
+    never modified. A conversion to `dtype` that would drop an imaginary
+    part is a TypeError.
     """
     if isinstance(value, _ndarray):
         check_dtype(value.dtype, function)
+    if dtype is not None:
+        source = value if isinstance(value, _ndarray) else np.asarray(value)
+        check_real_target(source.dtype, dtype, function)
+        value = source
     array = np.asarray(value, dtype=dtype)
     check_dtype(array.dtype, function)
     check_ndim(array.ndim, function)
@@ -70,21 +122,21 @@ def host_array(value, function, dtype=None, order="K"):
     return array, not array.flags.c_contiguous
 
 
-def describe(api, shape, dtype):
+def describe(api: str, shape: tuple[int, ...], dtype: Any) -> str:
     """"to_cupy(shape=(100000,), dtype=float64)", as the core writes it."""
     return f"{api}(shape={tuple(shape)!r}, dtype={np.dtype(dtype).name})"
 
 
-def _host_view(array):
+def _host_view(array: DeviceArray) -> np.ndarray[Any, Any]:
     """A NumPy view of a DeviceArray in host memory (no copy)."""
-    order = "F" if array._fortran else "C"
+    order: Order = "F" if array._fortran else "C"
     if array.nbytes == 0:
         return np.empty(array.shape, array.dtype, order=order)
     flat = np.frombuffer(array._host_buffer(), dtype=np.uint8)
     return flat.view(array.dtype).reshape(array.shape, order=order)
 
 
-def device_to_numpy(array, api):
+def device_to_numpy(array: DeviceArray, api: str) -> np.ndarray[Any, Any]:
     """One device-to-host copy of a DeviceArray into a new NumPy array."""
     if array._host_accessible:
         return _host_view(array)
@@ -93,15 +145,15 @@ def device_to_numpy(array, api):
     return out
 
 
-def _cupy_to_numpy(array, api):
-    order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+def _cupy_to_numpy(array: Any, api: str) -> np.ndarray[Any, Any]:
+    order: Order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
     with _core.AnnouncedCopy(
         describe(api, array.shape, array.dtype), "Host", "Cuda", array.nbytes
     ):
-        return array.get(order=order)
+        return array.get(order=order)  # type: ignore[no-any-return]
 
 
-def numpy_of(value, api):
+def numpy_of(value: Any, api: str) -> np.ndarray[Any, Any]:
     """`value` on the host, copied (and counted) only when it is on a device."""
     if isinstance(value, _ndarray):
         return value
@@ -112,7 +164,7 @@ def numpy_of(value, api):
     return np.asarray(value)
 
 
-def device_of(value, api, label=None):
+def device_of(value: Any, api: str, label: str | None = None) -> DeviceArray:
     """`value` as a DeviceArray in the current device space."""
     if isinstance(value, DeviceArray):
         if value.space == _core.device_space_name():
@@ -127,7 +179,7 @@ def device_of(value, api, label=None):
     return _core.to_device(array, array.dtype.name, fortran, api, label)
 
 
-def _share_cupy(value):
+def _share_cupy(value: Any) -> DeviceArray | None:
     """A DeviceArray over the memory of a contiguous CuPy array (no copy), on
     a CUDA build of Kokkos; None where Kokkos cannot address CuPy memory."""
     if _core.device_space() != "device" or _core.device_space_name() != "Cuda":
@@ -145,7 +197,7 @@ def _share_cupy(value):
     )
 
 
-def cupy_of(value, api):
+def cupy_of(value: Any, api: str) -> Any:
     """`value` as a CuPy array: one counted host-to-device copy unless it is
     one already (or a DeviceArray in CUDA memory, shared without a copy)."""
     cupy = require_cupy(f"{api}()")
@@ -165,7 +217,7 @@ def cupy_of(value, api):
         return cupy.asarray(array, order="F" if fortran else "C")
 
 
-def to_numpy(a):
+def to_numpy(a: Any) -> np.ndarray[Any, Any]:
     """`a` as a NumPy array (host).
 
     Accepts anything numpy.asarray accepts; a NumPy array is returned as it
@@ -179,13 +231,13 @@ def to_numpy(a):
     return numpy_of(a, "to_numpy")
 
 
-def to_cupy(a):
+def to_cupy(a: Any) -> Any:
     """`a` as a CuPy array (device): one counted host-to-device copy unless it
     is one already. Raises ImportError when CuPy or CUDA is not usable."""
     return cupy_of(a, "to_cupy")
 
 
-def to_device(a):
+def to_device(a: Any) -> DeviceArray:
     """`a` as a cunumpy.DeviceArray in the Kokkos device space.
 
     A DeviceArray is returned as it is. Anything else is copied once to the
@@ -199,7 +251,7 @@ def to_device(a):
     return device_of(a, "to_device")
 
 
-def to_cunumpy(a):
+def to_cunumpy(a: Any) -> Any:
     """`a` as an array of the active backend: to_numpy() on "numpy",
     to_cupy() on "cupy", a DeviceArray on "kokkos". Copies (once, counted)
     only when `a` lives on the other side."""
@@ -213,7 +265,9 @@ def to_cunumpy(a):
     return cupy_of(a, "to_cunumpy")
 
 
-def as_device_array(value, dtype, ndim=None, *, name=None):
+def as_device_array(
+    value: Any, dtype: Any, ndim: int | None = None, *, name: str | None = None
+) -> Any:
     """A C-contiguous device array of `dtype` for `value`, copying only what
     is not already in that form.
 
@@ -222,7 +276,8 @@ def as_device_array(value, dtype, ndim=None, *, name=None):
     Anything else (a tuple such as (3, 3, 3), a host array, another dtype,
     a non-contiguous or F-ordered array) becomes one C-contiguous device
     copy. `ndim` checks the rank; `name` names the argument in errors and
-    labels the copy. Call it when the argument object is built, never per
+    labels the copy. Complex data to a real dtype is a TypeError, on the
+    host as on the device. Call it when the argument object is built, never per
     kernel call. On the NumPy backend (and on a host-only Kokkos build) it
     raises RuntimeError, so host data is never copied to a device by
     accident.
@@ -238,7 +293,7 @@ def as_device_array(value, dtype, ndim=None, *, name=None):
     dtype = np.dtype(dtype)
     check_dtype(dtype, "as_device_array")
 
-    def check_rank(rank):
+    def check_rank(rank: int) -> None:
         if ndim is not None and rank != ndim:
             raise ValueError(
                 f"as_device_array: {label!r} has rank {rank}, expected {ndim}"
@@ -250,7 +305,14 @@ def as_device_array(value, dtype, ndim=None, *, name=None):
             check_rank(value.ndim)
             if value.dtype == dtype and value.flags.c_contiguous:
                 return value
-            return cupy.ascontiguousarray(value, dtype=dtype)
+            check_real_target(value.dtype, dtype, "as_device_array")
+            with _core.AnnouncedCopy(
+                describe("as_device_array", value.shape, value.dtype),
+                "Cuda",
+                "Cuda",
+                value.size * dtype.itemsize,
+            ):
+                return cupy.ascontiguousarray(value, dtype=dtype)
         array, _ = host_array(value, "as_device_array", dtype=dtype, order="C")
         check_rank(array.ndim)
         return cupy_of(array, "as_device_array")

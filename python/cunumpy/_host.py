@@ -1,13 +1,18 @@
 """Host-only code and host-owned buffers: host_call, evaluate_on_host,
 setup_on_host, DeviceMirror and synchronize."""
 
+from __future__ import annotations
+
 import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
 from . import _core
 from ._backend import is_cupy_array, state, using
 from ._conversions import (
+    Order,
     cupy_of,
     describe,
     device_of,
@@ -17,12 +22,14 @@ from ._conversions import (
 from ._conversions import host_array as packed_host_array
 from ._core import DeviceArray
 
+_Result = TypeVar("_Result")
 
-def _is_device_array(value):
+
+def _is_device_array(value: Any) -> bool:
     return isinstance(value, DeviceArray) or is_cupy_array(value)
 
 
-def _to_host(value):
+def _to_host(value: Any) -> Any:
     if _is_device_array(value):
         return numpy_of(value, "host_call")
     kind = type(value)
@@ -33,7 +40,7 @@ def _to_host(value):
     return value
 
 
-def _to_backend(value, backend):
+def _to_backend(value: Any, backend: str) -> Any:
     if isinstance(value, np.ndarray):
         if backend == "kokkos":
             return device_of(value, "host_call")
@@ -48,7 +55,7 @@ def _to_backend(value, backend):
     return value
 
 
-def host_call(fun, *args, **kwargs):
+def host_call(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Calls host-only `fun` with arguments of either backend.
 
     Device arrays among the arguments (also inside tuples, lists and dicts)
@@ -67,23 +74,23 @@ def host_call(fun, *args, **kwargs):
     return _to_backend(result, backend)
 
 
-def evaluate_on_host(method):
+def evaluate_on_host(method: Callable[..., _Result]) -> Callable[..., _Result]:
     """Decorator: the method runs through host_call() (device arguments to
     the host, NumPy backend, array results back)."""
 
     @functools.wraps(method)
-    def on_host(self, *args, **kwargs):
+    def on_host(self: Any, *args: Any, **kwargs: Any) -> Any:
         return host_call(method, self, *args, **kwargs)
 
     return on_host
 
 
-def setup_on_host(init):
+def setup_on_host(init: Callable[..., None]) -> Callable[..., None]:
     """Decorator for __init__: it runs on the NumPy backend with device
     arguments copied to the host, so the object holds only host data."""
 
     @functools.wraps(init)
-    def on_host(self, *args, **kwargs):
+    def on_host(self: Any, *args: Any, **kwargs: Any) -> None:
         host_args = _to_host(args)
         host_kwargs = _to_host(kwargs)
         with using("numpy"):
@@ -92,12 +99,12 @@ def setup_on_host(init):
     return on_host
 
 
-def synchronize():
+def synchronize() -> None:
     """Waits for the device; counted as a sync (not a transfer)."""
     _core.synchronize()
 
 
-def _wait_for(stream, event, api):
+def _wait_for(stream: Any, event: Any, api: str) -> None:
     if stream is None and event is None:
         return
     for waitable in (event, stream):
@@ -121,7 +128,11 @@ class DeviceMirror:
         mirror.to_host()                       # into host_buffer, in place
     """
 
-    def __init__(self, host_array):
+    device: Any
+    """The device array kernels write into (a DeviceArray, a CuPy array, or
+    the host array itself on the NumPy backend)."""
+
+    def __init__(self, host_array: np.ndarray[Any, Any]) -> None:
         if not isinstance(host_array, np.ndarray):
             raise TypeError(
                 "DeviceMirror: host_array must be a NumPy array (the buffer "
@@ -139,13 +150,20 @@ class DeviceMirror:
         else:
             self.device = cupy_of(host_array, "DeviceMirror")
 
-    def to_host(self, stream=None, event=None):
+    def to_host(self, stream: Any = None, event: Any = None) -> np.ndarray[Any, Any]:
         """Copies the device array into the host array, in place (one
         counted to_host); returns the host array when the data is there.
         With `stream` or `event` (the producer of the device data), waits
-        for it first, counted as a sync."""
+        for it first, counted as a sync. A read-only host array is refused
+        (ValueError) before anything is copied."""
         if self._backend == "numpy":
             return self.host
+        if not self.host.flags.writeable:
+            raise ValueError(
+                "DeviceMirror.to_host: the host array is read-only, so the "
+                "device data cannot be copied into it; mirror a writable "
+                "array, or copy it out with cunumpy.to_numpy(mirror.device)"
+            )
         _wait_for(stream, event, "DeviceMirror.to_host")
         device = self.device
         if isinstance(device, DeviceArray):
@@ -168,14 +186,14 @@ class DeviceMirror:
             np.copyto(self.host, device.get())
         return self.host
 
-    def to_device(self):
+    def to_device(self) -> Any:
         """Copies the host array into the device array, in place (one
         counted to_device); returns the device array."""
         if self._backend == "numpy":
             return self.device
         device = self.device
         if isinstance(device, DeviceArray):
-            order = "F" if device._fortran else "C"
+            order: Order = "F" if device._fortran else "C"
             source = np.asarray(self.host, dtype=device.dtype, order=order)
             _core.copy_into(device, source, "DeviceMirror.to_device")
             return device
@@ -188,7 +206,7 @@ class DeviceMirror:
             device.set(np.asarray(self.host, dtype=device.dtype))
         return device
 
-    def _writes_in_place(self, device):
+    def _writes_in_place(self, device: DeviceArray) -> bool:
         host = self.host
         contiguous = host.flags.f_contiguous if device._fortran else host.flags.c_contiguous
         return (

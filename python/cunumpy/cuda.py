@@ -1,32 +1,42 @@
-"""CUDA helpers: page-locked memory and streams (they need CuPy)."""
+"""CUDA helpers: page-locked memory and streams (they need CuPy, or the fake
+CuPy of cunumpy.testing.use_fake_cupy())."""
+
+from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
 from ._backend import cupy_or_none
+from ._conversions import Order, checked_shape
 
 __all__ = ["is_available", "pin_memory", "stream"]
 
 
-def is_available():
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+def is_available() -> bool:
     """True when CuPy is importable and sees a CUDA device."""
     return cupy_or_none() is not None
 
 
-def empty_pinned(shape, dtype, order="C"):
+def empty_pinned(shape: Any, dtype: Any, order: Order = "C") -> np.ndarray[Any, Any]:
     """An uninitialized NumPy array in page-locked memory (needs CuPy)."""
     cupy = cupy_or_none()
     if cupy is None:
         raise ImportError("pin_memory() requires CuPy")
     dtype = np.dtype(dtype)
-    count = int(np.prod(shape, dtype=np.int64))
-    memory = cupy.cuda.alloc_pinned_memory(max(count * dtype.itemsize, 1))
-    flat = np.frombuffer(memory, dtype, count)
+    shape, nbytes = checked_shape(shape, dtype, "pin_memory")
+    memory = cupy.cuda.alloc_pinned_memory(max(nbytes, 1))
+    flat = np.frombuffer(memory, dtype, nbytes // max(dtype.itemsize, 1))
     return flat.reshape(shape, order=order)
 
 
-def pin_memory(host_array):
+def pin_memory(host_array: Any) -> np.ndarray[Any, Any]:
     """A copy of `host_array` in page-locked ("pinned") host memory, from
     which host-to-device copies are faster and can overlap computation.
     F-contiguous arrays stay F-contiguous. Raises ImportError without CuPy.
@@ -38,14 +48,14 @@ def pin_memory(host_array):
     if cupy_or_none() is None:
         raise ImportError("pin_memory() requires CuPy")
     array = np.asarray(host_array)
-    order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+    order: Order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
     pinned = empty_pinned(array.shape, array.dtype, order)
     pinned[...] = array
     return pinned
 
 
 @contextlib.contextmanager
-def stream(non_blocking=True):
+def stream(non_blocking: bool = True) -> Iterator[Any]:
     """Runs the block on a new CUDA stream (a CuPy stream, yielded). Without
     CuPy the block runs as it is and None is yielded."""
     cupy = cupy_or_none()

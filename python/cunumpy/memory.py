@@ -1,17 +1,25 @@
 """Host memory for repeated copies: HostStaging."""
 
+from __future__ import annotations
+
 import sys
+from typing import Any
 
 import numpy as np
 
 from ._async import PendingHost, copy_to_host_async, pinned_empty
 from ._backend import cupy_or_none, is_cupy_array
+from ._conversions import Order
 from ._core import DeviceArray
 
 __all__ = ["HostStaging"]
 
 
-def _empty_host(shape, dtype, order):
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+def _empty_host(shape: tuple[int, ...], dtype: Any, order: Order) -> np.ndarray[Any, Any]:
     cupy = cupy_or_none()
     if cupy is None:
         return pinned_empty(shape, dtype, order)
@@ -39,11 +47,11 @@ class HostStaging:
     still held is never overwritten: the copy gets another buffer.
     """
 
-    def __init__(self):
-        self._buffers = []
+    def __init__(self) -> None:
+        self._buffers: list[np.ndarray[Any, Any]] = []
         self._allocations = 0
 
-    def copy(self, a):
+    def copy(self, a: Any) -> PendingHost:
         """Starts copying the device array `a` into a staging buffer; a
         PendingHost whose result() is the buffer. A host array is returned
         as it is, without a copy or an event."""
@@ -55,7 +63,7 @@ class HostStaging:
             )
         return copy_to_host_async(a, "HostStaging.copy", out=self._buffer_for(a))
 
-    def _buffer_for(self, a):
+    def _buffer_for(self, a: Any) -> np.ndarray[Any, Any]:
         fortran = a.flags.f_contiguous and not a.flags.c_contiguous
         for index in range(len(self._buffers)):
             buffer = self._buffers[index]
@@ -73,21 +81,21 @@ class HostStaging:
         return buffer
 
     @property
-    def buffers(self):
+    def buffers(self) -> int:
         """Number of buffers held."""
         return len(self._buffers)
 
     @property
-    def allocations(self):
+    def allocations(self) -> int:
         """Number of buffers allocated since construction (or clear())."""
         return self._allocations
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         """Bytes of host memory held."""
         return sum(buffer.nbytes for buffer in self._buffers)
 
-    def clear(self):
+    def clear(self) -> None:
         """Lets go of every buffer (arrays given out stay valid)."""
         self._buffers = []
         self._allocations = 0

@@ -5,12 +5,26 @@ Python are counted here too, attributed to the Python line that called into
 C++ when the C++ stack offers no better site.
 """
 
+from __future__ import annotations
+
 import collections.abc
 import functools
 import numbers
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar, Union
 
 from . import _core
-from ._core import Event, Rule, SiteSummary, TransferCounter, Violation
+from ._core import (
+    AssertNoTransfers,
+    CountTransfers,
+    Event,
+    Phase,
+    Rule,
+    SiteSummary,
+    TransferCounter,
+    Violation,
+)
 
 __all__ = [
     "Event",
@@ -25,16 +39,47 @@ __all__ = [
     "record_marker",
 ]
 
+_Function = TypeVar("_Function", bound=Callable[..., Any])
+
+#: The limits of one kind in TransferBudget.require(allow=...).
+Limits = Mapping[str, Union[int, bool]]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 #: Every event kind, in report order.
-event_kinds = _core.event_kinds
+event_kinds: tuple[str, ...] = _core.event_kinds
 
 _LIMITS = ("max_nbytes", "max_count", "max_total_bytes", "blocking", "implicit")
 _FLAGS = ("blocking", "implicit")
+_MAX_LIMIT = 2**64 - 1
 
-count_transfers = _core.count_transfers
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
 
 
-def assert_no_transfers():
+def count_transfers(counter: TransferCounter | None = None) -> CountTransfers:
+    """A context manager counting the copies, markers and syncs of every
+    thread while the block runs, with the file and line that caused them;
+    yields the TransferCounter. With `counter`, adds the events to it
+    (accumulates over several blocks). Blocks nest.
+
+        with xp.profiling.count_transfers() as counter:
+            step(state, dt)
+        print(counter.report())
+    """
+    if counter is not None and not isinstance(counter, TransferCounter):
+        raise TypeError(
+            "count_transfers: counter must be a TransferCounter (the one a "
+            f"block yielded) or None, not {_type_name(counter)}"
+        )
+    return _core.count_transfers(counter)
+
+
+def assert_no_transfers() -> AssertNoTransfers:
     """Context manager: AssertionError with the report when the block copied
     between host and device (to_host, to_device) or ran host code on the
     device backend (kernel_conversion, fallback). Device-only copies
@@ -47,15 +92,39 @@ def assert_no_transfers():
     return _core.AssertNoTransfers()
 
 
-def record_marker(kind, what):
+def record_marker(kind: str, what: str) -> None:
     """Records a marker event, no copy and no bytes: "kernel_conversion" (a
     host kernel was called with device arrays, copied to the host and back)
     or "fallback" (a kernel without a device version ran its host version
     on the device backend). `what` describes it in reports."""
+    if not isinstance(kind, str):
+        raise TypeError(
+            "record_marker: kind must be 'kernel_conversion' or 'fallback', "
+            f"not {_type_name(kind)} {kind!r}"
+        )
+    if not isinstance(what, str):
+        raise TypeError(
+            "record_marker: what must be a str describing the marker in "
+            f"reports (e.g. 'spline(x)'), not {_type_name(what)} {what!r}"
+        )
     _core.record_marker(kind, what)
 
 
-def _kind(name, where):
+def _phase_name(name: object, function: str) -> str:
+    if not isinstance(name, str):
+        raise TypeError(
+            f"TransferBudget.{function}: the phase name must be a str, not "
+            f"{_type_name(name)} {name!r}"
+        )
+    return name
+
+
+def _kind(name: object, where: str) -> str:
+    if not isinstance(name, str):
+        raise TypeError(
+            f"TransferBudget.require: event kinds in {where} are str such as "
+            f"'to_host', not {_type_name(name)} {name!r}"
+        )
     if name not in event_kinds:
         raise ValueError(
             f"TransferBudget.require: unknown event kind {name!r} in {where} "
@@ -64,21 +133,22 @@ def _kind(name, where):
     return name
 
 
-def _count_limit(value, what):
+def _count_limit(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(
             f"TransferBudget.require: {what} must be a non-negative integer, "
             f"not {value!r}"
         )
-    if value < 0:
+    value = int(value)
+    if value < 0 or value > _MAX_LIMIT:
         raise ValueError(
-            f"TransferBudget.require: {what} must be a non-negative integer, "
-            f"not {value}"
+            f"TransferBudget.require: {what} must be a non-negative integer "
+            f"of at most 2**64 - 1, not {value}"
         )
-    return int(value)
+    return value
 
 
-def _limits(kind, limits):
+def _limits(kind: str, limits: object) -> dict[str, int | bool]:
     if limits is None:
         return {}
     if not isinstance(limits, collections.abc.Mapping):
@@ -86,7 +156,7 @@ def _limits(kind, limits):
             f"TransferBudget.require: the limits of {kind!r} must be a dict "
             f"such as {{'max_nbytes': 8}}, not {limits!r}"
         )
-    checked = {}
+    checked: dict[str, int | bool] = {}
     for key, value in limits.items():
         if key not in _LIMITS:
             raise ValueError(
@@ -105,31 +175,37 @@ def _limits(kind, limits):
     return checked
 
 
-def _kinds(kinds, where):
+def _kinds(kinds: object, where: str) -> list[str]:
     if isinstance(kinds, str):
         kinds = (kinds,)
+    if not isinstance(kinds, Iterable):
+        raise TypeError(
+            f"TransferBudget.require: {where} must be a kind or a sequence of "
+            f"kinds such as ('device_copy', 'sync'), not {_type_name(kinds)} "
+            f"{kinds!r}"
+        )
     return [_kind(kind, where) for kind in kinds]
 
 
-class _PhaseCalls(collections.abc.Mapping):
+class _PhaseCalls(Mapping[str, int]):
     """budget.calls: phase name -> number of calls (0 for unknown phases)."""
 
-    def __init__(self, budget):
+    def __init__(self, budget: TransferBudget) -> None:
         self._budget = budget
 
-    def __getitem__(self, name):
-        return self._budget._calls(name)
+    def __getitem__(self, name: str) -> int:
+        return self._budget._calls(_phase_name(name, "calls"))
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
         return name in self._budget.phases()
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._budget.phases())
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._budget.phases())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return repr(dict(self.items()))
 
 
@@ -155,17 +231,45 @@ class TransferBudget(_core.TransferBudget):
     TransferBudget.from_file(path) or budget.require_file(path).
     """
 
-    def __init__(self, started=True):
+    def __init__(self, started: bool = True) -> None:
+        if not isinstance(started, bool):
+            raise TypeError(
+                f"TransferBudget: started must be True or False, not "
+                f"{_type_name(started)} {started!r}"
+            )
         super().__init__(started)
 
     @classmethod
-    def from_file(cls, path, started=True):
+    def from_file(cls, path: str | os.PathLike[str], started: bool = True) -> TransferBudget:
         """A budget with the rules of the TOML rule file at `path`."""
         budget = cls(started=started)
         budget.require_file(path)
         return budget
 
-    def count(self, name):
+    def phase(self, name: str) -> Phase:
+        """Context manager: phase `name` while the block runs; yields its
+        TransferCounter."""
+        return super().phase(_phase_name(name, "phase"))
+
+    def __getitem__(self, name: str) -> TransferCounter:
+        """The TransferCounter of phase `name`."""
+        return super().__getitem__(_phase_name(name, "__getitem__"))
+
+    def rule(self, name: str) -> Rule | None:
+        """The Rule of phase `name`, or None."""
+        return super().rule(_phase_name(name, "rule"))
+
+    def require_toml(self, toml: str, source: str = "<string>") -> None:
+        """Adds the rules of TOML text (the rule file's format)."""
+        if not isinstance(toml, str) or not isinstance(source, str):
+            raise TypeError(
+                "TransferBudget.require_toml: toml and source must be str, not "
+                f"{_type_name(toml)} and {_type_name(source)}; for a file use "
+                "require_file(path)"
+            )
+        super().require_toml(toml, source)
+
+    def count(self, name: str) -> Callable[[_Function], _Function]:
         """A decorator: the decorated function runs inside phase `name`.
 
         model.integrate = budget.count("integrate")(model.integrate)
@@ -176,23 +280,29 @@ class TransferBudget(_core.TransferBudget):
                 "a decorator: budget.count('integrate')(function)"
             )
 
-        def decorator(function):
+        def decorator(function: _Function) -> _Function:
             @functools.wraps(function)
-            def counted(*args, **kwargs):
+            def counted(*args: Any, **kwargs: Any) -> Any:
                 with self.phase(name):
                     return function(*args, **kwargs)
 
-            return counted
+            return counted  # type: ignore[return-value]
 
         return decorator
 
     @property
-    def calls(self):
+    def calls(self) -> _PhaseCalls:
         """Mapping phase name -> number of calls counted."""
         return _PhaseCalls(self)
 
-    def require(self, name, allow=None, ignore=None, calls=None,
-                optional=False):
+    def require(
+        self,
+        name: str,
+        allow: Mapping[str, Limits | None] | Iterable[str] | str | None = None,
+        ignore: Iterable[str] | str | None = None,
+        calls: int | None = None,
+        optional: bool = False,
+    ) -> None:
         """Sets the rule of phase `name` (replacing an earlier one).
 
         `allow` maps the allowed event kinds to their limits (max_nbytes,
@@ -202,14 +312,17 @@ class TransferBudget(_core.TransferBudget):
         sync). `calls` is the number of calls the phase must have had. A
         phase that never ran breaks its rule unless `optional` is true.
         """
+        name = _phase_name(name, "require")
         rule = Rule()
         if allow is not None:
+            items: Iterable[tuple[object, object]]
             if isinstance(allow, collections.abc.Mapping):
                 items = allow.items()
             else:
                 items = ((kind, None) for kind in _kinds(allow, "allow"))
             for kind, limits in items:
-                rule.allow(_kind(kind, "allow"), **_limits(kind, limits))
+                checked = _kind(kind, "allow")
+                rule.allow(checked, **_limits(checked, limits))  # type: ignore[arg-type]
         if ignore is not None:
             rule.ignore(_kinds(ignore, "ignore"))
         if calls is not None:

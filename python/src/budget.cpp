@@ -36,7 +36,14 @@ struct PhaseContext {
     scope.emplace(budget->phase(name));
     return CounterPtr(budget, &scope->counter());
   }
-  void exit() { scope.reset(); }
+  void exit() {
+    if (!scope)
+      throw py::value_error("TransferBudget.phase('" + name +
+                            "'): __exit__ without __enter__ (or called "
+                            "twice); use the block as `with "
+                            "budget.phase(name):`");
+    scope.reset();
+  }
 };
 
 std::optional<std::string> kind_name(const std::optional<EventKind>& kind) {

@@ -78,16 +78,17 @@ DeviceArray to_device(const py::buffer& source, const std::string& dtype_name,
   py::buffer_info buffer = source.request();
   require_contiguous(buffer, dtype, fortran, api);
   const std::size_t nbytes =
-      static_cast<std::size_t>(buffer.size) * info(dtype).itemsize;
+      checked_nbytes(shape_of(buffer), info(dtype).itemsize, api);
   const SpaceKind kind = current_space();
   if (is_host_space(kind) && !buffer.readonly)
     return DeviceArray(alias_host_memory(buffer.ptr, nbytes, source),
                        shape_of(buffer), dtype, fortran);
   // The scope covers the allocation: Kokkos' fences there are the call's.
   const auto shape = shape_of(buffer);
-  PythonApiScope scope(describe(api, array_shape(shape, dtype)));
-  auto storage =
-      allocate_storage(kind, nbytes, label.value_or(default_label(api)), false);
+  const std::string what = describe(api, array_shape(shape, dtype));
+  PythonApiScope scope(what);
+  auto storage = allocate_storage(
+      kind, nbytes, label.value_or(default_label(api)), false, what);
   DeviceArray array(storage, shape, dtype, fortran);
   MaybeReleaseGil unlocked(nbytes);
   storage->copy_from_host(buffer.ptr);
@@ -139,9 +140,11 @@ DeviceArray convert(const DeviceArray& array, const std::string& dtype_name,
                          " on the device, the imaginary part would be lost; "
                          "take the real part on the host or in a kernel");
   const auto& source = array.storage();
+  const std::size_t nbytes =
+      checked_nbytes(array.shape(), info(to).itemsize, api);
   PythonApiScope scope(describe(api, array.array_shape()));
-  auto storage = source->allocate(array.size() * info(to).itemsize,
-                                  label.value_or(default_label(api)), false);
+  auto storage =
+      source->allocate(nbytes, label.value_or(default_label(api)), false);
   Reorder reorder;
   if (array.fortran()) {
     reorder.rank = array.ndim();
@@ -161,12 +164,10 @@ DeviceArray wrap_device_memory(std::uintptr_t pointer, const py::object& shape,
                                py::object owner) {
   const DType dtype = parse_dtype(dtype_name, "wrap_device_memory");
   auto extents = parse_shape(shape, "wrap_device_memory");
-  std::size_t count = 1;
-  for (auto extent : extents)
-    count *= static_cast<std::size_t>(extent);
-  auto storage =
-      alias_device_memory(reinterpret_cast<void*>(pointer),
-                          count * info(dtype).itemsize, std::move(owner));
+  const std::size_t nbytes =
+      checked_nbytes(extents, info(dtype).itemsize, "wrap_device_memory");
+  auto storage = alias_device_memory(reinterpret_cast<void*>(pointer), nbytes,
+                                     std::move(owner));
   return DeviceArray(std::move(storage), std::move(extents), dtype, fortran);
 }
 
@@ -232,11 +233,22 @@ AsyncCopy to_host_async(const DeviceArray& array, const py::buffer& out,
 /// A 1-D uint8 NumPy array of `nbytes` in page-locked host memory (ordinary
 /// host memory on a build without a device), which the copies to the host
 /// can fill while the host runs on.
-py::array pinned_buffer(std::size_t nbytes) {
+py::array pinned_buffer(const py::object& size) {
+  const auto shape = parse_shape(size, "pinned_buffer");
+  if (shape.size() != 1)
+    throw py::value_error("pinned_buffer: the size is one number of bytes");
+  const std::size_t nbytes = checked_nbytes(shape, 1, "pinned_buffer");
   using Pinned = Kokkos::View<unsigned char*, pinned_memory_space>;
-  auto* view = new Pinned(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "cunumpy::pinned_buffer"),
-      nbytes);
+  Pinned* view = nullptr;
+  try {
+    view = new Pinned(Kokkos::view_alloc(Kokkos::WithoutInitializing,
+                                         "cunumpy::pinned_buffer"),
+                      nbytes);
+  } catch (const std::exception&) {
+    throw_allocation_failure("pinned memory of shape " + shape_repr(shape) +
+                                 " (uint8)",
+                             nbytes, pinned_memory_space::name());
+  }
   py::capsule owner(view, [](void* pointer) {
     // A buffer that outlives Kokkos (held past finalize) is not freed.
     if (Kokkos::is_initialized())

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <limits>
 #include <mutex>
+#include <new>
 #include <pybind11/stl.h>
 #include <type_traits>
 #include <unordered_set>
@@ -45,6 +47,15 @@ std::mutex registry_mutex;
 std::unordered_set<Storage*>& registry() {
   static auto* storages = new std::unordered_set<Storage*>();
   return *storages;
+}
+
+/// Kokkos reports a failed allocation as std::bad_alloc or (Kokkos 3.x, a
+/// std::runtime_error) "Kokkos failed to allocate memory ...", with a
+/// message about its own internals.
+bool is_allocation_failure(const std::exception& error) {
+  return dynamic_cast<const std::bad_alloc*>(&error) != nullptr ||
+         std::string_view(error.what()).find("failed to allocate") !=
+             std::string_view::npos;
 }
 
 template <class MemorySpace> class ViewStorage final : public Storage {
@@ -105,7 +116,13 @@ public:
   std::shared_ptr<Storage> allocate(std::size_t nbytes,
                                     const std::string& label,
                                     bool zero) const override {
-    return std::make_shared<ViewStorage>(kind_, label, nbytes, zero);
+    try {
+      return std::make_shared<ViewStorage>(kind_, label, nbytes, zero);
+    } catch (const std::exception& error) {
+      if (!is_allocation_failure(error))
+        throw;
+      throw_allocation_failure(label, nbytes, MemorySpace::name());
+    }
   }
 
   void convert_into(Storage& destination, DType to, DType from,
@@ -224,14 +241,31 @@ Storage::~Storage() {
 }
 
 std::shared_ptr<Storage> allocate_storage(SpaceKind kind, std::size_t nbytes,
-                                          const std::string& label, bool zero) {
+                                          const std::string& label, bool zero,
+                                          std::string_view what) {
+  try {
 #if CUNUMPY_HAS_FAKE_DEVICE
-  if (kind == SpaceKind::fake_device)
-    return std::make_shared<ViewStorage<testing::FakeDevice>>(kind, label,
-                                                              nbytes, zero);
+    if (kind == SpaceKind::fake_device)
+      return std::make_shared<ViewStorage<testing::FakeDevice>>(kind, label,
+                                                                nbytes, zero);
 #endif
-  return std::make_shared<ViewStorage<default_device_memory_space>>(
-      kind, label, nbytes, zero);
+    return std::make_shared<ViewStorage<default_device_memory_space>>(
+        kind, label, nbytes, zero);
+  } catch (const std::exception& error) {
+    if (!is_allocation_failure(error))
+      throw;
+    throw_allocation_failure(what.empty() ? std::string_view(label) : what,
+                             nbytes, space_name(kind));
+  }
+}
+
+void throw_allocation_failure(std::string_view what, std::size_t nbytes,
+                              const char* space) {
+  const std::string message = std::string(what) + ": cannot allocate " +
+                              std::to_string(nbytes) + " bytes in " + space +
+                              " (out of memory); use a smaller shape";
+  PyErr_SetString(PyExc_MemoryError, message.c_str());
+  throw py::error_already_set();
 }
 
 std::shared_ptr<Storage> alias_host_memory(void* data, std::size_t nbytes,
@@ -344,25 +378,104 @@ bool is_contiguous(const std::vector<std::int64_t>& shape,
   return true;
 }
 
+namespace {
+
+/// repr(value), cut to a short excerpt: a hostile shape may be huge.
+std::string short_repr(const py::handle& value) {
+  constexpr std::size_t limit = 80;
+  std::string text;
+  try {
+    text = py::repr(value).cast<std::string>();
+  } catch (const py::error_already_set&) {
+    text = "<" + std::string(Py_TYPE(value.ptr())->tp_name) + ">";
+  }
+  if (text.size() > limit)
+    text = text.substr(0, limit) + "...";
+  return text;
+}
+
+} // namespace
+
 std::vector<std::int64_t> parse_shape(const py::handle& shape,
                                       std::string_view function) {
-  std::vector<std::int64_t> result;
-  if (py::isinstance<py::int_>(shape)) {
-    result.push_back(shape.cast<std::int64_t>());
+  const auto invalid = [&](const std::string& why) {
+    return py::value_error(std::string(function) + ": shape " +
+                           short_repr(shape) + " " + why);
+  };
+  // An int (anything with __index__) is a 1-D shape; a str is no sequence
+  // of extents.
+  std::vector<py::object> extents;
+  if (PyIndex_Check(shape.ptr()) != 0) {
+    extents.push_back(py::reinterpret_borrow<py::object>(shape));
+  } else if (PyUnicode_Check(shape.ptr()) != 0 ||
+             PyBytes_Check(shape.ptr()) != 0 ||
+             PyIter_Check(shape.ptr()) != 0 ||
+             PySequence_Check(shape.ptr()) == 0) {
+    throw invalid("is not an integer or a sequence of integers");
   } else {
-    for (auto extent : py::iter(shape))
-      result.push_back(extent.cast<std::int64_t>());
+    for (auto extent : py::iter(shape)) {
+      if (extents.size() == static_cast<std::size_t>(max_rank))
+        throw invalid("has rank " + std::to_string(max_rank + 1) +
+                      " or more; at most " + std::to_string(max_rank) +
+                      " dimensions are supported");
+      extents.push_back(py::reinterpret_borrow<py::object>(extent));
+    }
   }
-  if (result.size() > static_cast<std::size_t>(max_rank))
-    throw py::value_error(std::string(function) + ": rank " +
-                          std::to_string(result.size()) +
-                          " is not supported (at most " +
-                          std::to_string(max_rank) + " dimensions)");
-  for (auto extent : result)
-    if (extent < 0)
-      throw py::value_error(std::string(function) +
-                            ": negative extent in shape");
+  std::vector<std::int64_t> result;
+  for (const auto& extent : extents) {
+    if (PyIndex_Check(extent.ptr()) == 0)
+      throw invalid("has an extent that is not an integer: " +
+                    short_repr(extent));
+    auto index =
+        py::reinterpret_steal<py::object>(PyNumber_Index(extent.ptr()));
+    if (!index)
+      throw py::error_already_set();
+    int overflow = 0;
+    const long long value =
+        PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (value == -1 && PyErr_Occurred() != nullptr)
+      throw py::error_already_set();
+    if (overflow > 0)
+      throw invalid("has an extent beyond 2**63 - 1: " + short_repr(extent));
+    if (overflow < 0 || value < 0)
+      throw invalid("has a negative extent");
+    result.push_back(static_cast<std::int64_t>(value));
+  }
   return result;
+}
+
+std::string shape_repr(const std::vector<std::int64_t>& shape) {
+  std::string text = "(";
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    text += (d == 0 ? "" : ", ") + std::to_string(shape[d]);
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+bool checked_multiply(std::int64_t a, std::int64_t b, std::int64_t& product) {
+  constexpr auto max = std::numeric_limits<std::int64_t>::max();
+  if (a != 0 && b > max / a)
+    return false;
+  product = a * b;
+  return true;
+}
+
+std::size_t checked_nbytes(const std::vector<std::int64_t>& shape,
+                           std::size_t itemsize, std::string_view function) {
+  // The strides multiply the extents other than 0 (DeviceArray::strides),
+  // so they must fit even when an empty extent makes the array empty.
+  std::int64_t span = static_cast<std::int64_t>(itemsize);
+  bool empty = false;
+  for (auto extent : shape) {
+    if (extent < 0 ||
+        !checked_multiply(span, std::max<std::int64_t>(extent, 1), span))
+      throw py::value_error(
+          std::string(function) + ": shape " + shape_repr(shape) + " of " +
+          std::to_string(itemsize) +
+          "-byte items is too large: the array would span 2**63 bytes or "
+          "more; use a smaller shape");
+    empty = empty || extent == 0;
+  }
+  return empty ? 0 : static_cast<std::size_t>(span);
 }
 
 // DLPack: the ABI structs of <cunumpy/dlpack.hpp>.
@@ -411,8 +524,18 @@ py::object to_dlpack(const DeviceArray& array, const py::object& stream,
                      const py::object& max_version, const py::object& dl_device,
                      const py::object& copy) {
   (void)stream; // Kokkos copies are fenced: the data is ready.
-  (void)max_version;
   const DLDevice device = dlpack_device(array);
+  // Only Kokkos code built with <cunumpy/dlpack.hpp> reads the fake device:
+  // it asks without max_version (or for device 12). A library that asks
+  // with max_version (NumPy, CuPy, PyTorch) cannot, and would fail on the
+  // capsule with a message that does not say why.
+  if (device.device_type == cunumpy::dlpack::fake_device &&
+      dl_device.is_none() && !max_version.is_none())
+    throw py::buffer_error(
+        "cunumpy.DeviceArray.__dlpack__: the array is on cunumpy's fake "
+        "device (DLPack device type 12), which only Kokkos code built with "
+        "<cunumpy/dlpack.hpp> can read, not NumPy or another library; call "
+        "cunumpy.to_numpy(a) for a counted copy to the host");
   if (!dl_device.is_none()) {
     auto requested = dl_device.cast<std::pair<int, int>>();
     if (requested.first != device.device_type ||
@@ -479,6 +602,82 @@ std::string shape_text(const DeviceArray& array) {
   return Impl::shape_string(array.array_shape());
 }
 
+[[noreturn]] void refuse_implicit(const std::string& what) {
+  throw py::type_error(
+      what +
+      ": a cunumpy.DeviceArray is device memory, never read implicitly; "
+      "copy it to the host with cunumpy.to_numpy(a) (counted), or start the "
+      "copy without waiting with cunumpy.to_host_async(a) and use "
+      "result()");
+}
+
+/// The operations through which Python would read the device data
+/// implicitly (truth value, comparisons, number conversions, NumPy's
+/// __array__), and copy/pickle, all refused with what to call instead.
+void bind_no_implicit_conversions(py::class_<DeviceArray>& device_array) {
+  {
+    // pybind11 would write the signature as returning None.
+    py::options options;
+    options.disable_function_signatures();
+    device_array.def(
+        "__array__",
+        [](const DeviceArray&, const py::args&, const py::kwargs&) {
+          throw py::type_error(
+              "cunumpy.DeviceArray cannot be converted to a NumPy array "
+              "implicitly: call cunumpy.to_numpy(a) to copy it to the host "
+              "(the copy is counted)");
+        },
+        "__array__(dtype=None, copy=None)\n\nAlways raises TypeError: a "
+        "DeviceArray is never converted implicitly; cunumpy.to_numpy(a) "
+        "makes one counted copy.");
+  }
+  device_array.def("__bool__", [](const DeviceArray&) -> bool {
+    refuse_implicit("bool(cunumpy.DeviceArray)");
+  });
+  for (const char* name : {"__float__", "__int__", "__index__", "__complex__"})
+    device_array.def(name, [name](const DeviceArray&) -> py::object {
+      std::string conversion(name);
+      refuse_implicit(conversion.substr(2, conversion.size() - 4) +
+                      "(cunumpy.DeviceArray)");
+    });
+  const std::pair<const char*, const char*> comparisons[] = {
+      {"__eq__", "=="}, {"__ne__", "!="}, {"__lt__", "<"},
+      {"__le__", "<="}, {"__gt__", ">"},  {"__ge__", ">="}};
+  for (const auto& [name, symbol] : comparisons) {
+    const std::string what = std::string("cunumpy.DeviceArray ") + symbol;
+    device_array.def(name,
+                     [what](const DeviceArray&, const py::object&) -> bool {
+                       refuse_implicit(what);
+                     });
+  }
+  // Defining __eq__ drops the identity hash; arrays stay usable as keys.
+  device_array.def("__hash__", [](const py::object& self) {
+    return py::hash(py::make_tuple(reinterpret_cast<std::uintptr_t>(self.ptr()),
+                                   "DeviceArray"));
+  });
+  device_array.def("__copy__", [](const DeviceArray&) -> py::object {
+    throw py::type_error(
+        "copy.copy(cunumpy.DeviceArray): use a.copy() for a copy on the "
+        "device (one device_copy), or cunumpy.to_numpy(a) for a counted "
+        "copy on the host");
+  });
+  device_array.def("__deepcopy__",
+                   [](const DeviceArray&, const py::object&) -> py::object {
+                     throw py::type_error(
+                         "copy.deepcopy(cunumpy.DeviceArray): use a.copy() "
+                         "for a copy on the device (one device_copy), or "
+                         "cunumpy.to_numpy(a) for a counted copy on the host");
+                   });
+  device_array.def("__reduce_ex__",
+                   [](const DeviceArray&, const py::object&) -> py::object {
+                     throw py::type_error(
+                         "cannot pickle a cunumpy.DeviceArray: its data is in "
+                         "device memory; pickle cunumpy.to_numpy(a) (one "
+                         "counted copy) and cunumpy.to_device() it after "
+                         "loading");
+                   });
+}
+
 } // namespace
 
 void bind_device_array(py::module_& module) {
@@ -517,30 +716,36 @@ void bind_device_array(py::module_& module) {
             {py::ssize_t(1)});
       });
 
-  py::class_<DeviceArray>(
+  py::class_<DeviceArray> device_array(
       module, "DeviceArray",
       "An array in Kokkos device memory (the \"kokkos\" backend).\n\n"
       "Its storage is a Kokkos view in the device space (or the fake "
-      "device). It is never converted implicitly: numpy.asarray() raises "
-      "TypeError; cunumpy.to_numpy() makes one counted copy.")
+      "device). It is never converted implicitly: numpy.asarray(), float(), "
+      "bool() and == raise TypeError; cunumpy.to_numpy() makes one counted "
+      "copy, cunumpy.to_host_async() one the host does not wait for.");
+  bind_no_implicit_conversions(device_array);
+  device_array
       .def(py::init([](const py::object& shape, const py::object& dtype,
-                       const std::string& order) {
-             if (order != "C" && order != "F")
+                       const py::object& order) {
+             if (!py::isinstance<py::str>(order) ||
+                 (order.cast<std::string>() != "C" &&
+                  order.cast<std::string>() != "F"))
                throw py::value_error(
-                   "cunumpy.DeviceArray: order must be 'C' or 'F'");
+                   "cunumpy.DeviceArray: order must be 'C' or 'F', not " +
+                   short_repr(order));
              auto extents = parse_shape(shape, "cunumpy.DeviceArray");
              const DType type = parse_dtype(
                  py::str(py::module_::import("numpy").attr("dtype")(dtype))
                      .cast<std::string>(),
                  "cunumpy.DeviceArray");
-             std::size_t count = 1;
-             for (auto extent : extents)
-               count *= static_cast<std::size_t>(extent);
-             auto storage =
-                 allocate_storage(current_space(), count * info(type).itemsize,
-                                  "cunumpy::DeviceArray", true);
+             const std::size_t nbytes = checked_nbytes(
+                 extents, info(type).itemsize, "cunumpy.DeviceArray");
+             auto storage = allocate_storage(
+                 current_space(), nbytes, "cunumpy::DeviceArray", true,
+                 "cunumpy.DeviceArray: shape " + shape_repr(extents) + " of " +
+                     info(type).name);
              return DeviceArray(std::move(storage), std::move(extents), type,
-                                order == "F");
+                                order.cast<std::string>() == "F");
            }),
            py::arg("shape"), py::arg("dtype") = "float64",
            py::arg("order") = "C",
@@ -577,13 +782,6 @@ void bind_device_array(py::module_& module) {
       .def_property_readonly(
           "label", [](const DeviceArray& a) { return a.storage()->label(); },
           "The Kokkos label of the view.")
-      .def("__array__",
-           [](const DeviceArray&, const py::args&, const py::kwargs&) {
-             throw py::type_error(
-                 "cunumpy.DeviceArray cannot be converted to a NumPy array "
-                 "implicitly: call cunumpy.to_numpy(a) to copy it to the host "
-                 "(the copy is counted)");
-           })
       .def("__dlpack__", &to_dlpack, py::kw_only(),
            py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
            py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),

@@ -126,9 +126,15 @@ protected:
   bool released_ = false;
 };
 
-/// New storage of `nbytes` in `kind`, zero-filled when `zero`.
+/// New storage of `nbytes` in `kind`, zero-filled when `zero`. A failed
+/// allocation is a MemoryError naming `what` (the call and the shape).
 std::shared_ptr<Storage> allocate_storage(SpaceKind kind, std::size_t nbytes,
-                                          const std::string& label, bool zero);
+                                          const std::string& label, bool zero,
+                                          std::string_view what = {});
+/// Raises MemoryError: `what` could not get `nbytes` in `space`.
+[[noreturn]] void throw_allocation_failure(std::string_view what,
+                                           std::size_t nbytes,
+                                           const char* space);
 /// Storage over existing host memory (no copy), keeping `owner` alive: the
 /// device arrays of a host-only build alias NumPy arrays, as the C++
 /// conversions return host views as they are.
@@ -179,10 +185,25 @@ private:
   bool fortran_;
 };
 
-/// The shape of a Python int or sequence of ints; ValueError for negative
-/// extents or more than 8 dimensions, naming `function`.
+/// The shape of a Python int or sequence of ints (anything with
+/// __index__); ValueError naming `function` and the shape for anything else:
+/// extents that are not integers, negative or beyond 64 bits, more than 8
+/// dimensions.
 std::vector<std::int64_t> parse_shape(const py::handle& shape,
                                       std::string_view function);
+
+/// "(2, 3)", "(5,)", "()": a shape as Python writes a tuple.
+std::string shape_repr(const std::vector<std::int64_t>& shape);
+
+/// `a * b`, or false when the product does not fit in std::int64_t (both
+/// non-negative).
+bool checked_multiply(std::int64_t a, std::int64_t b, std::int64_t& product);
+
+/// The bytes of an array of `shape` with items of `itemsize`: ValueError
+/// naming `function` and the shape when its element or byte count does not
+/// fit in std::int64_t. Call it before allocating anything for the shape.
+std::size_t checked_nbytes(const std::vector<std::int64_t>& shape,
+                           std::size_t itemsize, std::string_view function);
 
 /// True when `shape` with these byte strides is C (or F) contiguous, as NumPy
 /// decides it: extents of 1 do not matter, empty arrays are contiguous.

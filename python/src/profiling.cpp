@@ -52,7 +52,13 @@ struct CountScope {
     scope.emplace(*counter);
     return counter;
   }
-  void exit() { scope.reset(); }
+  void exit() {
+    if (!scope)
+      throw py::value_error(
+          "count_transfers: __exit__ without __enter__ (or called twice); "
+          "use the block as `with count_transfers() as counter:`");
+    scope.reset();
+  }
 };
 
 /// The context manager of assert_no_transfers(): raises AssertionError with
@@ -69,6 +75,10 @@ struct NoTransfersScope {
     return counter;
   }
   void exit(bool raised) {
+    if (!scope)
+      throw py::value_error(
+          "assert_no_transfers: __exit__ without __enter__ (or called "
+          "twice); use the block as `with assert_no_transfers():`");
     scope.reset();
     if (raised)
       return; // the block's own exception passes through

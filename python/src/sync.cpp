@@ -29,8 +29,24 @@ void wait_for_device(const std::string& api, bool implicit) {
   Kokkos::fence();
 }
 
+/// Tells Kokkos Tools that the host waited at the end of a copy, as Kokkos 4
+/// does inside a blocking deep copy (its "post deep copy fence"): tools,
+/// the recorder included, take a copy without one for an asynchronous copy.
+/// Kokkos 3 reports no such fence, and its tools take copies as blocking.
+void announce_blocking_copy_end() {
+#if KOKKOS_VERSION >= 40000
+  if (Kokkos::Tools::Experimental::get_callbacks().begin_fence == nullptr)
+    return;
+  std::uint64_t handle = 0;
+  Kokkos::Tools::beginFence(
+      "cunumpy: copy made by another library, post copy fence", 0, &handle);
+  Kokkos::Tools::endFence(handle);
+#endif
+}
+
 /// Context manager around a copy another library makes (CuPy): Kokkos Tools
-/// sees a deep copy between the named spaces, attributed to the caller.
+/// sees a deep copy between the named spaces, attributed to the caller, and
+/// blocking unless `async`.
 struct AnnouncedCopy {
   AnnouncedCopy(std::string what, std::string dst_space, std::string src_space,
                 std::uint64_t nbytes, std::string label, bool async)
@@ -56,9 +72,34 @@ struct AnnouncedCopy {
   void exit() {
     if (!scope)
       return;
+    if (!async)
+      announce_blocking_copy_end();
     end_announced_copy();
     scope.reset();
   }
+};
+
+/// Context manager around a wait that Python code makes itself (on a CuPy
+/// event): recorded as one sync at the Python caller, described as `api()`.
+struct RecordedWait {
+  explicit RecordedWait(std::string api, bool implicit)
+      : api(std::move(api)), implicit(implicit) {}
+
+  std::string api;
+  bool implicit = false;
+  PythonSite site;
+  std::optional<Impl::SyncScope> scope;
+
+  void enter() {
+    if (scope)
+      throw py::value_error("RecordedWait: already active");
+    site = python_caller();
+    scope.emplace(
+        api,
+        SourceLocation{site.file.c_str(), site.line, site.function.c_str()},
+        implicit);
+  }
+  void exit() { scope.reset(); }
 };
 
 } // namespace
@@ -81,6 +122,17 @@ void bind_sync(py::module_& module) {
       .def("__enter__", &AnnouncedCopy::enter)
       .def("__exit__", [](AnnouncedCopy& copy, const py::args&) {
         copy.exit();
+        return false;
+      });
+
+  py::class_<RecordedWait>(module, "RecordedWait",
+                           "Context manager: the block is one host wait, "
+                           "recorded as a sync described as `api()`.")
+      .def(py::init<std::string, bool>(), py::arg("api"),
+           py::arg("implicit") = false)
+      .def("__enter__", &RecordedWait::enter)
+      .def("__exit__", [](RecordedWait& wait, const py::args&) {
+        wait.exit();
         return false;
       });
 }

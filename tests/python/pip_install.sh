@@ -12,10 +12,20 @@ rm -rf "$work"
 mkdir -p "$work"
 "$python" -m venv --system-site-packages "$work/venv"
 venv_python="$work/venv/bin/python"
+start=$SECONDS
 if ! "$venv_python" -m pip install --no-build-isolation --no-deps \
   --disable-pip-version-check --config-settings=build-dir="$work/build" \
   "$source" >"$work/pip.log" 2>&1; then
   cat "$work/pip.log"
+  exit 1
+fi
+echo "pip install took $((SECONDS - start)) s"
+# The wheel needs libcunumpy and the module only: no tests, examples,
+# benchmarks or plugin were configured.
+built=$(cmake --build "$work/build" --target help | grep -E -o \
+  'cunumpy_tests|test_[a-z_]+|bench_[a-z_]+|example[a-z_]*|kp_[a-z_]+' | sort -u || true)
+if [ -n "$built" ]; then
+  echo "FAIL: pip install configured targets the wheel does not need: $built" >&2
   exit 1
 fi
 cd "$work"

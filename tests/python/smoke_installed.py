@@ -22,6 +22,9 @@ with open("/proc/self/maps") as maps:
         if "libcunumpy" in line or "_core." in line:
             loaded.add(os.path.realpath(line.split()[-1]))
 assert loaded and all(path.startswith(installation) for path in loaded), loaded
+# Typed (PEP 561): the marker and the stubs of the compiled core.
+for typing_file in ("py.typed", "_core.pyi"):
+    assert os.path.exists(os.path.join(package, typing_file)), typing_file
 
 if xp.testing.has_fake_device:
     with xp.testing.use_fake_device():
