@@ -38,23 +38,28 @@ function(cunumpy_repair_include_dirs target include_dirs)
   endif()
 endfunction()
 
+# Makes a found `Kokkos::kokkos` usable, whoever found it.
+macro(cunumpy_repair_kokkos)
+  if(TARGET Kokkos::kokkos)
+    cunumpy_repair_include_dirs(Kokkos::kokkos "${Kokkos_INCLUDE_DIRS}")
+    # Trilinos' package adds "-DKOKKOS_DEPENDENCE" as a link item; harmless
+    # for GCC but rejected by some linkers, so it is dropped.
+    get_target_property(_cunumpy_kokkos_links Kokkos::kokkos
+                        INTERFACE_LINK_LIBRARIES)
+    if(_cunumpy_kokkos_links MATCHES "-DKOKKOS_DEPENDENCE")
+      list(REMOVE_ITEM _cunumpy_kokkos_links "-DKOKKOS_DEPENDENCE")
+      set_target_properties(Kokkos::kokkos PROPERTIES INTERFACE_LINK_LIBRARIES
+                                                      "${_cunumpy_kokkos_links}")
+    endif()
+  endif()
+endmacro()
+
 # Finds Kokkos and makes `Kokkos::kokkos` usable. Extra arguments are passed to
 # find_package (e.g. REQUIRED, QUIET).
 macro(cunumpy_find_kokkos)
   find_package(Kokkos ${ARGN})
   if(Kokkos_FOUND)
-    cunumpy_repair_include_dirs(Kokkos::kokkos "${Kokkos_INCLUDE_DIRS}")
-    # Trilinos' package adds "-DKOKKOS_DEPENDENCE" as a link item; harmless
-    # for GCC but rejected by some linkers, so it is dropped.
-    if(TARGET Kokkos::kokkos)
-      get_target_property(_cunumpy_kokkos_links Kokkos::kokkos
-                          INTERFACE_LINK_LIBRARIES)
-      if(_cunumpy_kokkos_links MATCHES "-DKOKKOS_DEPENDENCE")
-        list(REMOVE_ITEM _cunumpy_kokkos_links "-DKOKKOS_DEPENDENCE")
-        set_target_properties(Kokkos::kokkos PROPERTIES INTERFACE_LINK_LIBRARIES
-                                                        "${_cunumpy_kokkos_links}")
-      endif()
-    endif()
+    cunumpy_repair_kokkos()
   endif()
 endmacro()
 

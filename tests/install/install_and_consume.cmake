@@ -23,7 +23,21 @@ set(kokkos_hint)
 if(KOKKOS_DIR)
   set(kokkos_hint "-DKokkos_DIR=${KOKKOS_DIR}")
 endif()
-run("configure the example" ${CMAKE_COMMAND} -S "${EXAMPLE_DIR}" -B "${WORK_DIR}/example"
+# The usual order in an application finds Kokkos first, then cunumpy: the
+# repair of Debian's Kokkos target must apply whoever found Kokkos.
+set(source_dir "${EXAMPLE_DIR}")
+if(KOKKOS_FIRST)
+  set(source_dir "${WORK_DIR}/kokkos_first")
+  file(WRITE "${source_dir}/CMakeLists.txt" "
+cmake_minimum_required(VERSION 3.20)
+project(kokkos_first LANGUAGES CXX)
+find_package(Kokkos REQUIRED)
+find_package(cunumpy CONFIG REQUIRED)
+add_executable(time_loop ${EXAMPLE_DIR}/time_loop.cpp)
+target_link_libraries(time_loop PRIVATE Kokkos::kokkos cunumpy::cunumpy)
+")
+endif()
+run("configure the example" ${CMAKE_COMMAND} -S "${source_dir}" -B "${WORK_DIR}/example"
     -G "${GENERATOR}" -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
     -DCMAKE_PREFIX_PATH=${WORK_DIR}/moved ${kokkos_hint})
 run("build the example" ${CMAKE_COMMAND} --build "${WORK_DIR}/example")

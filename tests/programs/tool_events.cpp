@@ -15,9 +15,16 @@
 //   chaining           at step 3 a tool that keeps the table's callbacks and
 //                      forwards to them takes the copy callbacks
 //
+// --empty-regions N pushes N regions that copy nothing ("empty 0"...).
+// --library-regions adds a solve to every step, as Belos would make it: a
+// region "belos_solve" with regions of Belos and Tpetra inside, each of
+// which copies 8 bytes.
+//
 // --pause-us sleeps between steps, so that checks made at most once a
 // millisecond happen during the loop. It prints what the in-process tools
 // counted.
+
+#include "tool_events.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -25,13 +32,13 @@
 #include <string>
 #include <thread>
 
-#include "tool_events.hpp"
-
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard kokkos(argc, argv);
   int steps = 10;
   int pause_us = 0;
   std::string replace = "none";
+  bool library_regions = false;
+  int empty_regions = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--steps" && i + 1 < argc)
@@ -40,6 +47,10 @@ int main(int argc, char** argv) {
       replace = argv[++i];
     else if (arg == "--pause-us" && i + 1 < argc)
       pause_us = std::atoi(argv[++i]);
+    else if (arg == "--library-regions")
+      library_regions = true;
+    else if (arg == "--empty-regions" && i + 1 < argc)
+      empty_regions = std::atoi(argv[++i]);
   }
   using namespace tool_events;
   for (int step = 0; step < steps; ++step) {
@@ -57,6 +68,16 @@ int main(int argc, char** argv) {
     copy_to_device(8);
     kernel();
     end_region();
+    if (library_regions) {
+      region("belos_solve");
+      for (const char* library :
+           {"Belos: Operation Op*x", "Tpetra::CrsMatrix::apply"}) {
+        region(library);
+        copy_to_device(8);
+        end_region();
+      }
+      end_region();
+    }
     if (step % 5 == 4) {
       region("output");
       copy_to_device(64);
@@ -64,6 +85,10 @@ int main(int argc, char** argv) {
     }
     if (pause_us > 0)
       std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
+  }
+  for (int i = 0; i < empty_regions; ++i) {
+    region(("empty " + std::to_string(i)).c_str());
+    end_region();
   }
   dual_view_events();
   std::printf("tool_events: %d steps, counter %d, chaining tool %d\n", steps,

@@ -340,3 +340,32 @@ def test_a_rule_file_without_phases_is_refused(tmp_path):
     path.write_text("# rules to come\n")
     with pytest.raises(ValueError, match=r"rules.toml' defines no phases"):
         xp.profiling.TransferBudget.from_file(path)
+
+
+def test_a_rule_whose_phase_never_ran_is_broken_unless_optional():
+    budget = xp.profiling.TransferBudget()
+    with budget.phase("integrate"):
+        pass
+    with budget.phase("output"):
+        pass
+    budget.require("integrat")  # a typo
+    (violation,) = budget.violations()
+    assert violation.limit == "never_entered"
+    assert violation.phase == "integrat"
+    assert violation.details == [
+        "regions and phases that ran: 'integrate', 'output'"]
+    with pytest.raises(AssertionError, match="never entered while counting"):
+        budget.check()
+    budget.require("integrat", optional=True)
+    assert budget.rule("integrat").optional
+    budget.check()
+    with pytest.raises(TypeError, match="optional must be True or False"):
+        budget.require("integrat", optional="yes")
+
+
+def test_optional_in_the_rule_file(tmp_path):
+    rules = tmp_path / "rules.toml"
+    rules.write_text("[phases.checkpoint]\noptional = true\n")
+    budget = xp.profiling.TransferBudget.from_file(rules)
+    assert budget.rule("checkpoint").optional
+    budget.check()
