@@ -3,6 +3,7 @@ program started; one that cannot be written, or that names the rule file or
 the other output, is refused with one line on stderr."""
 
 import os
+import re
 
 from plugin_helpers import one_warning, program_ran, shown
 
@@ -78,3 +79,47 @@ def test_bad_same_paths(case):
                 r"recorded$")
     assert case.json("report.json", run)["trace"] is None, \
         "the report is the report, and names no trace"
+
+
+def test_forked_child_finalizes(case):
+    """A forked child that calls Kokkos::finalize does not write its
+    parent's report: the parent writes it, with its own pid."""
+    run = case.run(["--fork"], CUNUMPY_REPORT="report.json")
+    assert run.status == 0, f"{run}"
+    pid = int(re.search(r"tool_events: pid (\d+)", run.stdout).group(1))
+    assert run.cunumpy_lines() == [], f"nothing to refuse or note\n{run}"
+    report = case.json("report.json", run)
+    assert report["pid"] == pid and report["total"]["transfers"] == 12, \
+        f"the parent's report\n{shown(report['total'])}"
+    run = case.run(["--fork"])
+    summaries = [line for line in run.cunumpy_lines()
+                 if "transfer(s) through cunumpy" in line]
+    assert len(summaries) == 1, f"one summary, the parent's\n{run}"
+
+
+def test_hard_links_and_special_files(case, plugin):
+    """Outputs that would destroy something are refused, the program runs
+    on: a hard link to the rule file, a loaded library (the plugin itself),
+    a FIFO."""
+    budget = case.write("budget.toml", "[phases.step]\nallow.to_device = {}\n")
+    os.link(budget, case.path("report.txt"))
+    run = case.run(CUNUMPY_REPORT="report.txt", CUNUMPY_BUDGET=budget)
+    one_warning(run, r"^cunumpy: CUNUMPY_REPORT: cannot write .*report\.txt' "
+                     r"\(it is also CUNUMPY_BUDGET, the rule file\)")
+    assert case.read("budget.toml").startswith("[phases.step]"), \
+        "the rules are intact"
+    os.link(case.write("trace.json", ""), case.path("trace_link.json"))
+    run = case.run(CUNUMPY_REPORT="trace.json", CUNUMPY_TRACE="trace_link.json")
+    one_warning(run, r"^cunumpy: CUNUMPY_TRACE: cannot write .*trace_link\.json' "
+                     r"\(it is also CUNUMPY_REPORT, the report\)")
+    size = os.path.getsize(plugin)
+    run = case.run(CUNUMPY_REPORT=plugin)
+    assert run.status == 0, f"no SIGBUS\n{run}"
+    one_warning(run, r"^cunumpy: CUNUMPY_REPORT: cannot write .* \(it is the "
+                     r"library .*libkp_cunumpy\.so, loaded in this process\)")
+    assert os.path.getsize(plugin) == size, "the plugin is intact"
+    os.mkfifo(case.path("fifo"))
+    run = case.run(CUNUMPY_REPORT="fifo", CUNUMPY_TRACE="fifo2")
+    assert run.status == 0, f"no hang at the end\n{run}"
+    one_warning(run, r"^cunumpy: CUNUMPY_REPORT: cannot write .*fifo' \(it is "
+                     r"a FIFO, which would block the program at its end\)")

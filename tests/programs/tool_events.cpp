@@ -15,6 +15,7 @@
 //   chaining           at step 3 a tool that keeps the table's callbacks and
 //                      forwards to them takes the copy callbacks
 //
+// --fork forks after the loop; the child calls Kokkos::finalize and ends.
 // --empty-regions N pushes N regions that copy nothing ("empty 0"...).
 // --library-regions adds a solve to every step, as Belos would make it: a
 // region "belos_solve" with regions of Belos and Tpetra inside, each of
@@ -30,7 +31,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard kokkos(argc, argv);
@@ -39,6 +42,7 @@ int main(int argc, char** argv) {
   std::string replace = "none";
   bool library_regions = false;
   int empty_regions = 0;
+  bool fork_child = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--steps" && i + 1 < argc)
@@ -51,6 +55,8 @@ int main(int argc, char** argv) {
       library_regions = true;
     else if (arg == "--empty-regions" && i + 1 < argc)
       empty_regions = std::atoi(argv[++i]);
+    else if (arg == "--fork")
+      fork_child = true;
   }
   using namespace tool_events;
   for (int step = 0; step < steps; ++step) {
@@ -91,6 +97,18 @@ int main(int argc, char** argv) {
     end_region();
   }
   dual_view_events();
+  if (fork_child) {
+    std::fflush(stdout);
+    const pid_t child = ::fork();
+    if (child == 0) {
+      Kokkos::finalize(); // the child's tools get their finalize
+      std::_Exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    std::printf("tool_events: pid %d, child %d\n", int(::getpid()),
+                int(child));
+  }
   std::printf("tool_events: %d steps, counter %d, chaining tool %d\n", steps,
               DeepCopyCounter::copies().load(), ChainingTool::copies().load());
   return 0;
