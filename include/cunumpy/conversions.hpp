@@ -43,7 +43,7 @@ template <class Space> using memory_space_of_t = typename Space::memory_space;
 
 } // namespace Impl
 
-/// Returns a host (HostSpace) view of `view` — the seed's `to_numpy`.
+/// Returns a host (HostSpace) view of `view` — Python's `to_numpy`.
 ///
 /// A view already in a host memory space is returned as is (same allocation,
 /// no copy, no event). Otherwise one device-to-host copy, recorded as
@@ -72,7 +72,7 @@ auto to_host(const Range& range,
 }
 
 /// Returns a view of `view` in `MemorySpace` (a memory or execution space;
-/// default: the memory space of Kokkos::DefaultExecutionSpace) — the seed's
+/// default: the memory space of Kokkos::DefaultExecutionSpace) — Python's
 /// `to_cupy`.
 ///
 /// A view already in that space is returned as is (no copy, no event; on a
@@ -99,7 +99,7 @@ auto to_device(const Range& range,
 }
 
 /// Converts `view` to the memory space of the active execution space
-/// (default: Kokkos::DefaultExecutionSpace) — the seed's `to_cunumpy`: a
+/// (default: Kokkos::DefaultExecutionSpace) — Python's `to_cunumpy`: a
 /// device copy on a device backend, the view itself on a host backend.
 template <class ExecutionSpace = Kokkos::DefaultExecutionSpace, class View,
           std::enable_if_t<Kokkos::is_view<View>::value, int> = 0>

@@ -23,7 +23,7 @@ namespace Impl {
 
 /// Pairs a host buffer owned by someone else (a vector a host library keeps
 /// using, an MPI buffer) with a device copy, and makes the two transfers
-/// between them explicit — the seed's `DeviceMirror`.
+/// between them explicit — Python's `DeviceMirror`.
 ///
 ///     cunumpy::DeviceMirror mirror(host_buffer); // one to_device copy
 ///     accumulate(mirror.device());               // kernels write here
@@ -87,7 +87,7 @@ public:
       copy("DeviceMirror::to_host", host_, device_, where);
   }
 
-  /// to_host() after waiting for the work queued on `producer` (the seed's
+  /// to_host() after waiting for the work queued on `producer` (as Python's
   /// `stream=`/`event=`): use it when the kernel that wrote device() ran on
   /// another execution-space instance. The wait is recorded as a `sync`.
   template <

@@ -209,7 +209,7 @@ auto host_call_at(SourceLocation where, F&& f, Args&&... args) {
 }
 
 /// Calls the host-only function `f` (a file reader, a spline of a host
-/// library) with arguments of either side — the seed's `xp.host_call`.
+/// library) with arguments of either side — Python's `xp.host_call`.
 ///
 /// Device views among the arguments are copied to the host (one `to_host`
 /// each; LayoutLeft kept, else LayoutRight) and `f` receives the host
@@ -274,8 +274,8 @@ auto host_call(F&& f, A1&& a1, A2&& a2, A3&& a3, A4&& a4, A5&& a5, A6&& a6,
 struct NoDeviceVersion {};
 
 /// A named kernel with a host version and, optionally, a device version,
-/// that records the seed's markers when it runs its host version where a
-/// device is expected:
+/// that records the markers of the Python API when it runs its host version
+/// where a device is expected:
 ///
 /// - `fallback`: the device space is a device (a device backend) and the
 ///   kernel has no device version, so its host version runs instead;
@@ -381,7 +381,7 @@ template <class HostVersion, class DeviceVersion>
 Kernel(std::string, HostVersion, DeviceVersion)
     -> Kernel<HostVersion, DeviceVersion>;
 
-/// A host-compiled kernel (the seed's PyccelKernel): it never claims a
+/// A host-compiled kernel (Python's PyccelKernel): it never claims a
 /// device version, so it is no `fallback`; called with device views it
 /// records `kernel_conversion` and copies them there and back. With host
 /// views it just runs.

@@ -21,7 +21,7 @@
 namespace cunumpy {
 
 /// Reusable page-locked host buffers for large arrays copied to the host
-/// repeatedly, such as output snapshots — the seed's `memory.HostStaging`.
+/// repeatedly, such as output snapshots — Python's `memory.HostStaging`.
 ///
 ///     cunumpy::HostStaging staging;
 ///     for (int step = 0; step < n_steps; ++step) {

@@ -43,7 +43,7 @@ namespace Impl {
 
 } // namespace Impl
 
-/// Returns a page-locked copy of the host view `host` — the seed's
+/// Returns a page-locked copy of the host view `host` — Python's
 /// `xp.cuda.pin_memory`. Copies from pinned memory to the device are faster
 /// and can overlap with computation; pin large buffers that are transferred
 /// repeatedly, after a profile shows that transfers matter.

@@ -25,7 +25,7 @@ void fence_instance(const ExecSpace& instance, const char* name) {
 } // namespace Impl
 
 /// Waits until all work queued on every execution space has finished (a
-/// global Kokkos::fence) — the seed's `xp.synchronize()`. Recorded as one
+/// global Kokkos::fence) — Python's `xp.synchronize()`. Recorded as one
 /// `sync` event the program asked for (not `[implicit]`), at the caller's
 /// line, whether or not the Kokkos version reports fences to tools.
 inline void synchronize(SourceLocation where = SourceLocation::current()) {

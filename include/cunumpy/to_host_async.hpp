@@ -270,7 +270,7 @@ struct PendingHostAccess {
 
 } // namespace Impl
 
-/// Starts copying `view` to the host and returns at once — the seed's
+/// Starts copying `view` to the host and returns at once — Python's
 /// `xp.to_host_async`. The copy runs after the work queued so far on
 /// `producer` (default: the default instance of the view's execution space),
 /// on an execution-space instance of its own (its own stream on CUDA and

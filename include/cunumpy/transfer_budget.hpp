@@ -281,7 +281,7 @@ public:
   [[nodiscard]] PhaseScope phase(std::string name);
 
   /// Wraps `f`: the returned callable forwards its arguments to `f` inside
-  /// phase `name` and returns what `f` returns (the seed's decorator). It
+  /// phase `name` and returns what `f` returns (a decorator, in Python). It
   /// shares the budget's state, so it stays valid if the budget is moved.
   template <class F> auto count(std::string name, F f) {
     return [state = state_, name = std::move(name),

@@ -89,7 +89,7 @@ public:
   /// Aggregates per call site, in report order.
   std::vector<SiteSummary> sites() const;
 
-  /// The seed's report: a summary line, then one section per kind with one
+  /// The report: a summary line, then one section per kind with one
   /// line per call site, e.g.
   /// `  file.cpp:17: to_device(shape=(100000,), dtype=float64) (x10)`.
   std::string report() const;

@@ -1,5 +1,5 @@
 // Copies between NumPy buffers and DeviceArrays, attributed to the Python
-// caller. The Python package decides when to copy (the seed's rules); these
+// caller. The Python package decides when to copy (docs/conversions.md); these
 // functions make the one copy, through Kokkos, inside an ApiScope. Copies to
 // the host without waiting (to_host_async, HostStaging.copy) are made the
 // way cunumpy::to_host_async makes them: after the work queued so far, on an

@@ -10,7 +10,7 @@ from helpers import next_site
 count_transfers = xp.profiling.count_transfers
 
 
-def test_the_seed_example(fake):
+def test_the_documented_example(fake):
     markers = np.random.default_rng(0).standard_normal((100, 3))
     with count_transfers() as counter:
         degree = xp.as_device_array((3, 3, 3), np.int32, ndim=1, name="degree")

@@ -11,7 +11,7 @@ from helpers import next_site
 count_transfers = xp.profiling.count_transfers
 
 
-def test_the_seed_convergence_loop(fake):
+def test_the_documented_convergence_loop(fake):
     tol = 1e-3
     residual = 1.0
     iterations = 0

@@ -1,4 +1,4 @@
-"""TransferBudget: the seed's examples verbatim, phases, rules, violations,
+"""TransferBudget: the documented examples verbatim, phases, rules, violations,
 reports and the TOML rule file."""
 
 import numpy as np
@@ -28,7 +28,7 @@ def save(model):
     return xp.to_numpy(model.state)
 
 
-def run_the_seed_example(model, n_steps, dt=0.1):
+def run_the_documented_example(model, n_steps, dt=0.1):
     budget = xp.profiling.TransferBudget(started=False)
     model.integrate = budget.count("integrate")(model.integrate)  # a decorator
     model.integrate(dt)  # setup: not counted
@@ -40,10 +40,10 @@ def run_the_seed_example(model, n_steps, dt=0.1):
     return budget
 
 
-def test_the_seed_budget_example_passes(fake):
+def test_the_documented_budget_example_passes(fake):
     n_steps = 4
     model = Model(1000)
-    budget = run_the_seed_example(model, n_steps)
+    budget = run_the_documented_example(model, n_steps)
     n, b = n_steps, n_steps * model.state.nbytes
 
     budget.require("integrate", allow={"to_host": {"max_nbytes": 8}}, calls=n_steps)
@@ -59,11 +59,11 @@ def test_the_seed_budget_example_passes(fake):
     assert budget.report().startswith("TransferBudget: 2 phase(s), 0 broken rule(s)\n")
 
 
-def test_the_seed_budget_example_catches_a_copy_in_the_time_loop(fake):
+def test_the_documented_budget_example_catches_a_copy_in_the_time_loop(fake):
     n_steps = 4
     model = Model(1000)
     model.leak = True
-    budget = run_the_seed_example(model, n_steps)
+    budget = run_the_documented_example(model, n_steps)
     budget.require("integrate", allow={"to_host": {"max_nbytes": 8}}, calls=n_steps)
     budget.require(
         "output", allow={"to_host": {"max_count": n_steps, "max_total_bytes": 10**9}}

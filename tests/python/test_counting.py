@@ -25,7 +25,7 @@ def write_module(path, lines):
 
 @pytest.fixture
 def simulation(tmp_path, monkeypatch):
-    """The seed's program: /home/me/sim/step.py:17 copies the state to the
+    """The documented program: /home/me/sim/step.py:17 copies the state to the
     device, /home/me/sim/diagnostics.py:42 copies it back."""
     sim = tmp_path / "sim"
     sim.mkdir()
@@ -56,7 +56,7 @@ def simulation(tmp_path, monkeypatch):
     sys.modules.pop("diagnostics", None)
 
 
-def test_the_seed_report_names_the_python_files_and_lines(fake, simulation):
+def test_the_documented_report_names_the_python_files_and_lines(fake, simulation):
     sim, step = simulation
     state = np.zeros(100000)
     dt = 0.1

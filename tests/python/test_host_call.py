@@ -66,7 +66,7 @@ class Equilibrium:
         return self.spline(x)
 
 
-def test_the_seed_equilibrium_class(fake):
+def test_the_documented_equilibrium_class(fake):
     with count_transfers() as setup:
         equilibrium = Equilibrium("1")
     assert setup.total == 0

@@ -17,8 +17,8 @@ template <class View>
 inline constexpr int rank_v = static_cast<int>(View::rank);
 
 /// LayoutLeft stays LayoutLeft; LayoutRight and LayoutStride become
-/// LayoutRight (the seed's "F-contiguous stays F-contiguous, everything else
-/// arrives C-contiguous").
+/// LayoutRight (the documented "F-contiguous stays F-contiguous, everything
+/// else arrives C-contiguous").
 template <class Layout>
 using kept_layout_t =
     std::conditional_t<std::is_same_v<Layout, Kokkos::LayoutLeft>,
