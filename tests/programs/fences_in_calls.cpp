@@ -14,18 +14,18 @@
 #include <cunumpy/cunumpy.hpp>
 
 #include "check.hpp"
-#include "recorder/feed.hpp"
+#include "recorder/record_events.hpp"
 #include "recorder/recorder.hpp"
 
 namespace {
 
-namespace feed = cunumpy::Impl::feed;
+namespace record = cunumpy::Impl::record;
 
 constexpr std::uint32_t cuda_instance = (2u << 24) | 1u; // Kokkos 4's ids
 
 void fence(const char* name) {
-  feed::begin_fence(name, cuda_instance);
-  feed::end_fence();
+  record::begin_fence(name, cuda_instance);
+  record::end_fence();
 }
 
 cunumpy::Impl::ArrayShape vector_shape() {
@@ -71,11 +71,11 @@ int main(int argc, char* argv[]) {
     {
       cunumpy::Impl::ApiScope scope("to_device", {}, &shape);
       fence("Kokkos::Cuda: backend fence after async malloc");
-      feed::begin_deep_copy("Cuda", "x", device, "Host", "x", host,
+      record::begin_deep_copy("Cuda", "x", device, "Host", "x", host,
                             sizeof host);
       fence("Kokkos::deep_copy: copy between contiguous views, post deep "
             "copy fence");
-      feed::end_deep_copy();
+      record::end_deep_copy();
       fence("HostSpace::impl_deallocate before free");
     }
     const auto events = counted.counter().events();

@@ -2,9 +2,9 @@
 #define CUNUMPY_SRC_RECORDER_RECORDER_HPP
 
 // The recorder: one per process. Kokkos Tools events (src/core/tools) and
-// cunumpy's own calls arrive through the functions of namespace `feed`
-// (feed.hpp); each becomes a record queued on its thread without a lock.
-// The queued records reach every attached sink (counters, budgets, the
+// cunumpy's own calls arrive through the functions of namespace `record`
+// (record_events.hpp); each becomes a record queued on its thread without a
+// lock. The queued records reach every attached sink (counters, budgets, the
 // plugin's report) under one mutex, in time order, whenever the sinks are
 // read (lock_recorder), attached or detached, or a thread's queue is full.
 // Events the recorder could not deliver are counted and reach the sinks as

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "recorder/feed.hpp"
+#include "recorder/record_events.hpp"
 #include "recorder/recorder.hpp"
 #include "support/environment.hpp"
 #include "support/fast_thread_local.hpp"
@@ -182,30 +182,30 @@ bool reentered(Slot slot) noexcept {
 }
 
 /// A begin or a push: the next tool first, then the recorder.
-template <class Function, class Feed, class... Args>
-void next_first(Slot slot, Feed feed, Args... args) {
+template <class Function, class Record, class... Args>
+void next_first(Slot slot, Record record, Args... args) {
   if (reentered(slot)) {
     if (!chained_back(slot))
       return; // the outer call records it
     forward<Function>(slot, args...);
-    feed();
+    record();
     handled |= 1u << index_of(slot);
     return;
   }
   if (forward<Function>(slot, args...))
     return;
-  feed();
+  record();
 }
 
 /// An end, a pop or a point event: the recorder first, then the next tool.
-template <class Function, class Feed, class... Args>
-void cunumpy_first(Slot slot, Feed feed, Args... args) {
+template <class Function, class Record, class... Args>
+void cunumpy_first(Slot slot, Record record, Args... args) {
   if (reentered(slot)) {
     if (chained_back(slot))
       forward<Function>(slot, args...);
     return; // the outer call recorded it
   }
-  feed();
+  record();
   forward<Function>(slot, args...);
 }
 
@@ -252,43 +252,43 @@ namespace callback {
 void begin_parallel_for(const char* name, std::uint32_t device_id,
                         std::uint64_t* id) {
   next_first<Kokkos_Profiling_beginFunction>(
-      Slot::begin_parallel_for, [&] { feed::begin_kernel(name); }, name,
+      Slot::begin_parallel_for, [&] { record::begin_kernel(name); }, name,
       device_id, id);
 }
 void end_parallel_for(std::uint64_t id) {
   cunumpy_first<Kokkos_Profiling_endFunction>(
-      Slot::end_parallel_for, [] { feed::end_kernel(); }, id);
+      Slot::end_parallel_for, [] { record::end_kernel(); }, id);
 }
 void begin_parallel_reduce(const char* name, std::uint32_t device_id,
                            std::uint64_t* id) {
   next_first<Kokkos_Profiling_beginFunction>(
-      Slot::begin_parallel_reduce, [&] { feed::begin_kernel(name); }, name,
+      Slot::begin_parallel_reduce, [&] { record::begin_kernel(name); }, name,
       device_id, id);
 }
 void end_parallel_reduce(std::uint64_t id) {
   cunumpy_first<Kokkos_Profiling_endFunction>(
-      Slot::end_parallel_reduce, [] { feed::end_kernel(); }, id);
+      Slot::end_parallel_reduce, [] { record::end_kernel(); }, id);
 }
 void begin_parallel_scan(const char* name, std::uint32_t device_id,
                          std::uint64_t* id) {
   next_first<Kokkos_Profiling_beginFunction>(
-      Slot::begin_parallel_scan, [&] { feed::begin_kernel(name); }, name,
+      Slot::begin_parallel_scan, [&] { record::begin_kernel(name); }, name,
       device_id, id);
 }
 void end_parallel_scan(std::uint64_t id) {
   cunumpy_first<Kokkos_Profiling_endFunction>(
-      Slot::end_parallel_scan, [] { feed::end_kernel(); }, id);
+      Slot::end_parallel_scan, [] { record::end_kernel(); }, id);
 }
 
 void push_region(const char* name) {
   verify_now_and_then();
   next_first<Kokkos_Profiling_pushFunction>(
-      Slot::push_region, [&] { feed::push_region(name); }, name);
+      Slot::push_region, [&] { record::push_region(name); }, name);
 }
 void pop_region() {
   verify_now_and_then();
   cunumpy_first<Kokkos_Profiling_popFunction>(Slot::pop_region,
-                                              [] { feed::pop_region(); });
+                                              [] { record::pop_region(); });
 }
 
 void allocate_data(Kokkos_Profiling_SpaceHandle space, const char* label,
@@ -328,36 +328,36 @@ void begin_deep_copy(Kokkos_Profiling_SpaceHandle dst, const char* dst_label,
   next_first<Kokkos_Profiling_beginDeepCopyFunction>(
       Slot::begin_deep_copy,
       [&] {
-        feed::begin_deep_copy(dst.name, dst_label, dst_ptr, src.name, src_label,
-                              src_ptr, size);
+        record::begin_deep_copy(dst.name, dst_label, dst_ptr, src.name,
+                                src_label, src_ptr, size);
       },
       dst, dst_label, dst_ptr, src, src_label, src_ptr, size);
 }
 void end_deep_copy() {
   cunumpy_first<Kokkos_Profiling_endDeepCopyFunction>(
-      Slot::end_deep_copy, [] { feed::end_deep_copy(); });
+      Slot::end_deep_copy, [] { record::end_deep_copy(); });
 }
 void begin_fence(const char* name, std::uint32_t device_id,
                  std::uint64_t* handle) {
   // The handle is the next tool's; cunumpy keeps a stack per thread.
   next_first<Kokkos_Profiling_beginFenceFunction>(
-      Slot::begin_fence, [&] { feed::begin_fence(name, device_id); }, name,
+      Slot::begin_fence, [&] { record::begin_fence(name, device_id); }, name,
       device_id, handle);
 }
 void end_fence(std::uint64_t handle) {
   cunumpy_first<Kokkos_Profiling_endFenceFunction>(
-      Slot::end_fence, [] { feed::end_fence(); }, handle);
+      Slot::end_fence, [] { record::end_fence(); }, handle);
 }
 void sync_dual_view(const char* label, const void* ptr, bool to_device) {
   cunumpy_first<Kokkos_Profiling_dualViewSyncFunction>(
       Slot::sync_dual_view,
-      [&] { feed::dual_view_sync(label, ptr, to_device); }, label, ptr,
+      [&] { record::dual_view_sync(label, ptr, to_device); }, label, ptr,
       to_device);
 }
 void modify_dual_view(const char* label, const void* ptr, bool on_device) {
   cunumpy_first<Kokkos_Profiling_dualViewModifyFunction>(
       Slot::modify_dual_view,
-      [&] { feed::dual_view_modify(label, ptr, on_device); }, label, ptr,
+      [&] { record::dual_view_modify(label, ptr, on_device); }, label, ptr,
       on_device);
 }
 

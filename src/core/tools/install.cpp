@@ -25,7 +25,7 @@ namespace {
 static_assert(std::is_same_v<KT::EventSet, Kokkos_Profiling_EventSet>,
               "Kokkos' EventSet is its C interface's table");
 static_assert(sizeof(Kokkos::Tools::SpaceHandle::name) == 64,
-              "feed:: reads space names as Kokkos' 64-byte arrays");
+              "record:: reads space names as Kokkos' 64-byte arrays");
 
 bool get_table(Kokkos_Profiling_EventSet& table) {
   table = KT::get_callbacks();

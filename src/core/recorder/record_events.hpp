@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-namespace cunumpy::Impl::feed {
+namespace cunumpy::Impl::record {
 
 void begin_deep_copy(const char* dst_space, const char* dst_label,
                      const void* dst_ptr, const char* src_space,
@@ -29,6 +29,6 @@ void dual_view_modify(const char* label, const void* ptr,
 void begin_kernel(const char* name) noexcept;
 void end_kernel() noexcept;
 
-} // namespace cunumpy::Impl::feed
+} // namespace cunumpy::Impl::record
 
 #endif

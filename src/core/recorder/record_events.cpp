@@ -2,7 +2,7 @@
 // each thread become RawEvents; regions, DualView events and kernels become
 // records of their own. What cannot be recorded is counted as lost.
 
-#include "recorder/feed.hpp"
+#include "recorder/record_events.hpp"
 
 #include <cstring>
 #include <string>
@@ -56,7 +56,7 @@ void lost_record() noexcept {
 
 } // namespace
 
-namespace feed {
+namespace record {
 
 void begin_deep_copy(const char* dst_space, const char* dst_label,
                      const void* dst_ptr, const char* src_space,
@@ -388,5 +388,5 @@ void end_kernel() noexcept {
   }
 }
 
-} // namespace feed
+} // namespace record
 } // namespace cunumpy::Impl
