@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import collections.abc
 import functools
-import numbers
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar, Union
@@ -52,9 +51,6 @@ def __dir__() -> list[str]:
 #: Every event kind, in report order.
 event_kinds: tuple[str, ...] = _core.event_kinds
 
-_LIMITS = ("max_nbytes", "max_count", "max_total_bytes", "blocking", "implicit")
-_FLAGS = ("blocking", "implicit")
-_MAX_LIMIT = 2**64 - 1
 
 
 def _type_name(value: object) -> str:
@@ -133,22 +129,8 @@ def _kind(name: object, where: str) -> str:
     return name
 
 
-def _count_limit(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"TransferBudget.require: {what} must be a non-negative integer, "
-            f"not {value!r}"
-        )
-    value = int(value)
-    if value < 0 or value > _MAX_LIMIT:
-        raise ValueError(
-            f"TransferBudget.require: {what} must be a non-negative integer "
-            f"of at most 2**64 - 1, not {value}"
-        )
-    return value
-
-
-def _limits(kind: str, limits: object) -> dict[str, int | bool]:
+def _limits(kind: str, limits: object) -> dict[str, object]:
+    """The limits of `kind` as a dict; the core checks each of them."""
     if limits is None:
         return {}
     if not isinstance(limits, collections.abc.Mapping):
@@ -156,23 +138,7 @@ def _limits(kind: str, limits: object) -> dict[str, int | bool]:
             f"TransferBudget.require: the limits of {kind!r} must be a dict "
             f"such as {{'max_nbytes': 8}}, not {limits!r}"
         )
-    checked: dict[str, int | bool] = {}
-    for key, value in limits.items():
-        if key not in _LIMITS:
-            raise ValueError(
-                f"TransferBudget.require: unknown limit {key!r} for {kind!r} "
-                f"(expected one of {', '.join(_LIMITS)})"
-            )
-        if key in _FLAGS:
-            if not isinstance(value, bool):
-                raise TypeError(
-                    f"TransferBudget.require: {kind}.{key} must be True or "
-                    f"False, not {value!r}"
-                )
-            checked[key] = value
-        else:
-            checked[key] = _count_limit(value, f"{kind}.{key}")
-    return checked
+    return dict(limits)
 
 
 def _kinds(kinds: object, where: str) -> list[str]:
@@ -322,11 +288,12 @@ class TransferBudget(_core.TransferBudget):
                 items = ((kind, None) for kind in _kinds(allow, "allow"))
             for kind, limits in items:
                 checked = _kind(kind, "allow")
-                rule.allow(checked, **_limits(checked, limits))  # type: ignore[arg-type]
+                rule._allow_checked(checked, _limits(checked, limits),
+                                    "TransferBudget.require")
         if ignore is not None:
             rule.ignore(_kinds(ignore, "ignore"))
         if calls is not None:
-            rule.require_calls(_count_limit(calls, "calls"))
+            rule._calls_checked(calls, "TransferBudget.require")
         if not isinstance(optional, bool):
             raise TypeError(
                 f"TransferBudget.require: optional must be True or False, "

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <cunumpy/impl/rule_fields.hpp>
 #include <cunumpy/transfer_budget.hpp>
 
 #include "module.hpp"
@@ -65,6 +66,56 @@ py::dict limits_dict(const Limits& limits) {
   if (auto value = limits.implicit())
     result["implicit"] = *value;
   return result;
+}
+
+/// A Python value as the rule checkers of the core see it.
+Impl::LimitValue limit_value(const py::handle& value) {
+  using Impl::LimitValue;
+  LimitValue result;
+  result.text = py::repr(value).cast<std::string>();
+  if (PyBool_Check(value.ptr())) {
+    result.type = LimitValue::Type::boolean;
+    result.boolean = value.ptr() == Py_True;
+    return result;
+  }
+  if (PyFloat_Check(value.ptr()) || !PyIndex_Check(value.ptr()))
+    return result;
+  // Integers, and NumPy's: their __index__.
+  const py::int_ integer = py::reinterpret_steal<py::int_>(
+      PyNumber_Index(value.ptr()));
+  if (!integer)
+    throw py::error_already_set();
+  result.type = LimitValue::Type::integer;
+  result.text = py::str(integer).cast<std::string>();
+  int overflow = 0;
+  const long long number =
+      PyLong_AsLongLongAndOverflow(integer.ptr(), &overflow);
+  if (overflow < 0) {
+    result.negative = true;
+  } else if (overflow > 0) {
+    const unsigned long long magnitude =
+        PyLong_AsUnsignedLongLong(integer.ptr());
+    if (PyErr_Occurred() != nullptr) {
+      PyErr_Clear();
+      result.fits = false;
+    } else {
+      result.magnitude = magnitude;
+    }
+  } else {
+    result.negative = number < 0;
+    result.magnitude = number < 0 ? 0ull - static_cast<unsigned long long>(number)
+                                  : static_cast<unsigned long long>(number);
+  }
+  return result;
+}
+
+[[noreturn]] void raise_problem(const Impl::FieldProblem& problem,
+                                const std::string& where,
+                                const std::string& field) {
+  const std::string message = where + ": " + field + " " + problem.text;
+  if (problem.wrong_type)
+    throw py::type_error(message);
+  throw py::value_error(message);
 }
 
 } // namespace
@@ -131,6 +182,40 @@ void bind_budget(py::module_& module) {
                                  ignored.append(std::string(to_string(kind)));
                                return py::tuple(ignored);
                              })
+      .def(
+          "_allow_checked",
+          [](Rule& rule, const std::string& kind, const py::dict& limits,
+             const std::string& where) -> Rule& {
+            Limits checked;
+            for (const auto& [key, value] : limits) {
+              const std::string name = py::str(key).cast<std::string>();
+              const auto limit = Impl::parse_rule_limit(name);
+              if (!limit)
+                throw py::value_error(
+                    where + ": unknown limit " +
+                    py::repr(key).cast<std::string>() + " for '" + kind +
+                    "' (expected one of " + Impl::rule_limit_names() + ")");
+              if (const auto problem =
+                      Impl::set_limit(checked, *limit, limit_value(value)))
+                raise_problem(problem, where, kind + "." + name);
+            }
+            return rule.allow(parse_kind(kind), std::move(checked));
+          },
+          py::arg("kind"), py::arg("limits"), py::arg("where"),
+          py::return_value_policy::reference_internal,
+          "allow(), with the limits checked as the rule file checks them.")
+      .def(
+          "_calls_checked",
+          [](Rule& rule, const py::handle& calls,
+             const std::string& where) -> Rule& {
+            std::uint64_t count = 0;
+            if (const auto problem =
+                    Impl::count_value(limit_value(calls), count))
+              raise_problem(problem, where, "calls");
+            return rule.calls(count);
+          },
+          py::arg("calls"), py::arg("where"),
+          py::return_value_policy::reference_internal)
       .def(
           "set_optional",
           [](Rule& rule, bool value) -> Rule& { return rule.optional(value); },

@@ -13,7 +13,7 @@
 #include <toml++/toml.h>
 
 #include "consumers/budget_state.hpp"
-#include "consumers/limits.hpp"
+#include <cunumpy/impl/rule_fields.hpp>
 
 namespace cunumpy::Impl {
 namespace {
@@ -71,9 +71,12 @@ LimitValue limit_value(const toml::node& node) {
   LimitValue value;
   value.text = type_name(node);
   if (const auto* integer = node.as_integer()) {
+    const std::int64_t number = integer->get();
     value.type = LimitValue::Type::integer;
-    value.integer = integer->get();
-    value.text = std::to_string(integer->get());
+    value.negative = number < 0;
+    value.magnitude = number < 0 ? std::uint64_t(0) - std::uint64_t(number)
+                                 : std::uint64_t(number);
+    value.text = std::to_string(number);
   } else if (const auto* flag = node.as_boolean()) {
     value.type = LimitValue::Type::boolean;
     value.boolean = flag->get();
@@ -84,9 +87,8 @@ LimitValue limit_value(const toml::node& node) {
 std::uint64_t parse_count(const std::string& source, const toml::node& node,
                           const std::string& key) {
   std::uint64_t count = 0;
-  const std::string problem = count_value(limit_value(node), count);
-  if (!problem.empty())
-    fail(source, node, key, problem);
+  if (const FieldProblem problem = count_value(limit_value(node), count))
+    fail(source, node, key, problem.text);
   return count;
 }
 
@@ -106,10 +108,13 @@ profiling::Limits parse_limits(const std::string& source,
          "must be a table of limits, e.g. { max_nbytes = 8 }");
   profiling::Limits limits;
   for (const auto& [name, value] : *table) {
-    const std::string problem =
-        set_limit(limits, name.str(), limit_value(value));
-    if (!problem.empty())
-      fail(source, value, key + "." + std::string(name.str()), problem);
+    const std::string limit_key = key + "." + std::string(name.str());
+    const auto limit = parse_rule_limit(name.str());
+    if (!limit)
+      fail(source, value, limit_key,
+           "unknown limit (expected " + rule_limit_names() + ")");
+    if (const FieldProblem problem = set_limit(limits, *limit, limit_value(value)))
+      fail(source, value, limit_key, problem.text);
   }
   return limits;
 }

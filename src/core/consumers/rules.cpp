@@ -8,7 +8,7 @@
 
 #include "consumers/budget_state.hpp"
 #include "consumers/counter_state.hpp"
-#include "consumers/limits.hpp"
+#include <cunumpy/impl/rule_fields.hpp>
 
 namespace cunumpy {
 namespace profiling {
@@ -139,63 +139,67 @@ std::string Violation::str() const {
 
 namespace Impl {
 
+namespace {
+
+constexpr profiling::Limit rule_limits[] = {
+    profiling::Limit::max_nbytes, profiling::Limit::max_count,
+    profiling::Limit::max_total_bytes, profiling::Limit::blocking,
+    profiling::Limit::implicit};
+
+} // namespace
+
 std::string rule_limit_names() {
-  using profiling::Limit;
   std::string text;
-  const Limit limits[] = {Limit::max_nbytes, Limit::max_count,
-                          Limit::max_total_bytes, Limit::blocking,
-                          Limit::implicit};
-  for (std::size_t i = 0; i < std::size(limits); ++i)
-    text += std::string(i == 0                       ? ""
-                        : i + 1 == std::size(limits) ? " or "
-                                                     : ", ") +
-            std::string(to_string(limits[i]));
+  const std::size_t count = std::size(rule_limits);
+  for (std::size_t i = 0; i < count; ++i)
+    text += std::string(i == 0 ? "" : i + 1 == count ? " or " : ", ") +
+            std::string(to_string(rule_limits[i]));
   return text;
 }
 
-std::string count_value(const LimitValue& value, std::uint64_t& count) {
+std::optional<profiling::Limit> parse_rule_limit(std::string_view name) {
+  const auto limit = profiling::parse_limit(name);
+  for (profiling::Limit known : rule_limits)
+    if (limit == known)
+      return limit;
+  return std::nullopt;
+}
+
+FieldProblem count_value(const LimitValue& value, std::uint64_t& count) {
   if (value.type != LimitValue::Type::integer)
-    return "must be a non-negative integer, not " + value.text;
+    return {"must be a non-negative integer, not " + value.text, true};
+  if (value.negative)
+    return {"must be a non-negative integer, not " + value.text, false};
   if (!value.fits)
-    return "must be a non-negative integer below 2**63, not " + value.text;
-  if (value.integer < 0)
-    return "must be a non-negative integer, not " + value.text;
-  count = static_cast<std::uint64_t>(value.integer);
+    return {"must be a non-negative integer of at most 2**64 - 1, not " +
+                value.text,
+            false};
+  count = value.magnitude;
   return {};
 }
 
-std::string set_limit(profiling::Limits& limits, std::string_view name,
-                      const LimitValue& value) {
+FieldProblem set_limit(profiling::Limits& limits, profiling::Limit limit,
+                       const LimitValue& value) {
   using profiling::Limit;
-  const auto limit = profiling::parse_limit(name);
-  std::uint64_t count = 0;
-  std::string problem;
-  switch (limit.value_or(Limit::forbidden)) {
-  case Limit::max_nbytes:
-  case Limit::max_count:
-  case Limit::max_total_bytes:
-    problem = count_value(value, count);
-    if (!problem.empty())
-      return problem;
-    if (*limit == Limit::max_nbytes)
-      limits.max_nbytes(count);
-    else if (*limit == Limit::max_count)
-      limits.max_count(count);
-    else
-      limits.max_total_bytes(count);
-    return {};
-  case Limit::blocking:
-  case Limit::implicit:
+  if (limit == Limit::blocking || limit == Limit::implicit) {
     if (value.type != LimitValue::Type::boolean)
-      return "must be true or false, not " + value.text;
-    if (*limit == Limit::blocking)
+      return {"must be true or false, not " + value.text, true};
+    if (limit == Limit::blocking)
       limits.blocking(value.boolean);
     else
       limits.implicit(value.boolean);
     return {};
-  default:
-    return "unknown limit (expected " + rule_limit_names() + ")";
   }
+  std::uint64_t count = 0;
+  if (FieldProblem problem = count_value(value, count))
+    return problem;
+  if (limit == Limit::max_nbytes)
+    limits.max_nbytes(count);
+  else if (limit == Limit::max_count)
+    limits.max_count(count);
+  else
+    limits.max_total_bytes(count);
+  return {};
 }
 
 void validate_rule(const std::string& phase, const profiling::Rule& rule,
