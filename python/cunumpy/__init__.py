@@ -45,7 +45,7 @@ from ._host import (  # noqa: E402
     synchronize,
 )
 
-__version__ = "0.1.0"
+__version__: str = _core.__version__
 
 __all__ = [
     "DeviceArray",

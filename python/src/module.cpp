@@ -1,8 +1,11 @@
 #include "module.hpp"
 
+#include <cunumpy/version.hpp>
+
 PYBIND11_MODULE(_core, module) {
   module.doc() = "The compiled core of cunumpy: Kokkos device arrays, copies "
                  "and the shared transfer recorder.";
+  module.attr("__version__") = CUNUMPY_VERSION_STRING;
   using namespace cunumpy::python;
   // pybind11 takes the module name of the types and functions it creates
   // (their __module__, the type name in error messages and signatures) from
