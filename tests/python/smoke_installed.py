@@ -22,6 +22,13 @@ with open("/proc/self/maps") as maps:
         if "libcunumpy" in line or "_core." in line:
             loaded.add(os.path.realpath(line.split()[-1]))
 assert loaded and all(path.startswith(installation) for path in loaded), loaded
+# One version everywhere: the module's is the distribution's (when pip
+# installed it), both read from CMakeLists.txt's project().
+try:
+    from importlib.metadata import PackageNotFoundError, version
+    assert version("cunumpy") == xp.__version__, (version("cunumpy"), xp.__version__)
+except PackageNotFoundError:
+    pass  # a cmake --install prefix: no distribution metadata
 # Typed (PEP 561): the marker and the stubs of the compiled core.
 for typing_file in ("py.typed", "_core.pyi"):
     assert os.path.exists(os.path.join(package, typing_file)), typing_file
