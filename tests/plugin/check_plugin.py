@@ -58,7 +58,8 @@ class Case:
     def path(self, name):
         return os.path.join(self.work, name)
 
-    def run(self, arguments=(), program=None, command=None, **variables):
+    def run(self, arguments=(), program=None, command=None, timeout=300,
+            **variables):
         """Runs the program with the loading variables ctest set, the
         CUNUMPY_* variables given here and no other."""
         environment = dict(os.environ)
@@ -73,7 +74,7 @@ class Case:
             command = [program or self.args.program, *arguments]
         completed = subprocess.run(command, cwd=self.work, env=environment,
                                    capture_output=True, text=True,
-                                   timeout=300)
+                                   timeout=timeout)
         return Run(completed)
 
     def source_line(self, text, source=None):
@@ -545,6 +546,28 @@ def case_bad_budget_empty(case):
         expect(run.status == VIOLATION_STATUS,
                "with CUNUMPY_ON_VIOLATION=exit it fails the run",
                run.context())
+
+
+def case_bad_budget_fifo(case):
+    """A FIFO as the rule file is refused at once: reading it would block
+    Kokkos::initialize until a writer comes."""
+    fifo = case.path("rules.fifo")
+    os.mkfifo(fifo)
+    try:
+        run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=fifo,
+                       timeout=60)
+    except subprocess.TimeoutExpired:
+        raise CheckFailed("the program blocked on the FIFO given as "
+                          "CUNUMPY_BUDGET")
+    program_ran(run)
+    lines = one_warning(case, run,
+                        r"^cunumpy: CUNUMPY_BUDGET: rule file '.*rules\.fifo' "
+                        r"is a FIFO \(named pipe\), not a regular file; .*"
+                        r"; running without a budget$")
+    expect(len(lines) == 1, "and nothing else", run.context())
+    budget = case.json("report.json", run)["budget"]
+    expect(not budget["checked"], "the report says the budget was not "
+           "checked", str(budget))
 
 
 def case_budget_unentered_phase(case):
