@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "environment.hpp"
+#include "excerpt.hpp"
 
 namespace cunumpy::plugin {
 namespace {
@@ -132,7 +133,7 @@ Config Config::from_environment() {
     if (value == "exit") {
       config.exit_on_violation = true;
     } else if (value != "warn") {
-      Impl::warn("CUNUMPY_ON_VIOLATION=\"" + *action +
+      Impl::warn("CUNUMPY_ON_VIOLATION=\"" + Impl::excerpt(*action) +
                  "\" is neither 'warn' nor 'exit'; using warn");
     }
   }

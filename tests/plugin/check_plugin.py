@@ -666,6 +666,13 @@ def case_bad_on_violation(case):
     one_warning(case, run,
                 r"^cunumpy: CUNUMPY_ON_VIOLATION=\"explode\" is neither "
                 r"'warn' nor 'exit'; using warn$")
+    # A huge value is named by an excerpt, not echoed whole.
+    run = case.run(CUNUMPY_REPORT="report.json",
+                   CUNUMPY_ON_VIOLATION="x" * 100000)
+    program_ran(run)
+    lines = one_warning(case, run, r"^cunumpy: CUNUMPY_ON_VIOLATION=\"x{32}"
+                        r"\.\.\.\[99936 bytes\]\.\.\.x{32}\" is neither")
+    expect(len(lines) == 1, "and nothing else", run.context())
 
 
 def case_bad_backtrace(case):
