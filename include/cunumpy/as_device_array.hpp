@@ -56,6 +56,7 @@ device_array_from_view(const View& value, const char* name,
       if (value.span_is_contiguous())
         return value; // the caller's own array: kernels write into it
     }
+    (void)allocation_bytes<T>(function, name, value);
     ensure_hooks();
     const ArrayShape shape = shape_of(value);
     ApiScope scope("as_device_array", where, &shape);

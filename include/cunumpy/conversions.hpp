@@ -27,7 +27,7 @@ auto convert(const char* api, const View& view, SourceLocation where) {
     ensure_hooks();
     const ArrayShape shape = shape_of(view);
     ApiScope scope(api, where, &shape);
-    return copy_into<MemorySpace>(view);
+    return copy_into<MemorySpace>(view, api, "view");
   }
 }
 

@@ -128,6 +128,8 @@ private:
     if (!host.span_is_contiguous())
       Impl::throw_not_contiguous("cunumpy::DeviceMirror", "host", host.label());
     if constexpr (copies) {
+      (void)Impl::allocation_bytes<typename device_view_type::value_type>(
+          "cunumpy::DeviceMirror", "host", host);
       device_view_type device(
           Kokkos::view_alloc(Kokkos::WithoutInitializing,
                              std::string(host.label())),

@@ -80,7 +80,7 @@ decltype(auto) host_argument(const HostCallSite& site, Arg&& arg) {
     require_allocated(arg, site.function, "argument");
     const ArrayShape shape = shape_of(arg);
     ApiScope scope(site.api, site.where, &shape);
-    return copy_into<Kokkos::HostSpace>(arg);
+    return copy_into<Kokkos::HostSpace>(arg, site.function, "argument");
   } else {
     return std::forward<Arg>(arg);
   }
@@ -112,7 +112,7 @@ auto result_to(const HostCallSite& site, Result&& result) {
                   !is_host_memory_space_v<Space>) {
       const ArrayShape shape = shape_of(result);
       ApiScope scope(site.api, site.where, &shape);
-      return copy_into<Space>(result);
+      return copy_into<Space>(result, site.function, "result");
     } else {
       return R(result);
     }
@@ -143,7 +143,8 @@ void write_back(const HostCallSite& site, const Device& device,
       return;
     }
   }
-  Kokkos::deep_copy(device, copy_into<typename Device::memory_space>(host));
+  Kokkos::deep_copy(device, copy_into<typename Device::memory_space>(
+                                host, site.function, "argument"));
 }
 
 template <class Originals, class Converted, std::size_t... I>

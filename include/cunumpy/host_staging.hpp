@@ -71,6 +71,8 @@ public:
     if constexpr (!Impl::is_device_view_v<View>) {
       return Impl::PendingHostAccess::ready<Result>(view);
     } else {
+      (void)Impl::allocation_bytes<typename Result::value_type>(
+          "cunumpy::HostStaging::copy", "view", view);
       Impl::ensure_hooks();
       const Impl::ArrayShape shape = Impl::shape_of(view);
       Impl::ApiScope scope("HostStaging::copy", where, &shape,

@@ -68,7 +68,8 @@ pin_memory(const View& host, SourceLocation where = SourceLocation::current()) {
   } else {
     const Impl::ArrayShape shape = Impl::shape_of(host);
     Impl::ApiScope scope("pin_memory", where, &shape);
-    return Impl::copy_into<pinned_memory_space>(host);
+    return Impl::copy_into<pinned_memory_space>(host, "cunumpy::pin_memory",
+                                                "host");
   }
 }
 

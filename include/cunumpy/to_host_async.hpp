@@ -304,6 +304,8 @@ to_host_async(const ExecSpace& producer, const View& view,
     else
       return Impl::PendingHostAccess::ready<Result>(view);
   } else {
+    (void)Impl::allocation_bytes<typename View::non_const_value_type>(
+        "cunumpy::to_host_async", "view", view);
     Impl::ensure_hooks();
     const Impl::ArrayShape shape = Impl::shape_of(view);
     Impl::ApiScope scope("to_host_async", where, &shape, /*async=*/true);

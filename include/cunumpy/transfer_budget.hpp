@@ -263,9 +263,14 @@ public:
   ///     ignore = ["device_copy", "sync"]
   ///
   /// Throws std::invalid_argument naming the file, the line and the key for
-  /// syntax errors, unknown keys and kinds, and bad limits.
+  /// syntax errors, unknown keys and kinds, and bad limits; and, before
+  /// reading or parsing, for a path that is not a regular file (a
+  /// directory, a FIFO, a device), a file over 32 MiB, text that is not
+  /// UTF-8 or not ASCII outside comments, and nesting over 32 levels
+  /// (docs/budgets.md).
   TransferBudget& require_file(const std::string& path);
-  /// The same from TOML text; `source` names it in errors.
+  /// The same from TOML text (the same checks of the text); `source` names
+  /// it in errors.
   TransferBudget& require_toml(std::string_view toml,
                                const std::string& source = "<string>");
 

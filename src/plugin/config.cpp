@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "support/environment.hpp"
+#include "support/excerpt.hpp"
 
 namespace cunumpy::plugin {
 namespace {
@@ -92,15 +93,9 @@ std::string used_by(const std::string& path, const std::string& other,
 std::optional<int> rank_from_environment() {
   for (const char* name :
        {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
-    const auto value = Impl::environment(name);
-    if (!value)
-      continue;
-    char* end = nullptr;
-    errno = 0;
-    const long rank = std::strtol(value->c_str(), &end, 10);
-    if (errno == 0 && end != value->c_str() && *end == '\0' && rank >= 0 &&
-        rank < (1L << 30))
-      return static_cast<int>(rank);
+    if (const auto rank =
+            Impl::environment_integer(name, 0, (1 << 30) - 1, "ignored"))
+      return rank;
   }
   return std::nullopt;
 }
@@ -204,7 +199,7 @@ Config Config::from_environment() {
     if (value == "exit") {
       config.exit_on_violation = true;
     } else if (value != "warn") {
-      Impl::warn("CUNUMPY_ON_VIOLATION=\"" + *action +
+      Impl::warn("CUNUMPY_ON_VIOLATION=\"" + Impl::excerpt(*action) +
                  "\" is neither 'warn' nor 'exit'; using warn");
     }
   }

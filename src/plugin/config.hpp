@@ -49,7 +49,8 @@ struct Config {
 inline constexpr int violation_exit_status = 3;
 
 /// The MPI rank from OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or
-/// SLURM_PROCID, the first one set.
+/// SLURM_PROCID, the first one set; a bad value (not digits, see
+/// Impl::parse_environment_integer) is named on stderr and skipped.
 std::optional<int> rank_from_environment();
 
 /// `pattern` with every "%r" replaced by `rank`.

@@ -155,6 +155,35 @@ TEST(AsDeviceArray, UnallocatedViewThrows) {
   EXPECT_THROW(convert_unallocated(), std::invalid_argument);
 }
 
+TEST(AsDeviceArray, ShapesTooLargeToAllocateThrowBeforeAnyCopy) {
+  double storage[4] = {};
+  const cunumpy_tests::OverflowingViews<Kokkos::HostSpace> host(storage);
+  using Views = decltype(host);
+  auto counted = count_transfers();
+  EXPECT_TRUE(contains(message_of<std::invalid_argument>([&] {
+                         (void)as_device_array<double, 3, TestDevice>(host.cube,
+                                                                      "grid");
+                       }),
+                       std::string("cunumpy::as_device_array: 'grid' has ") +
+                           Views::cube_shape));
+  EXPECT_TRUE(contains(message_of<std::invalid_argument>([&] {
+                         (void)as_device_array<double, 1, TestDevice>(host.odd,
+                                                                      "x");
+                       }),
+                       Views::odd_shape));
+  // The bytes are those of the element type asked for: 2^61 floats are
+  // 2^63 bytes, a size no allocation has.
+  EXPECT_TRUE(contains(message_of<std::length_error>([&] {
+                         (void)as_device_array<float, 1, TestDevice>(host.odd,
+                                                                     "x");
+                       }),
+                       "cunumpy::as_device_array: 'x' has shape "
+                       "(2305843009213693953,) of float32, more than the "
+                       "9223372036854775807 bytes"));
+  EXPECT_EQ(counted.counter().events().size(), 0u)
+      << counted.counter().report();
+}
+
 #endif // CUNUMPY_HAS_TEST_DEVICE
 
 } // namespace

@@ -241,6 +241,43 @@ TEST(Conversions, RankZeroAndHighRankViews) {
             "to_device(shape=(1, 2, 1, 2, 1, 2, 1, 2), dtype=int32)");
 }
 
+TEST(Conversions, ShapesTooLargeToAllocateThrowBeforeAnyCopy) {
+  double storage[4] = {};
+  const cunumpy_tests::OverflowingViews<Kokkos::HostSpace> host(storage);
+  Kokkos::View<double*, TestDevice> small("small", 4);
+  const cunumpy_tests::OverflowingViews<TestDevice> device(small.data());
+  using Views = decltype(host);
+  auto counted = count_transfers();
+  EXPECT_TRUE(contains(message_of<std::invalid_argument>([&] {
+                         (void)cunumpy::to_device<TestDevice>(host.cube);
+                       }),
+                       std::string("cunumpy::to_device: 'view' has ") +
+                           Views::cube_shape));
+  EXPECT_TRUE(contains(message_of<std::invalid_argument>([&] {
+                         (void)cunumpy::to_device<TestDevice>(host.odd);
+                       }),
+                       Views::odd_shape));
+  EXPECT_TRUE(contains(message_of<std::length_error>([&] {
+                         (void)cunumpy::to_device<TestDevice>(host.half);
+                       }),
+                       Views::half_shape));
+  EXPECT_TRUE(contains(message_of<std::invalid_argument>(
+                           [&] { (void)cunumpy::to_host(device.cube); }),
+                       std::string("cunumpy::to_host: 'view' has ") +
+                           Views::cube_shape));
+  EXPECT_TRUE(contains(message_of<std::length_error>(
+                           [&] { (void)cunumpy::to_host(device.half); }),
+                       Views::half_shape));
+  EXPECT_EQ(counted.counter().events().size(), 0u)
+      << counted.counter().report();
+  // An empty shape is empty, whatever its other extents.
+  constexpr std::size_t large = std::size_t(1) << 22;
+  Kokkos::View<double****, Kokkos::LayoutRight, Kokkos::HostSpace,
+               Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+      empty(storage, 0, large, large, large);
+  EXPECT_EQ(cunumpy::to_device<TestDevice>(empty).extent(3), large);
+}
+
 #endif // CUNUMPY_HAS_TEST_DEVICE
 
 } // namespace

@@ -177,6 +177,51 @@ TEST(Counting, EventsFromManyThreadsAreAllCounted) {
             std::uint64_t(threads * copies * 8 * sizeof(double)));
 }
 
+TEST(Counting, EightThreadsCopyingBothWaysWhileTheCounterIsRead) {
+  // 8 threads, each 10^5 copies to the device and 10^5 back, into one
+  // counter that this thread reads all along: what it reads only grows and
+  // never passes the total, and the end is exact. scripts/test-threads runs
+  // it under ThreadSanitizer.
+  constexpr int threads = 8;
+  constexpr std::uint64_t copies = 100000; // each way, per thread
+  constexpr std::uint64_t total = threads * copies;
+  auto counted = count_transfers();
+  const TransferCounter& counter = counted.counter();
+  std::atomic<int> running{threads};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&running] {
+      HostVector host("h", 2);
+      DeviceVector device("d", 2);
+      for (std::uint64_t i = 0; i < copies; ++i) {
+        Kokkos::deep_copy(device, host);
+        Kokkos::deep_copy(host, device);
+      }
+      --running;
+    });
+  std::uint64_t reads = 0, last_to_device = 0, last_to_host = 0;
+  bool in_order = true;
+  while (running > 0) {
+    const std::uint64_t to_device = counter.to_device();
+    const std::uint64_t to_host = counter.to_host();
+    in_order = in_order && to_device >= last_to_device &&
+               to_host >= last_to_host && to_device <= total &&
+               to_host <= total;
+    last_to_device = to_device;
+    last_to_host = to_host;
+    ++reads;
+  }
+  for (auto& worker : workers)
+    worker.join();
+  EXPECT_TRUE(in_order) << "a read went back or past the total";
+  EXPECT_GT(reads, 0u);
+  EXPECT_EQ(counter.to_device(), total);
+  EXPECT_EQ(counter.to_host(), total);
+  EXPECT_EQ(counter.total(), 2 * total);
+  EXPECT_EQ(counter.bytes_to_device(), total * 2 * sizeof(double));
+  EXPECT_EQ(counter.bytes_to_host(), total * 2 * sizeof(double));
+}
+
 TEST(Counting, EventsOfARunningThreadAreCountedWhenRead) {
   // The worker's copies wait in its queue; reading the counter flushes the
   // queues of all threads, the worker still running.

@@ -181,6 +181,17 @@ TEST(DeviceMirror, BothDirectionsCountInABudget) {
   EXPECT_THROW(budget.check(), cunumpy::TransferError); // to_device forbidden
 }
 
+TEST(DeviceMirror, ShapesTooLargeToAllocateThrowBeforeAnyCopy) {
+  double storage[4] = {};
+  const cunumpy_tests::OverflowingViews<Kokkos::HostSpace> host(storage);
+  using Views = decltype(host);
+  EXPECT_TRUE(contains(
+      message_of<std::invalid_argument>([&] {
+        DeviceMirror<Views::Unmanaged<double*>, TestDevice> mirror(host.odd);
+      }),
+      std::string("cunumpy::DeviceMirror: 'host' has ") + Views::odd_shape));
+}
+
 #endif // CUNUMPY_HAS_TEST_DEVICE
 
 } // namespace

@@ -196,6 +196,38 @@ inline std::string site(const char* file, int line) {
   return std::string(file) + ":" + std::to_string(line);
 }
 
+/// Unmanaged views of `data` in `Space` with extents that no allocation can
+/// have, as a wrong shape given to an unmanaged view makes them: `cube`,
+/// 2^22 x 2^22 x 2^22 doubles (2^66 elements: size() wraps around to 0;
+/// Kokkos 3 keeps the extents of views of rank 2 and more in 32 bits);
+/// `odd`, 2^61 + 1 doubles (the count fits in 64 bits, its bytes do not);
+/// `half`, 2^60 doubles (2^63 bytes: fits in 64 bits, in no allocation).
+template <class Space> struct OverflowingViews {
+  template <class Data>
+  using Unmanaged = Kokkos::View<Data, Kokkos::LayoutRight, Space,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr std::size_t two_to(int power) {
+    return std::size_t(1) << power;
+  }
+  explicit OverflowingViews(double* data)
+      : cube(data, two_to(22), two_to(22), two_to(22)),
+        odd(data, two_to(61) + 1), half(data, two_to(60)) {}
+
+  Unmanaged<double***> cube;
+  Unmanaged<double*> odd;
+  Unmanaged<double*> half;
+  static constexpr const char* cube_shape =
+      "shape (4194304, 4194304, 4194304) of float64, whose size in "
+      "bytes overflows 64 bits; nothing was allocated";
+  static constexpr const char* odd_shape =
+      "shape (2305843009213693953,) of float64, whose size in bytes overflows "
+      "64 bits; nothing was allocated";
+  static constexpr const char* half_shape =
+      "shape (1152921504606846976,) of float64, more than the "
+      "9223372036854775807 bytes an allocation can have; nothing was "
+      "allocated";
+};
+
 /// A host view of `n` doubles holding 0, 1, 2, ...
 inline Kokkos::View<double*, Kokkos::HostSpace>
 iota_host(int n, const char* label = "h") {

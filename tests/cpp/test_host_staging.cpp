@@ -162,6 +162,24 @@ TEST(HostStaging, LayoutLeftIsKeptAndStridedViewsArePacked) {
   EXPECT_EQ(counted.counter().device_copy(), 1u);
 }
 
+TEST(HostStaging, ShapesTooLargeToAllocateThrowBeforeAnyCopy) {
+  Kokkos::View<double*, TestDevice> small("small", 4);
+  const cunumpy_tests::OverflowingViews<TestDevice> device(small.data());
+  using Views = decltype(device);
+  HostStaging staging;
+  auto counted = count_transfers();
+  EXPECT_TRUE(contains(message_of<std::invalid_argument>(
+                           [&] { (void)staging.copy(device.cube); }),
+                       std::string("cunumpy::HostStaging::copy: 'view' has ") +
+                           Views::cube_shape));
+  EXPECT_TRUE(contains(
+      message_of<std::length_error>([&] { (void)staging.copy(device.half); }),
+      Views::half_shape));
+  EXPECT_EQ(staging.buffers(), 0u);
+  EXPECT_EQ(counted.counter().events().size(), 0u)
+      << counted.counter().report();
+}
+
 #endif // CUNUMPY_HAS_TEST_DEVICE
 
 } // namespace

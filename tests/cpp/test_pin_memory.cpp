@@ -101,6 +101,21 @@ TEST(PinMemory, UnallocatedViewThrows) {
                std::invalid_argument);
 }
 
+TEST(PinMemory, ShapesTooLargeToAllocateThrowBeforeAnyCopy) {
+  double storage[4] = {};
+  const cunumpy_tests::OverflowingViews<Kokkos::HostSpace> host(storage);
+  using Views = decltype(host);
+  EXPECT_TRUE(contains(message_of<std::invalid_argument>([&] {
+                         (void)cunumpy::pin_memory<TestDevice>(host.cube);
+                       }),
+                       std::string("cunumpy::pin_memory: 'host' has ") +
+                           Views::cube_shape));
+  EXPECT_TRUE(contains(message_of<std::length_error>([&] {
+                         (void)cunumpy::pin_memory<TestDevice>(host.half);
+                       }),
+                       Views::half_shape));
+}
+
 #endif // CUNUMPY_HAS_TEST_DEVICE
 
 } // namespace

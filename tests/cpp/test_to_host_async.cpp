@@ -245,6 +245,19 @@ TEST(ToHostAsync, BudgetAllowsNonBlockingScalarReadsOnly) {
   EXPECT_THROW(budget.check(), cunumpy::TransferError);
 }
 
+TEST(ToHostAsync, ShapesTooLargeToAllocateThrowBeforeAnyCopy) {
+  Kokkos::View<double*, TestDevice> small("small", 4);
+  const cunumpy_tests::OverflowingViews<TestDevice> device(small.data());
+  using Views = decltype(device);
+  auto counted = count_transfers();
+  EXPECT_TRUE(contains(message_of<std::invalid_argument>(
+                           [&] { (void)cunumpy::to_host_async(device.odd); }),
+                       std::string("cunumpy::to_host_async: 'view' has ") +
+                           Views::odd_shape));
+  EXPECT_EQ(counted.counter().events().size(), 0u)
+      << counted.counter().report();
+}
+
 #endif // CUNUMPY_HAS_TEST_DEVICE
 
 } // namespace

@@ -37,9 +37,15 @@ add_executable(time_loop ${EXAMPLE_DIR}/time_loop.cpp)
 target_link_libraries(time_loop PRIVATE Kokkos::kokkos cunumpy::cunumpy)
 ")
 endif()
+# A consumer of a sanitizer build is built with the same sanitizers.
+set(sanitize_flags)
+if(SANITIZE)
+  set(sanitize_flags "-DCMAKE_CXX_FLAGS=-fsanitize=${SANITIZE}"
+                     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=${SANITIZE}")
+endif()
 run("configure the example" ${CMAKE_COMMAND} -S "${source_dir}" -B "${WORK_DIR}/example"
     -G "${GENERATOR}" -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
-    -DCMAKE_PREFIX_PATH=${WORK_DIR}/moved ${kokkos_hint})
+    -DCMAKE_PREFIX_PATH=${WORK_DIR}/moved ${kokkos_hint} ${sanitize_flags})
 run("build the example" ${CMAKE_COMMAND} --build "${WORK_DIR}/example")
 file(GLOB program "${WORK_DIR}/example/time_loop")
 run("run the example" "${program}" 20)

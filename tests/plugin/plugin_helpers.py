@@ -68,7 +68,8 @@ class Case:
     def path(self, name):
         return os.path.join(self.work, name)
 
-    def run(self, arguments=(), program=None, command=None, **variables):
+    def run(self, arguments=(), program=None, command=None, timeout=300,
+            **variables):
         """Runs `program` (the case's by default) with `arguments`, or the
         whole `command`, with the loading variables ctest set, the
         variables given here (None removes one) and no other CUNUMPY_*
@@ -85,7 +86,7 @@ class Case:
             command = [program or self.program, *arguments]
         completed = subprocess.run(command, cwd=self.work, env=environment,
                                    capture_output=True, text=True,
-                                   timeout=300)
+                                   timeout=timeout)
         return Run(completed)
 
     def read(self, name):

@@ -2,6 +2,9 @@
 example: a copy added to the time step breaks a rule; a file that cannot be
 used is refused with one line on stderr, and the program runs on."""
 
+import os
+import subprocess
+
 from plugin_helpers import (STEP_COPY, VIOLATION_STATUS, one_warning,
                             phase, program_ran, shown)
 
@@ -163,3 +166,32 @@ def test_bad_on_violation(case, budget):
     one_warning(run,
                 r"^cunumpy: CUNUMPY_ON_VIOLATION=\"explode\" is neither "
                 r"'warn' nor 'exit'; using warn$")
+    # A huge value is named by an excerpt, not echoed whole.
+    run = case.run(CUNUMPY_REPORT="report.json",
+                   CUNUMPY_ON_VIOLATION="x" * 100000)
+    program_ran(run)
+    lines = one_warning(run, r"^cunumpy: CUNUMPY_ON_VIOLATION=\"x{32}"
+                             r"\.\.\.\[99936 bytes\]\.\.\.x{32}\" is neither")
+    assert len(lines) == 1, f"and nothing else\n{run}"
+
+
+def test_bad_budget_fifo(case):
+    """A FIFO as the rule file is refused at once: reading it would block
+    Kokkos::initialize until a writer comes."""
+    fifo = case.path("rules.fifo")
+    os.mkfifo(fifo)
+    try:
+        run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=fifo,
+                       timeout=60)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the program blocked on the FIFO given as "
+                             "CUNUMPY_BUDGET")
+    program_ran(run)
+    lines = one_warning(run,
+                        r"^cunumpy: CUNUMPY_BUDGET: rule file '.*rules\.fifo' "
+                        r"is a FIFO \(named pipe\), not a regular file; .*"
+                        r"; running without a budget$")
+    assert len(lines) == 1, f"and nothing else\n{run}"
+    budget = case.json("report.json", run)["budget"]
+    assert not budget["checked"], \
+        f"the report says the budget was not checked\n{shown(budget)}"

@@ -183,6 +183,32 @@ def test_bad_backtrace(case):
     top = region(case.json("report.json", run), "output")["top_sites"][0]
     assert top["line"] == case.source_line(OUTPUT_COPY), \
         f"call sites work with the default depth\n{shown(top)}"
+    # One rule for every numeric variable: digits, blanks around them
+    # allowed; anything else, an empty value included, is one line.
+    for value, depth in ((" 5", 5), ("5 ", 5), ("\t7\t", 7), ("007", 7)):
+        run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BACKTRACE=value)
+        program_ran(run)
+        assert not run.cunumpy_lines(), f"{value!r} is accepted\n{run}"
+        assert case.json("report.json", run)["backtrace_depth"] == depth, \
+            f"{value!r} is depth {depth}"
+    for value in ("", " ", "-0", "+5", "65", "5x", "9" * 30):
+        run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_BACKTRACE=value)
+        program_ran(run)
+        one_warning(run, r"^cunumpy: CUNUMPY_BACKTRACE=\"" + re.escape(value) +
+                    r"\" is not an integer in \[0, 64\]; using 32$")
+        assert case.json("report.json", run)["backtrace_depth"] == 32, \
+            f"{value!r} leaves the default depth"
+    # The rank variables follow the same rule.
+    run = case.run(CUNUMPY_REPORT="report-%r.json", OMPI_COMM_WORLD_RANK=" 3")
+    program_ran(run)
+    assert case.json("report-3.json", run)["rank"] == 3, "rank ' 3' is 3"
+    run = case.run(CUNUMPY_REPORT="report-%r.json", OMPI_COMM_WORLD_RANK="-1",
+                   PMI_RANK="2")
+    program_ran(run)
+    one_warning(run, r'^cunumpy: OMPI_COMM_WORLD_RANK="-1" is not an '
+                     r'integer in \[0, 1073741823\]; ignored$')
+    assert case.json("report-2.json", run)["rank"] == 2, \
+        "a bad rank variable is skipped for the next one"
 
 
 def test_exit_without_finalize(case, budget):

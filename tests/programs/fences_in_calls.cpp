@@ -7,6 +7,7 @@
 // fence makes the copy blocking.
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include <Kokkos_Core.hpp>
@@ -27,6 +28,16 @@ void fence(const char* name) {
   record::begin_fence(name, cuda_instance);
   record::end_fence();
 }
+
+/// A space name as Kokkos gives it to tools: a 64-byte SpaceHandle.name,
+/// which the recorder compares 8 bytes at a time (a string literal is
+/// shorter).
+struct SpaceName {
+  explicit SpaceName(const char* name) {
+    std::strncpy(text, name, sizeof text);
+  }
+  char text[64] = {};
+};
 
 cunumpy::Impl::ArrayShape vector_shape() {
   cunumpy::Impl::ArrayShape shape;
@@ -71,7 +82,8 @@ int main(int argc, char* argv[]) {
     {
       cunumpy::Impl::ApiScope scope("to_device", {}, &shape);
       fence("Kokkos::Cuda: backend fence after async malloc");
-      record::begin_deep_copy("Cuda", "x", device, "Host", "x", host,
+      const SpaceName cuda("Cuda"), host_space("Host");
+      record::begin_deep_copy(cuda.text, "x", device, host_space.text, "x", host,
                             sizeof host);
       fence("Kokkos::deep_copy: copy between contiguous views, post deep "
             "copy fence");

@@ -2,7 +2,9 @@
 #define CUNUMPY_IMPL_VIEW_UTILITIES_HPP
 
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -86,6 +88,48 @@ void require_allocated(const View& view, const char* function,
                       view.is_allocated() ? std::string(view.label()) : "");
 }
 
+[[noreturn]] void throw_allocation_too_large(const char* function,
+                                             const char* argument,
+                                             const std::string& label,
+                                             const ArrayShape& shape,
+                                             bool overflows);
+
+/// The bytes of a new allocation of elements of `T` with the extents of
+/// `view`, checked before anything is allocated: throws
+/// std::invalid_argument naming `function`, `argument` and the shape when
+/// the element count or the byte count overflows std::size_t (an unmanaged
+/// view made with wrong extents, whose size() wrapped around), and
+/// std::length_error when the bytes fit but no allocation can have that
+/// many (more than PTRDIFF_MAX).
+template <class T, class View>
+std::size_t allocation_bytes(const char* function, const char* argument,
+                             const View& view) {
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  std::size_t count = 1;
+  bool overflows = false;
+  for (int i = 0; i < rank_v<View>; ++i) {
+    const std::size_t extent = view.extent(i);
+    if (extent == 0)
+      return 0; // empty, whatever the other extents
+    if (count > max / extent)
+      overflows = true;
+    else
+      count *= extent;
+  }
+  overflows = overflows || count > max / sizeof(T);
+  if (overflows ||
+      count * sizeof(T) >
+          std::size_t(std::numeric_limits<std::ptrdiff_t>::max())) {
+    ArrayShape shape = shape_of(view);
+    shape.dtype = dtype_name<T>();
+    throw_allocation_too_large(function, argument,
+                               view.is_allocated() ? std::string(view.label())
+                                                   : std::string(),
+                               shape, overflows);
+  }
+  return count * sizeof(T);
+}
+
 /// Contiguous host ranges: std::vector, std::array, spans.
 template <class Range, class = void>
 struct is_contiguous_range : std::false_type {};
@@ -136,11 +180,14 @@ void deep_copy_from(const Dst& dst, const Src& src) {
 /// Copies `src` into a new view of `MemorySpace` with the kept layout.
 /// Must run inside an ApiScope so the copies are attributed to the caller.
 /// A strided view is packed on its own side first unless it already is
-/// row-major contiguous.
-template <class MemorySpace, class View> auto copy_into(const View& src) {
+/// row-major contiguous. `function` and `argument` name the caller and
+/// `src` in the error of a shape too large to allocate (allocation_bytes).
+template <class MemorySpace, class View>
+auto copy_into(const View& src, const char* function, const char* argument) {
   using Layout = typename View::array_layout;
   using Result = converted_view_t<View, MemorySpace>;
   using ResultLayout = typename Result::array_layout;
+  (void)allocation_bytes<typename Result::value_type>(function, argument, src);
   const auto alloc =
       Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(src.label()));
   Result result(alloc, unpadded_layout<ResultLayout>(src));

@@ -1,3 +1,5 @@
+#include <cstddef>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -14,6 +16,29 @@ void throw_unallocated(const char* function, const char* argument,
   message += " is not allocated; construct the view with a label and extents "
              "(e.g. Kokkos::View<double*>(\"x\", n)) before converting it";
   throw std::invalid_argument(message);
+}
+
+void throw_allocation_too_large(const char* function, const char* argument,
+                                const std::string& label,
+                                const ArrayShape& shape, bool overflows) {
+  std::string message = function;
+  if (message.rfind("cunumpy::", 0) != 0)
+    message = "cunumpy::" + message;
+  message += ": '" + std::string(argument) + "'";
+  if (!label.empty())
+    message += " (view \"" + label + "\")";
+  message += " has shape " + shape_string(shape) + " of " + shape.dtype;
+  if (overflows)
+    message += ", whose size in bytes overflows 64 bits";
+  else
+    message += ", more than the " +
+               std::to_string(std::numeric_limits<std::ptrdiff_t>::max()) +
+               " bytes an allocation can have";
+  message += "; nothing was allocated: check the extents (an unmanaged view "
+             "made with the wrong ones?)";
+  if (overflows)
+    throw std::invalid_argument(message);
+  throw std::length_error(message);
 }
 
 void throw_no_device_backend(const char* function, const char* name) {

@@ -69,6 +69,10 @@ std::uint64_t loaded_objects_generation() {
 struct ModuleTable {
   std::vector<Module> modules;
   std::uint64_t generation = 0;
+  /// The table this one replaced: every table stays reachable from
+  /// current_table, so that LeakSanitizer, in any program that loads
+  /// cunumpy, sees memory kept on purpose, not a leak.
+  const ModuleTable* previous = nullptr;
 
   const Module* find(std::uintptr_t address) const {
     auto it = std::upper_bound(
@@ -105,6 +109,7 @@ const ModuleTable* rebuild() {
     return current_table.load(std::memory_order_acquire);
   ++rebuilds;
   auto* table = new ModuleTable(); // never freed: lock-free readers
+  table->previous = current_table.load(std::memory_order_relaxed);
   table->generation = loaded_objects_generation();
   dl_iterate_phdr(&add_module, table);
   std::sort(table->modules.begin(), table->modules.end(),
@@ -194,11 +199,13 @@ struct CachedRule {
 /// rule arithmetic: a copy made again from the same line costs a few
 /// nanoseconds. The frames are the non-null return addresses read.
 struct Trace {
-  /// A return address and a saved rbp per frame for 48 frames, or a return
-  /// address per frame for 64 (the deepest capture): longer walks are not
-  /// kept.
-  static constexpr int max_reads = 96;
+  /// A return address and a saved rbp per frame for 64 frames, the deepest
+  /// capture: every walk is kept, also where every frame keeps a frame
+  /// pointer (code built with -fno-omit-frame-pointer, as sanitizer builds
+  /// and some distributions' packages are), whose walks read two words a
+  /// frame.
   static constexpr int max_frames = 64;
+  static constexpr int max_reads = 2 * max_frames;
   std::uintptr_t sp = 0; // at the start; 0: empty
   std::uintptr_t rbp = 0;
   bool rbp_read = false; // the walk used the frame pointer it started with

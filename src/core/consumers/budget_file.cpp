@@ -12,8 +12,11 @@
 #include <stdexcept>
 #include <toml++/toml.h>
 
-#include "consumers/budget_state.hpp"
 #include <cunumpy/impl/rule_fields.hpp>
+
+#include "consumers/budget_state.hpp"
+#include "consumers/rule_file_input.hpp"
+#include "support/excerpt.hpp"
 
 namespace cunumpy::Impl {
 namespace {
@@ -28,7 +31,7 @@ public:
   std::string where = source;
   if (node.source().begin.line > 0)
     where += ":" + std::to_string(node.source().begin.line);
-  throw RuleFileError(where + ": key '" + key + "': " + problem);
+  throw RuleFileError(where + ": key '" + excerpt(key) + "': " + problem);
 }
 
 std::string kind_names() {
@@ -43,7 +46,7 @@ EventKind parse_kind(const std::string& source, const toml::node& node,
   if (auto kind = parse_event_kind(name))
     return *kind;
   fail(source, node, key,
-       "unknown event kind '" + std::string(name) + "' (expected one of " +
+       "unknown event kind '" + excerpt(name) + "' (expected one of " +
            kind_names() + ")");
 }
 
@@ -168,6 +171,7 @@ profiling::Rule parse_phase(const std::string& source, const toml::node& node,
 
 std::vector<std::pair<std::string, profiling::Rule>>
 parse_rules(std::string_view text, const std::string& source) {
+  check_rule_text(text, source);
   toml::table document;
   try {
     document = toml::parse(text, source);
@@ -175,7 +179,7 @@ parse_rules(std::string_view text, const std::string& source) {
     throw std::invalid_argument(
         source + ":" + std::to_string(error.source().begin.line) + ":" +
         std::to_string(error.source().begin.column) +
-        ": TOML syntax error: " + std::string(error.description()));
+        ": TOML syntax error: " + excerpt(error.description(), 256));
   }
   std::vector<std::pair<std::string, profiling::Rule>> rules;
   for (const auto& [name, value] : document) {
@@ -191,8 +195,8 @@ parse_rules(std::string_view text, const std::string& source) {
       std::string where = source;
       if (phase.source().begin.line > 0)
         where += ":" + std::to_string(phase.source().begin.line);
-      validate_rule(std::string(phase_name.str()), rule,
-                    where + ": key '" + key + "': ");
+      validate_rule(excerpt(phase_name.str()), rule,
+                    where + ": key '" + excerpt(key) + "': ");
       rules.emplace_back(std::string(phase_name.str()), std::move(rule));
     }
   }

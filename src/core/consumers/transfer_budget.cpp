@@ -1,6 +1,3 @@
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include <cunumpy/budget_snapshot.hpp>
@@ -9,6 +6,7 @@
 #include <cunumpy/transfer_error.hpp>
 
 #include "consumers/budget_state.hpp"
+#include "consumers/rule_file_input.hpp"
 #include "recorder/recorder.hpp"
 
 namespace cunumpy::profiling {
@@ -89,28 +87,14 @@ void set_rules(Impl::BudgetState& state,
 } // namespace
 
 TransferBudget& TransferBudget::require_file(const std::string& path) {
-  const auto problem = [&](const std::string& what) {
-    return std::invalid_argument("cunumpy::TransferBudget: rule file '" + path +
-                                 "' " + what);
-  };
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error))
-    throw problem("is a directory; name the .toml file in it");
-  std::ifstream file(path);
-  if (!file)
-    throw std::invalid_argument("cunumpy::TransferBudget: cannot read rule "
-                                "file '" +
-                                path + "'; check the path");
-  std::stringstream text;
-  text << file.rdbuf();
-  if (file.bad())
-    throw problem("could not be read to its end");
-  auto rules = Impl::parse_rules(text.str(), path);
+  auto rules = Impl::parse_rules(Impl::read_rule_file(path), path);
   // An empty file (or one of comments) is a file that is not the budget:
   // checked, it would pass whatever the program copies.
   if (rules.empty())
-    throw problem("defines no phases; a rule file holds [phases.<name>] "
-                  "tables, e.g. [phases.integrate] with calls = 1");
+    throw std::invalid_argument(
+        "cunumpy::TransferBudget: rule file '" + path +
+        "' defines no phases; a rule file holds [phases.<name>] tables, e.g. "
+        "[phases.integrate] with calls = 1");
   set_rules(*state_, std::move(rules));
   return *this;
 }
