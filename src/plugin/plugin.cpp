@@ -1,19 +1,20 @@
 #include "plugin.hpp"
 
 #include <cerrno>
-#include <dlfcn.h>
 #include <cstdio>
 #include <cstring>
+#include <dlfcn.h>
 #include <errno.h> // program_invocation_name (glibc)
+#include <mutex>
 #include <unistd.h>
 
 #include <cunumpy/budget_snapshot.hpp>
 #include <cunumpy/spaces.hpp>
 
-#include "consumers/budget_state.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder/spaces.hpp"
 #include "report.hpp"
+#include "report/format.hpp"
 #include "support/environment.hpp"
 #include "tools/callbacks.hpp"
 
@@ -88,7 +89,8 @@ std::string watch_callbacks() {
   if (!missing.empty()) {
     Impl::Recorder& recorder = Impl::Recorder::instance();
     const std::string text =
-        "Kokkos calls cunumpy through the tool " + library_of(reinterpret_cast<const void*>(live.init)) +
+        "Kokkos calls cunumpy through the tool " +
+        library_of(reinterpret_cast<const void*>(live.init)) +
         ", loaded before it, which does not pass on " +
         Impl::quoted_list(missing, 24) +
         ": cunumpy sees none of those events; put libkp_cunumpy first in "
@@ -148,7 +150,7 @@ Plugin::~Plugin() {
 }
 
 void Plugin::declare_metadata(const char* key, const char* value) {
-  const Impl::RecorderLock lock = Impl::Recorder::instance().lock();
+  std::lock_guard lock(metadata_mutex_);
   metadata_.emplace_back(key != nullptr ? key : "",
                          value != nullptr ? value : "");
 }
@@ -181,7 +183,10 @@ bool Plugin::finish() {
     report.backtrace_depth = recorder.backtrace_depth();
     report.budget_path = config_.budget_path;
     report.budget_error = budget_error_;
-    report.metadata = metadata_;
+    {
+      std::lock_guard metadata_lock(metadata_mutex_);
+      report.metadata = metadata_;
+    }
     report.unwatched = unwatched_;
     report.all_regions = config_.all_regions;
     report.dual_view_syncs = dual_views_.syncs(lock);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -62,6 +63,7 @@ private:
   std::string unwatched_;
   std::unique_ptr<Trace> trace_;
   DualViewLog dual_views_;
+  std::mutex metadata_mutex_; ///< Kokkos may declare metadata on any thread
   std::vector<std::pair<std::string, std::string>> metadata_;
   double start_ = 0.0;
   bool finished_ = false;

@@ -4,8 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "consumers/budget_state.hpp"
-#include "consumers/counter_state.hpp"
+#include "report/format.hpp"
 
 namespace cunumpy::plugin {
 namespace {

@@ -139,23 +139,6 @@ std::vector<std::string> names_that_ran(const BudgetState& state,
   return names;
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 void check_kinds(const std::string& name, const Rule& rule,
                  const CounterState& counter, const RecorderLock& lock,
                  std::vector<Violation>& result) {
@@ -317,26 +300,6 @@ std::string calls_text(std::uint64_t calls) {
 }
 
 } // namespace
-
-std::string quoted_list(const std::vector<std::string>& names,
-                        std::size_t limit) {
-  std::string text;
-  const std::size_t shown = std::min(limit, names.size());
-  for (std::size_t i = 0; i < shown; ++i)
-    text += (i == 0 ? "'" : ", '") + names[i] + "'";
-  if (names.size() > shown)
-    text += " and " + std::to_string(names.size() - shown) + " more";
-  return text;
-}
-
-std::string closest_names(const std::string& name,
-                          std::vector<std::string> names, std::size_t limit) {
-  std::stable_sort(names.begin(), names.end(),
-                   [&](const std::string& a, const std::string& b) {
-                     return edit_distance(name, a) < edit_distance(name, b);
-                   });
-  return quoted_list(names, limit);
-}
 
 BudgetState::BudgetState(const profiling::BudgetOptions& options)
     : started(options.started), events_kept(options.events_kept) {

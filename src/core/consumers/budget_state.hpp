@@ -17,6 +17,7 @@
 
 #include "consumers/counter_state.hpp"
 #include "recorder/records.hpp"
+#include "report/format.hpp"
 
 namespace cunumpy::Impl {
 
@@ -109,17 +110,6 @@ parse_rules(std::string_view toml, const std::string& source);
 /// Throws std::invalid_argument when `rule` allows a kind it also ignores.
 void validate_rule(const std::string& phase, const profiling::Rule& rule,
                    const std::string& where);
-
-/// The names in `names` closest to `name` first (edit distance), at most
-/// `limit` of them quoted, then "and N more": "'integrate', 'init' and 3
-/// more".
-std::string closest_names(const std::string& name,
-                          std::vector<std::string> names,
-                          std::size_t limit = 10);
-
-/// "'a', 'b', 'c' and 7 more": at most `limit` names, quoted.
-std::string quoted_list(const std::vector<std::string>& names,
-                        std::size_t limit = 10);
 
 } // namespace cunumpy::Impl
 

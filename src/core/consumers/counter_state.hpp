@@ -12,15 +12,12 @@
 #include <cunumpy/transfer_counter.hpp>
 
 #include "recorder/records.hpp"
+#include "report/format.hpp"
 
 namespace cunumpy::Impl {
 
 using profiling::KindTable;
 using profiling::KindTotals;
-
-constexpr std::size_t index_of(EventKind kind) noexcept {
-  return static_cast<std::size_t>(kind);
-}
 
 /// The losses a sink was told of (Recorder::count_lost, open_incident).
 struct LossLog {
@@ -127,23 +124,6 @@ struct CounterAccess {
     return counter.state_;
   }
 };
-
-/// "N transfer(s) through cunumpy (a to_host, b to_device, c
-/// kernel_conversion, d fallback, e device_copy)": the first line of every
-/// report, in every front end.
-std::string summary_line(const KindTable& totals);
-
-/// The report of `summaries`: the summary line, then one section per kind
-/// with a line per call site. `indent` prefixes every line.
-std::string format_report(const KindTable& totals,
-                          const std::vector<profiling::SiteSummary>& summaries,
-                          const std::string& indent = "");
-
-/// One report line for a site: "file:line: description (xN) [async]".
-std::string format_site_line(const profiling::SiteSummary& summary);
-
-/// Transfers and markers: every kind but sync.
-std::uint64_t transfers(const KindTable& totals) noexcept;
 
 } // namespace cunumpy::Impl
 

@@ -79,9 +79,9 @@ std::vector<std::string> LossLog::describe(const RecorderLock& lock) const {
       ++found->second;
   }
   for (const auto& [text, times] : texts)
-    lines.push_back("events may have been lost: " + text +
-                    (times > 1 ? " (" + std::to_string(times) + " times)"
-                               : std::string()));
+    lines.push_back(
+        "events may have been lost: " + text +
+        (times > 1 ? " (" + std::to_string(times) + " times)" : std::string()));
   return lines;
 }
 
@@ -183,14 +183,6 @@ void CounterState::clear() {
   losses = {};
 }
 
-std::uint64_t transfers(const KindTable& totals) noexcept {
-  std::uint64_t sum = 0;
-  for (EventKind kind : all_event_kinds)
-    if (kind != EventKind::sync)
-      sum += totals[index_of(kind)].count;
-  return sum;
-}
-
 std::uint64_t CounterState::total() const {
   return transfers(totals);
 }
@@ -247,45 +239,6 @@ CounterState::summaries(const RecorderLock& lock) const {
   for (auto& entry : ordered)
     result.push_back(std::move(entry.second));
   return result;
-}
-
-std::string format_site_line(const profiling::SiteSummary& summary) {
-  std::string line = summary.site.str() + ": " + summary.what + " (x" +
-                     std::to_string(summary.count) + ")";
-  if (summary.async)
-    line += " [async]";
-  if (summary.implicit)
-    line += " [implicit]";
-  return line;
-}
-
-std::string summary_line(const KindTable& totals) {
-  const auto count = [&](EventKind kind) {
-    return std::to_string(totals[index_of(kind)].count);
-  };
-  return std::to_string(transfers(totals)) + " transfer(s) through cunumpy (" +
-         count(EventKind::to_host) + " to_host, " +
-         count(EventKind::to_device) + " to_device, " +
-         count(EventKind::kernel_conversion) + " kernel_conversion, " +
-         count(EventKind::fallback) + " fallback, " +
-         count(EventKind::device_copy) + " device_copy)";
-}
-
-std::string format_report(const KindTable& totals,
-                          const std::vector<profiling::SiteSummary>& summaries,
-                          const std::string& indent) {
-  std::string text = indent + summary_line(totals) + "\n";
-  for (EventKind kind : all_event_kinds) {
-    const std::uint64_t count = totals[index_of(kind)].count;
-    if (count == 0)
-      continue;
-    text += indent + "  " + std::string(to_string(kind)) + " (" +
-            std::to_string(count) + "):\n";
-    for (const auto& summary : summaries)
-      if (summary.kind == kind)
-        text += indent + "    " + format_site_line(summary) + "\n";
-  }
-  return text;
 }
 
 std::string CounterState::report(const RecorderLock& lock) const {

@@ -12,11 +12,22 @@
 namespace cunumpy::Impl {
 namespace {
 
-constexpr int default_backtrace_depth = 32;
-
-int backtrace_depth_from_environment() {
-  return environment_integer("CUNUMPY_BACKTRACE", default_backtrace_depth, 0,
-                             max_frames);
+/// "a, b,c" -> {"a", "b", "c"}
+std::vector<std::string> split_names(const std::string& list) {
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t end = list.find(',', start);
+    if (end == std::string::npos)
+      end = list.size();
+    std::string name = list.substr(start, end - start);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (!name.empty())
+      names.push_back(std::move(name));
+    start = end + 1;
+  }
+  return names;
 }
 
 std::atomic<int> injected_failures{0};
@@ -46,13 +57,23 @@ void allocation_point() {
     throw std::bad_alloc();
 }
 
-Recorder::Recorder()
-    : kokkos_(build_kokkos_traits()),
-      backtrace_depth_(backtrace_depth_from_environment()) {}
+RecorderSettings RecorderSettings::from_environment() {
+  RecorderSettings settings;
+  settings.backtrace_depth = environment_integer(
+      "CUNUMPY_BACKTRACE", settings.backtrace_depth, 0, max_frames);
+  if (const auto list = environment("CUNUMPY_DEVICE_SPACES"))
+    settings.device_spaces = split_names(*list);
+  return settings;
+}
+
+Recorder::Recorder(const RecorderSettings& settings)
+    : kokkos_(build_kokkos_traits()), spaces_(settings.device_spaces),
+      backtrace_depth_(settings.backtrace_depth) {}
 
 Recorder& Recorder::instance() {
   // Never destroyed: Kokkos may report events during static destruction.
-  static Recorder* recorder = new Recorder();
+  static Recorder* recorder =
+      new Recorder(RecorderSettings::from_environment());
   return *recorder;
 }
 

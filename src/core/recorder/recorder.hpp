@@ -25,6 +25,7 @@
 #include "recorder/kokkos_rules.hpp"
 #include "recorder/lock.hpp"
 #include "recorder/records.hpp"
+#include "recorder/spaces.hpp"
 #include "recorder/string_table.hpp"
 
 namespace cunumpy {
@@ -46,9 +47,28 @@ struct Incident {
   std::string retraction;
 };
 
+/// What the recorder takes from the environment, read in one place, once,
+/// when the recorder is made.
+struct RecorderSettings {
+  /// CUNUMPY_BACKTRACE: stack frames per event without a cunumpy call site.
+  int backtrace_depth = 32;
+  /// CUNUMPY_DEVICE_SPACES="FakeDevice,Other": more device space names.
+  std::vector<std::string> device_spaces;
+
+  static RecorderSettings from_environment();
+};
+
 class Recorder {
 public:
   static Recorder& instance();
+
+  /// The memory space names cunumpy knows as devices.
+  SpaceRegistry& spaces() noexcept { return spaces_; }
+
+  /// Whether cunumpy's in-process hooks are installed (or the plugin feeds
+  /// the recorder instead): tools/install.cpp's, kept here with the rest
+  /// of the process-wide state.
+  std::atomic<bool>& hooks_installed() noexcept { return hooks_installed_; }
 
   /// Holds the mutex, without flushing (see lock_recorder).
   RecorderLock lock() { return RecorderLock(mutex_); }
@@ -143,7 +163,7 @@ public:
   void remove_queue(EventQueue* queue);
 
 private:
-  Recorder();
+  explicit Recorder(const RecorderSettings& settings);
   void dispatch(const PendingRecord& record, const RecorderLock& lock);
   void deliver(const PendingRecord& record, const RecorderLock& lock) noexcept;
   void deliver_losses(const RecorderLock& lock) noexcept;
@@ -151,6 +171,8 @@ private:
   RecorderMutex mutex_;
   Clock clock_;
   KokkosTraits kokkos_;
+  SpaceRegistry spaces_;
+  std::atomic<bool> hooks_installed_{false};
   std::vector<std::pair<EventSink*, int>> sinks_;
   std::vector<EventQueue*> queues_;    ///< of the threads that posted
   std::vector<std::uint64_t> cursors_; ///< flush's scratch space

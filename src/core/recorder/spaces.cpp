@@ -1,13 +1,11 @@
 #include "recorder/spaces.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <mutex>
-#include <sstream>
 #include <stdexcept>
 
 #include <cunumpy/space_names.hpp>
 
+#include "recorder/recorder.hpp"
 #include "support/environment.hpp"
 
 namespace cunumpy {
@@ -22,72 +20,6 @@ bool ends_with(std::string_view text, std::string_view suffix) {
          text.substr(text.size() - suffix.size()) == suffix;
 }
 
-struct Registry {
-  std::mutex mutex;
-  std::vector<std::string> device_names;
-  std::vector<std::string> unknown_names; // seen in host-to-host copies
-
-  Registry() {
-    // CUNUMPY_DEVICE_SPACES="FakeDevice,Other"
-    if (auto list = Impl::environment("CUNUMPY_DEVICE_SPACES")) {
-      std::stringstream stream(*list);
-      std::string name;
-      while (std::getline(stream, name, ',')) {
-        name.erase(0, name.find_first_not_of(" \t"));
-        name.erase(name.find_last_not_of(" \t") + 1);
-        if (name.empty())
-          continue;
-        if (Impl::is_host_space_name(name)) {
-          Impl::warn("CUNUMPY_DEVICE_SPACES: '" + name +
-                     "' is a host memory space; as a device it would turn "
-                     "every host copy into an ignored device_copy, so it is "
-                     "left out (name only device spaces)");
-          continue;
-        }
-        device_names.push_back(name);
-      }
-    }
-  }
-};
-
-Registry& registry() {
-  static Registry* instance = new Registry(); // used until process exit
-  return *instance;
-}
-
-} // namespace
-
-void register_device_space(std::string_view name) {
-  if (Impl::is_host_space_name(name))
-    throw std::invalid_argument(
-        "cunumpy::register_device_space: '" + std::string(name) +
-        "' is a host memory space; as a device it would turn every host "
-        "copy into an ignored device_copy and hide it (name only device "
-        "spaces, e.g. the name of a LogicalMemorySpace)");
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  if (std::find(r.device_names.begin(), r.device_names.end(), name) !=
-      r.device_names.end())
-    return;
-  r.device_names.emplace_back(name);
-  Impl::device_space_generation_counter.fetch_add(1, std::memory_order_acq_rel);
-}
-
-std::vector<std::string> registered_device_spaces() {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  return r.device_names;
-}
-
-namespace {
-
-bool is_registered_device(std::string_view name) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  return std::find(r.device_names.begin(), r.device_names.end(), name) !=
-         r.device_names.end();
-}
-
 bool is_device_space_name(std::string_view name) {
   for (std::string_view device :
        {"Cuda", "HIP", "SYCL", "OpenMPTarget", "OpenACC"})
@@ -96,12 +28,29 @@ bool is_device_space_name(std::string_view name) {
   return false;
 }
 
-std::atomic<std::uint64_t> unknown_copies{0};
+Impl::SpaceRegistry& registry() {
+  return Impl::Recorder::instance().spaces();
+}
+
+std::string host_space_refused(std::string_view name) {
+  return "'" + std::string(name) +
+         "' is a host memory space; as a device it would turn every host "
+         "copy into an ignored device_copy and hide it (name only device "
+         "spaces, e.g. the name of a LogicalMemorySpace)";
+}
 
 } // namespace
 
+void register_device_space(std::string_view name) {
+  registry().add_device(name);
+}
+
+std::vector<std::string> registered_device_spaces() {
+  return registry().devices();
+}
+
 SpaceSide space_side(std::string_view name) {
-  if (is_registered_device(name))
+  if (registry().is_device(name))
     return SpaceSide::device;
   if (Impl::is_host_space_name(name))
     return SpaceSide::host;
@@ -109,7 +58,63 @@ SpaceSide space_side(std::string_view name) {
 }
 
 namespace Impl {
+
 std::atomic<std::uint64_t> device_space_generation_counter{0};
+
+SpaceRegistry::SpaceRegistry(const std::vector<std::string>& device_names) {
+  for (const std::string& name : device_names) {
+    if (is_host_space_name(name)) {
+      warn("CUNUMPY_DEVICE_SPACES: " + host_space_refused(name) +
+           "; it is left out");
+      continue;
+    }
+    if (std::find(device_names_.begin(), device_names_.end(), name) ==
+        device_names_.end())
+      device_names_.push_back(name);
+  }
+}
+
+void SpaceRegistry::add_device(std::string_view name) {
+  if (is_host_space_name(name))
+    throw std::invalid_argument("cunumpy::register_device_space: " +
+                                host_space_refused(name));
+  std::lock_guard lock(mutex_);
+  if (std::find(device_names_.begin(), device_names_.end(), name) !=
+      device_names_.end())
+    return;
+  device_names_.emplace_back(name);
+  device_space_generation_counter.fetch_add(1, std::memory_order_acq_rel);
+}
+
+bool SpaceRegistry::is_device(std::string_view name) {
+  std::lock_guard lock(mutex_);
+  return std::find(device_names_.begin(), device_names_.end(), name) !=
+         device_names_.end();
+}
+
+std::vector<std::string> SpaceRegistry::devices() {
+  std::lock_guard lock(mutex_);
+  return device_names_;
+}
+
+void SpaceRegistry::note_unknown(std::string_view name) {
+  std::lock_guard lock(mutex_);
+  if (std::find(unknown_names_.begin(), unknown_names_.end(), name) ==
+      unknown_names_.end())
+    unknown_names_.emplace_back(name);
+}
+
+SpaceRegistry::Unknown SpaceRegistry::unknown() {
+  std::lock_guard lock(mutex_);
+  Unknown result;
+  // Names registered as devices since they were seen are known now.
+  for (const std::string& name : unknown_names_)
+    if (std::find(device_names_.begin(), device_names_.end(), name) ==
+        device_names_.end())
+      result.names.push_back(name);
+  result.copies = unknown_copies_.load(std::memory_order_relaxed);
+  return result;
+}
 
 bool is_host_space_name(std::string_view name) {
   return name.find("HostPinned") != std::string_view::npos ||
@@ -118,35 +123,23 @@ bool is_host_space_name(std::string_view name) {
 
 bool is_known_space(std::string_view name) {
   // Kokkos' HBWSpace ("HBW") and AnonymousSpace are host spaces too.
-  return is_registered_device(name) || is_host_space_name(name) ||
+  return registry().is_device(name) || is_host_space_name(name) ||
          is_device_space_name(name) || name == "HBW" || name == "Anonymous" ||
          name == "AnonymousSpace";
 }
 
 void note_unknown_space(std::string_view name) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  if (std::find(r.unknown_names.begin(), r.unknown_names.end(), name) ==
-      r.unknown_names.end())
-    r.unknown_names.emplace_back(name);
+  registry().note_unknown(name);
 }
 
 void count_unknown_space_copy() noexcept {
-  unknown_copies.fetch_add(1, std::memory_order_relaxed);
+  registry().count_unknown_copy();
 }
 
 UnknownSpaceCopies unknown_space_copies() {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  UnknownSpaceCopies result;
-  // Names registered as devices since they were seen are known now.
-  for (const std::string& name : r.unknown_names)
-    if (std::find(r.device_names.begin(), r.device_names.end(), name) ==
-        r.device_names.end())
-      result.names.push_back(name);
-  result.copies = unknown_copies.load(std::memory_order_relaxed);
-  return result;
+  SpaceRegistry::Unknown unknown = registry().unknown();
+  return {std::move(unknown.names), unknown.copies};
 }
-} // namespace Impl
 
+} // namespace Impl
 } // namespace cunumpy

@@ -6,11 +6,42 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace cunumpy::Impl {
+
+/// The memory space names cunumpy was told are devices
+/// (register_device_space, CUNUMPY_DEVICE_SPACES), and the unknown names
+/// seen in copies. Owned by the recorder; thread-safe.
+class SpaceRegistry {
+public:
+  /// `device_names` from the settings; a host space's name is left out with
+  /// one line on stderr.
+  explicit SpaceRegistry(const std::vector<std::string>& device_names);
+
+  /// Throws std::invalid_argument for a host space's name.
+  void add_device(std::string_view name);
+  bool is_device(std::string_view name);
+  std::vector<std::string> devices();
+  void note_unknown(std::string_view name);
+  struct Unknown {
+    std::vector<std::string> names;
+    std::uint64_t copies = 0;
+  };
+  Unknown unknown();
+  void count_unknown_copy() noexcept {
+    unknown_copies_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+private:
+  std::mutex mutex_;
+  std::vector<std::string> device_names_;
+  std::vector<std::string> unknown_names_; // seen in host-to-host copies
+  std::atomic<std::uint64_t> unknown_copies_{0};
+};
 
 /// Changes whenever a device space is registered (invalidates caches).
 extern std::atomic<std::uint64_t> device_space_generation_counter;

@@ -46,11 +46,11 @@ TableAccess linked_kokkos_table() {
 } // namespace tools
 
 namespace {
-std::atomic<bool> installed{false};
 std::mutex install_mutex;
 } // namespace
 
 void ensure_hooks() {
+  std::atomic<bool>& installed = Recorder::instance().hooks_installed();
   if (installed.load(std::memory_order_acquire))
     return;
   std::lock_guard lock(install_mutex);

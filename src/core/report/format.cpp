@@ -1,0 +1,99 @@
+#include "report/format.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+namespace cunumpy::Impl {
+
+using profiling::KindTable;
+using profiling::KindTotals;
+
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+} // namespace
+
+std::uint64_t transfers(const KindTable& totals) noexcept {
+  std::uint64_t sum = 0;
+  for (EventKind kind : all_event_kinds)
+    if (kind != EventKind::sync)
+      sum += totals[index_of(kind)].count;
+  return sum;
+}
+
+std::string format_site_line(const profiling::SiteSummary& summary) {
+  std::string line = summary.site.str() + ": " + summary.what + " (x" +
+                     std::to_string(summary.count) + ")";
+  if (summary.async)
+    line += " [async]";
+  if (summary.implicit)
+    line += " [implicit]";
+  return line;
+}
+
+std::string summary_line(const KindTable& totals) {
+  const auto count = [&](EventKind kind) {
+    return std::to_string(totals[index_of(kind)].count);
+  };
+  return std::to_string(transfers(totals)) + " transfer(s) through cunumpy (" +
+         count(EventKind::to_host) + " to_host, " +
+         count(EventKind::to_device) + " to_device, " +
+         count(EventKind::kernel_conversion) + " kernel_conversion, " +
+         count(EventKind::fallback) + " fallback, " +
+         count(EventKind::device_copy) + " device_copy)";
+}
+
+std::string format_report(const KindTable& totals,
+                          const std::vector<profiling::SiteSummary>& summaries,
+                          const std::string& indent) {
+  std::string text = indent + summary_line(totals) + "\n";
+  for (EventKind kind : all_event_kinds) {
+    const std::uint64_t count = totals[index_of(kind)].count;
+    if (count == 0)
+      continue;
+    text += indent + "  " + std::string(to_string(kind)) + " (" +
+            std::to_string(count) + "):\n";
+    for (const auto& summary : summaries)
+      if (summary.kind == kind)
+        text += indent + "    " + format_site_line(summary) + "\n";
+  }
+  return text;
+}
+
+std::string quoted_list(const std::vector<std::string>& names,
+                        std::size_t limit) {
+  std::string text;
+  const std::size_t shown = std::min(limit, names.size());
+  for (std::size_t i = 0; i < shown; ++i)
+    text += (i == 0 ? "'" : ", '") + names[i] + "'";
+  if (names.size() > shown)
+    text += " and " + std::to_string(names.size() - shown) + " more";
+  return text;
+}
+
+std::string closest_names(const std::string& name,
+                          std::vector<std::string> names, std::size_t limit) {
+  std::stable_sort(names.begin(), names.end(),
+                   [&](const std::string& a, const std::string& b) {
+                     return edit_distance(name, a) < edit_distance(name, b);
+                   });
+  return quoted_list(names, limit);
+}
+
+} // namespace cunumpy::Impl
