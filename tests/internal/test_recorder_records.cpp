@@ -187,30 +187,34 @@ TEST(RecorderKernels, KernelsAreRecordedOnlyWhileASinkWantsThem) {
 }
 
 TEST(RecorderSpaces, ACopyBetweenAnUnknownSpaceAndTheHostIsCountedUncounted) {
+  // A name of its own per run: the test registers it as a device.
+  static int run = 0;
+  const std::string name = "SyntheticUnknownSpace" + std::to_string(run++);
+  const char* space = name.c_str();
+  const auto named = [&](const cunumpy::Impl::UnknownSpaceCopies& unknown,
+                         const std::string& which) {
+    return std::count(unknown.names.begin(), unknown.names.end(), which);
+  };
   const auto before_copies = cunumpy::Impl::unknown_space_copies().copies;
   {
     RecordingSink sink;
-    synthetic::copy("SyntheticUnknownSpace", "Host", 64);
-    synthetic::copy("Host", "SyntheticUnknownSpace", 64);
-    synthetic::copy("HBW", "Host", 64);                   // known host spaces
-    synthetic::copy("Cuda", "SyntheticUnknownSpace", 64); // a transfer
+    synthetic::copy(space, "Host", 64);
+    synthetic::copy("Host", space, 64);
+    synthetic::copy("HBW", "Host", 64); // known host spaces
+    synthetic::copy("Cuda", space, 64); // a transfer
     EXPECT_EQ(sink.events().size(), 1u);
   }
-  synthetic::copy("SyntheticUnknownSpace", "Host", 64); // nobody records
+  synthetic::copy(space, "Host", 64); // nobody records
   const auto unknown = cunumpy::Impl::unknown_space_copies();
   EXPECT_EQ(unknown.copies - before_copies, 2u);
-  EXPECT_EQ(std::count(unknown.names.begin(), unknown.names.end(),
-                       "SyntheticUnknownSpace"),
-            1);
-  EXPECT_EQ(std::count(unknown.names.begin(), unknown.names.end(), "HBW"), 0);
+  EXPECT_EQ(named(unknown, name), 1);
+  EXPECT_EQ(named(unknown, "HBW"), 0);
   // Registered as a device since: named no more, and its copies count.
-  cunumpy::register_device_space("SyntheticUnknownSpace");
+  cunumpy::register_device_space(name);
   const auto after = cunumpy::Impl::unknown_space_copies();
-  EXPECT_EQ(std::count(after.names.begin(), after.names.end(),
-                       "SyntheticUnknownSpace"),
-            0);
+  EXPECT_EQ(named(after, name), 0);
   RecordingSink sink;
-  synthetic::copy("SyntheticUnknownSpace", "Host", 64);
+  synthetic::copy(space, "Host", 64);
   const auto events = sink.events();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, EventKind::to_device);
