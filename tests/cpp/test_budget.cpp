@@ -367,6 +367,9 @@ TEST(Budget, LimitsAndRulesDescribeThemselves) {
             "allow to_host (max_count=10); ignore device_copy; calls=5");
 }
 
+// With real copies to a device (the fake device on Kokkos 3); the same
+// rules with synthetic Kokkos Tools events on every Kokkos: test_events.cpp
+// (SyntheticBudget).
 #if CUNUMPY_HAS_TEST_DEVICE
 
 using cunumpy_tests::TestDevice;

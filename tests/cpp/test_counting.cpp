@@ -12,6 +12,9 @@
 
 #include "test_helpers.hpp"
 
+// These copy between real views of a device (the fake device on Kokkos
+// 3). The same rules are tested on every Kokkos, without a device, by the
+// synthetic Kokkos Tools events of test_events.cpp.
 #if CUNUMPY_HAS_TEST_DEVICE
 
 namespace {

@@ -184,6 +184,7 @@ void begin_fence(const char* name, std::uint32_t device_id) noexcept {
     fence = &thread->push_fence();
     fence->recorded = false;
     fence->global = is_global_fence(device_id);
+    fence->space_type = device_id >> 24;
     if (thread->copy_depth > 0) {
       // A copy's own fence: it makes the copy blocking, not a sync apart.
       thread->copies[thread->copy_depth - 1].saw_fence = true;
@@ -255,12 +256,18 @@ void end_fence() noexcept {
     }
     if (recorder.kokkos().reports_fences() && fence.global) {
       // The next execution space's part of the same Kokkos::fence: nothing
-      // else happened on this thread since the previous part ended.
+      // else happened on this thread since the previous part ended, and no
+      // part of this execution space came yet (one part per space: a second
+      // is the next Kokkos::fence of the same name).
+      const std::uint64_t type = std::uint64_t(1) << (fence.space_type & 63);
       const bool same_fence =
           thread.global_fence_name_id == event.label &&
-          thread.global_fence_activity + 1 == thread.activity;
+          thread.global_fence_activity + 1 == thread.activity &&
+          (thread.global_fence_types & type) == 0;
       thread.global_fence_name_id = event.label;
       thread.global_fence_activity = thread.activity;
+      thread.global_fence_types = same_fence ? thread.global_fence_types | type
+                                             : type;
       if (same_fence)
         return;
     }

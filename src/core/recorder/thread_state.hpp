@@ -123,6 +123,7 @@ struct InFlightCopy {
 struct InFlightFence {
   bool recorded = false;
   bool global = false;
+  std::uint32_t space_type = 0; ///< Kokkos 4's execution space type
   std::string name;
   CapturedSite site;
   double start = 0.0;
@@ -236,6 +237,9 @@ struct ThreadState {
   std::uint64_t activity = 0;
   std::uint64_t global_fence_activity = 0;
   std::uint32_t global_fence_name_id = 0;
+  /// The execution space types whose part of the current global fence came
+  /// already: a second part of one type is the next Kokkos::fence.
+  std::uint64_t global_fence_types = 0;
 
   ThreadState();
   ThreadState(const ThreadState&) = delete;

@@ -1,0 +1,224 @@
+// What the recorder gives its sinks for synthetic Kokkos Tools events (see
+// tests/cpp/synthetic_events.hpp): DualView events paired with the copy
+// Kokkos made for them, kernel spans, and the copies an unknown memory
+// space left uncounted. These records reach the plugin's report and trace,
+// not the public counters, so a sink of the test's own receives them here.
+
+#include <algorithm>
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include <cunumpy/cunumpy.hpp>
+
+#include "recorder/recorder.hpp"
+#include "recorder/records.hpp"
+#include "recorder/spaces.hpp"
+#include "synthetic_events.hpp"
+
+namespace {
+
+namespace synthetic = cunumpy_tests::synthetic;
+using cunumpy::EventKind;
+using cunumpy::Impl::DualViewEvent;
+using cunumpy::Impl::KernelSpan;
+using cunumpy::Impl::RawEvent;
+using cunumpy::Impl::Recorder;
+using cunumpy::Impl::RecorderLock;
+
+/// Keeps every record it is given, while attached.
+class RecordingSink final : public cunumpy::Impl::EventSink {
+public:
+  RecordingSink() {
+    cunumpy::Impl::ensure_hooks();
+    Recorder::instance().attach(this);
+  }
+  ~RecordingSink() override { Recorder::instance().detach(this); }
+  RecordingSink(const RecordingSink&) = delete;
+  RecordingSink& operator=(const RecordingSink&) = delete;
+
+  void on_event(const RawEvent& event, const RecorderLock&) override {
+    events_.push_back(event);
+  }
+  void on_dual_view(const DualViewEvent& event, const RecorderLock&) override {
+    dual_views_.push_back(event);
+  }
+  void on_kernel(const KernelSpan& kernel, const RecorderLock&) override {
+    kernels_.push_back(kernel);
+  }
+
+  /// What the sink received until now (flushed first).
+  std::vector<RawEvent> events() const {
+    const RecorderLock lock = cunumpy::Impl::lock_recorder();
+    return events_;
+  }
+  std::vector<DualViewEvent> dual_views() const {
+    const RecorderLock lock = cunumpy::Impl::lock_recorder();
+    return dual_views_;
+  }
+  std::vector<KernelSpan> kernels() const {
+    const RecorderLock lock = cunumpy::Impl::lock_recorder();
+    return kernels_;
+  }
+  /// The string of a StringTable id.
+  std::string text(std::uint32_t id) const {
+    Recorder& recorder = Recorder::instance();
+    const RecorderLock lock = recorder.lock();
+    return std::string(recorder.strings(lock).view(id));
+  }
+
+private:
+  std::vector<RawEvent> events_;
+  std::vector<DualViewEvent> dual_views_;
+  std::vector<KernelSpan> kernels_;
+};
+
+const void* before(const void* pointer, std::ptrdiff_t bytes) {
+  return static_cast<const char*>(pointer) - bytes;
+}
+
+TEST(RecorderDualView, ASyncIsPairedWithTheCopyKokkosMadeForIt) {
+  RecordingSink sink;
+  const void* device_data = synthetic::fake_memory(4);
+  const void* host_data = synthetic::fake_memory(5);
+  synthetic::dual_view_sync("dual", 800, true, device_data, host_data);
+  const auto events = sink.events();
+  const auto dual_views = sink.dual_views();
+  ASSERT_EQ(events.size(), 1u);
+  ASSERT_EQ(dual_views.size(), 1u);
+  const DualViewEvent& sync = dual_views[0];
+  EXPECT_TRUE(sync.sync);
+  EXPECT_TRUE(sync.device);
+  EXPECT_TRUE(sync.copied);
+  EXPECT_EQ(sync.pointer, device_data);
+  EXPECT_EQ(sync.source, host_data);
+  EXPECT_EQ(sync.copy_kind, EventKind::to_device);
+  EXPECT_EQ(sync.nbytes, 800u);
+  EXPECT_EQ(sync.site, events[0].site);
+  EXPECT_NE(sync.site, 0u);
+  EXPECT_EQ(sink.text(sync.label), "dual");
+}
+
+TEST(RecorderDualView, ASyncMayNameTheAllocationsHeaderBeforeItsData) {
+  // Kokkos reports the address of the allocation, which may be the view's
+  // header, 128 bytes before its data.
+  RecordingSink sink;
+  const void* data = synthetic::fake_memory(4);
+  synthetic::begin_copy("Host", "Cuda", 64, "dual", data,
+                        synthetic::fake_memory(5), "dual");
+  synthetic::end_copy();
+  Kokkos::Tools::syncDualView("dual", before(data, 128), false);
+  const auto dual_views = sink.dual_views();
+  ASSERT_EQ(dual_views.size(), 1u);
+  EXPECT_TRUE(dual_views[0].copied);
+  EXPECT_FALSE(dual_views[0].device);
+  EXPECT_EQ(dual_views[0].copy_kind, EventKind::to_host);
+}
+
+TEST(RecorderDualView,
+     ASyncOfAnotherAllocationOrAfterAnotherEventCopiedNothing) {
+  RecordingSink sink;
+  const void* data = synthetic::fake_memory(4);
+  const auto copy_to = [&](const void* dst) {
+    synthetic::begin_copy("Cuda", "Host", 64, "dual", dst,
+                          synthetic::fake_memory(5), "dual");
+    synthetic::end_copy();
+  };
+  copy_to(data);
+  Kokkos::Tools::syncDualView("far", before(data, 512), true); // too far
+  copy_to(data);
+  Kokkos::Tools::syncDualView("after", before(data, -8), true); // past it
+  copy_to(data);
+  Kokkos::Tools::modifyDualView("other", synthetic::fake_memory(6), true);
+  Kokkos::Tools::syncDualView("late", data, true); // the copy was before
+  Kokkos::Tools::syncDualView("nothing", data, true);
+  const auto dual_views = sink.dual_views();
+  ASSERT_EQ(dual_views.size(), 5u);
+  for (const DualViewEvent& event : dual_views) {
+    SCOPED_TRACE(sink.text(event.label));
+    EXPECT_FALSE(event.copied);
+    EXPECT_NE(event.site, 0u); // its own call site
+  }
+  EXPECT_FALSE(dual_views[2].sync); // the modify
+  EXPECT_TRUE(dual_views[2].device);
+  EXPECT_EQ(sink.events().size(), 3u);
+}
+
+TEST(RecorderDualView, AModifyIsRecordedWithItsSide) {
+  RecordingSink sink;
+  Kokkos::Tools::modifyDualView("dual", synthetic::fake_memory(5), false);
+  Kokkos::Tools::modifyDualView("dual", synthetic::fake_memory(4), true);
+  const auto dual_views = sink.dual_views();
+  ASSERT_EQ(dual_views.size(), 2u);
+  EXPECT_FALSE(dual_views[0].sync);
+  EXPECT_FALSE(dual_views[0].device);
+  EXPECT_EQ(dual_views[0].pointer, synthetic::fake_memory(5));
+  EXPECT_TRUE(dual_views[1].device);
+  EXPECT_TRUE(sink.events().empty());
+}
+
+TEST(RecorderKernels, KernelsAreRecordedOnlyWhileASinkWantsThem) {
+  Kokkos::View<double*, Kokkos::HostSpace> values("values", 8);
+  const auto policy =
+      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, 8);
+  RecordingSink sink;
+  Kokkos::parallel_for(
+      "not wanted", policy, KOKKOS_LAMBDA(int i) { values(i) = i; });
+  Recorder::instance().want_kernels(true);
+  Kokkos::parallel_for(
+      "fill", policy, KOKKOS_LAMBDA(int i) { values(i) = 2 * i; });
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "sum", policy,
+      KOKKOS_LAMBDA(int i, double& partial) { partial += values(i); }, sum);
+  Recorder::instance().want_kernels(false);
+  EXPECT_EQ(sum, 56.0);
+  const auto kernels = sink.kernels();
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(sink.text(kernels[0].name), "fill");
+  EXPECT_EQ(sink.text(kernels[1].name), "sum");
+  EXPECT_LE(kernels[0].start, kernels[0].end);
+  EXPECT_LE(kernels[0].end, kernels[1].start);
+  // Kernels are not transfers (Kokkos 4 may fence after a reduction).
+  for (const RawEvent& event : sink.events())
+    EXPECT_EQ(event.kind, EventKind::sync) << sink.text(event.label);
+}
+
+TEST(RecorderSpaces, ACopyBetweenAnUnknownSpaceAndTheHostIsCountedUncounted) {
+  // A name of its own per run: the test registers it as a device.
+  static int run = 0;
+  const std::string name = "SyntheticUnknownSpace" + std::to_string(run++);
+  const char* space = name.c_str();
+  const auto named = [&](const cunumpy::Impl::UnknownSpaceCopies& unknown,
+                         const std::string& which) {
+    return std::count(unknown.names.begin(), unknown.names.end(), which);
+  };
+  const auto before_copies = cunumpy::Impl::unknown_space_copies().copies;
+  {
+    RecordingSink sink;
+    synthetic::copy(space, "Host", 64);
+    synthetic::copy("Host", space, 64);
+    synthetic::copy("HBW", "Host", 64); // known host spaces
+    synthetic::copy("Cuda", space, 64); // a transfer
+    EXPECT_EQ(sink.events().size(), 1u);
+  }
+  synthetic::copy(space, "Host", 64); // nobody records
+  const auto unknown = cunumpy::Impl::unknown_space_copies();
+  EXPECT_EQ(unknown.copies - before_copies, 2u);
+  EXPECT_EQ(named(unknown, name), 1);
+  EXPECT_EQ(named(unknown, "HBW"), 0);
+  // Registered as a device since: named no more, and its copies count.
+  cunumpy::register_device_space(name);
+  const auto after = cunumpy::Impl::unknown_space_copies();
+  EXPECT_EQ(named(after, name), 0);
+  RecordingSink sink;
+  synthetic::copy(space, "Host", 64);
+  const auto events = sink.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, EventKind::to_device);
+  EXPECT_EQ(cunumpy::Impl::unknown_space_copies().copies, after.copies);
+}
+
+} // namespace
