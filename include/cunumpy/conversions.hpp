@@ -13,30 +13,42 @@
 namespace cunumpy {
 namespace Impl {
 
+/// "to_host" of "cunumpy::to_host": the name reports give a call (the
+/// Python module's names are the same), where messages name the function.
+constexpr const char* call_name(const char* function) noexcept {
+  constexpr const char prefix[] = "cunumpy::";
+  for (std::size_t i = 0; i + 1 < sizeof prefix; ++i)
+    if (function[i] != prefix[i])
+      return function;
+  return function + sizeof prefix - 1;
+}
+
 /// Converts `view` into `MemorySpace`: the view itself when it already is
-/// there, else one copy attributed to `api` at `where`.
+/// there, else one copy attributed to `function` ("cunumpy::to_device") at
+/// `where`.
 template <class MemorySpace, class View>
-auto convert(const char* api, const View& view, SourceLocation where) {
+auto convert(const char* function, const View& view, SourceLocation where) {
   static_assert(Kokkos::is_view<View>::value,
                 "cunumpy: conversions take a Kokkos::View or a contiguous "
                 "host range such as std::vector");
-  require_allocated(view, api, "view");
+  require_allocated(view, function, "view");
   if constexpr (std::is_same_v<typename View::memory_space, MemorySpace>) {
     return view;
   } else {
     ensure_hooks();
     const ArrayShape shape = shape_of(view);
-    ApiScope scope(api, where, &shape);
-    return copy_into<MemorySpace>(view, api, "view");
+    ApiScope scope(call_name(function), where, &shape);
+    return copy_into<MemorySpace>(view, function, "view");
   }
 }
 
 template <class MemorySpace, class Range>
-auto convert_range(const char* api, const Range& range, SourceLocation where) {
+auto convert_range(const char* function, const Range& range,
+                   SourceLocation where) {
   static_assert(!std::is_same_v<range_value_t<Range>, bool>,
                 "cunumpy: std::vector<bool> is not contiguous; copy it into a "
                 "std::vector<char> or a Kokkos::View<bool*> first");
-  return convert<MemorySpace>(api, host_view_of(range), where);
+  return convert<MemorySpace>(function, host_view_of(range), where);
 }
 
 template <class Space> using memory_space_of_t = typename Space::memory_space;
@@ -58,7 +70,7 @@ auto to_host(const View& view,
     Impl::require_allocated(view, "cunumpy::to_host", "view");
     return view;
   } else {
-    return Impl::convert<Kokkos::HostSpace>("to_host", view, where);
+    return Impl::convert<Kokkos::HostSpace>("cunumpy::to_host", view, where);
   }
 }
 
@@ -83,8 +95,8 @@ template <class MemorySpace = default_device_memory_space, class View,
           std::enable_if_t<Kokkos::is_view<View>::value, int> = 0>
 auto to_device(const View& view,
                SourceLocation where = SourceLocation::current()) {
-  return Impl::convert<Impl::memory_space_of_t<MemorySpace>>("to_device", view,
-                                                             where);
+  return Impl::convert<Impl::memory_space_of_t<MemorySpace>>(
+      "cunumpy::to_device", view, where);
 }
 
 /// Copies a contiguous host range (std::vector, std::array, ...) into a new
@@ -95,7 +107,7 @@ template <class MemorySpace = default_device_memory_space, class Range,
 auto to_device(const Range& range,
                SourceLocation where = SourceLocation::current()) {
   return Impl::convert_range<Impl::memory_space_of_t<MemorySpace>>(
-      "to_device", range, where);
+      "cunumpy::to_device", range, where);
 }
 
 /// Converts `view` to the memory space of the active execution space
@@ -111,7 +123,7 @@ auto to_active(const View& view,
     Impl::require_allocated(view, "cunumpy::to_active", "view");
     return view;
   } else {
-    return Impl::convert<Target>("to_active", view, where);
+    return Impl::convert<Target>("cunumpy::to_active", view, where);
   }
 }
 

@@ -19,23 +19,9 @@ _MAX_BYTES = 2**63 - 1
 #: The memory order of an array: row-major (C) or column-major (F).
 Order = Literal["C", "F"]
 
-SUPPORTED_DTYPES = (
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-)
+SUPPORTED_DTYPES: tuple[str, ...] = _core.dtype_names
 _supported = frozenset(SUPPORTED_DTYPES)
-MAX_NDIM = 8
+MAX_NDIM: int = _core.max_ndim
 
 
 def checked_shape(shape: Any, dtype: np.dtype[Any], function: str) -> tuple[tuple[int, ...], int]:

@@ -681,6 +681,12 @@ void bind_no_implicit_conversions(py::class_<DeviceArray>& device_array) {
 } // namespace
 
 void bind_device_array(py::module_& module) {
+  // The element types and ranks every front end supports, from one table.
+  py::list names;
+  for (const DTypeInfo& info : dtype_table)
+    names.append(info.name);
+  module.attr("dtype_names") = py::tuple(names);
+  module.attr("max_ndim") = max_rank;
   py::class_<Flags>(module, "Flags",
                     "Contiguity of a DeviceArray, like numpy.ndarray.flags.")
       .def_readonly("c_contiguous", &Flags::c_contiguous)

@@ -44,7 +44,7 @@ enum class DType : std::uint8_t {
 };
 
 inline constexpr int dtype_count = 13;
-inline constexpr int max_rank = 8;
+using Impl::max_rank;
 
 struct DTypeInfo {
   const char* name;     ///< NumPy's name: "float64"

@@ -28,10 +28,13 @@ namespace cunumpy::Impl {
 /// Throws std::runtime_error when Kokkos is not initialized.
 void ensure_hooks();
 
+/// The most dimensions an array of cunumpy's has (Kokkos views have 8).
+inline constexpr int max_rank = 8;
+
 /// Shape and element type of an array, for event descriptions.
 struct ArrayShape {
   int rank = 0;
-  std::size_t extents[8] = {};
+  std::size_t extents[max_rank] = {};
   const char* dtype = "unknown";
 };
 
