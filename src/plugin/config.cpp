@@ -160,11 +160,13 @@ std::string cannot_write(const std::string& path) {
   const std::string directory =
       slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
   if (::stat(directory.c_str(), &info) != 0)
-    return "directory '" + directory + "': " + std::strerror(errno);
+    return "directory '" + Impl::excerpt(directory, 256) +
+           "': " + std::strerror(errno);
   if (!S_ISDIR(info.st_mode))
-    return "'" + directory + "' is not a directory";
+    return "'" + Impl::excerpt(directory, 256) + "' is not a directory";
   if (::access(directory.c_str(), W_OK | X_OK) != 0)
-    return "directory '" + directory + "': " + std::strerror(errno);
+    return "directory '" + Impl::excerpt(directory, 256) +
+           "': " + std::strerror(errno);
   return {};
 }
 
@@ -185,8 +187,9 @@ Config Config::from_environment() {
       problem = used_by(config.report_path, config.budget_path,
                         "CUNUMPY_BUDGET, the rule file");
     if (!problem.empty()) {
-      Impl::warn("CUNUMPY_REPORT: cannot write '" + config.report_path + "' (" +
-                 problem + "); the summary goes to stderr instead");
+      Impl::warn("CUNUMPY_REPORT: cannot write '" +
+                 Impl::excerpt(config.report_path, 256) + "' (" + problem +
+                 "); the summary goes to stderr instead");
       config.report_path.clear();
       config.report_json = false;
     } else {
@@ -213,8 +216,9 @@ Config Config::from_environment() {
       problem = used_by(config.trace_path, config.report_path,
                         "CUNUMPY_REPORT, the report");
     if (!problem.empty()) {
-      Impl::warn("CUNUMPY_TRACE: cannot write '" + config.trace_path + "' (" +
-                 problem + "); no trace is recorded");
+      Impl::warn("CUNUMPY_TRACE: cannot write '" +
+                 Impl::excerpt(config.trace_path, 256) + "' (" + problem +
+                 "); no trace is recorded");
       config.trace_path.clear();
     } else {
       config.trace_path = absolute(config.trace_path);

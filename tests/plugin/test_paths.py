@@ -123,3 +123,15 @@ def test_hard_links_and_special_files(case, plugin):
     assert run.status == 0, f"no hang at the end\n{run}"
     one_warning(run, r"^cunumpy: CUNUMPY_REPORT: cannot write .*fifo' \(it is "
                      r"a FIFO, which would block the program at its end\)")
+
+
+def test_long_paths_are_excerpted(case):
+    """A path of thousands of bytes is named by an excerpt in the one line
+    that refuses it, not echoed whole."""
+    long_path = "/no/such/" + "d" * 5000 + "/report.txt"
+    run = case.run(CUNUMPY_REPORT=long_path, CUNUMPY_TRACE=long_path + ".json")
+    assert run.status == 0, f"{run}"
+    lines = [line for line in run.cunumpy_lines() if "cannot write" in line]
+    assert len(lines) == 2 and all(len(line) < 1200 for line in lines), \
+        f"two short lines\n{run}"
+    assert all("bytes]" in line for line in lines), f"excerpts\n{run}"
