@@ -9,10 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
 from ._backend import cupy_or_none
 from ._conversions import Order, checked_shape
 
-__all__ = ["is_available", "pin_memory", "stream"]
+__all__ = ["debug_sync", "is_available", "pin_memory", "stream"]
 
 
 def __dir__() -> list[str]:
@@ -64,3 +65,23 @@ def stream(non_blocking: bool = True) -> Iterator[Any]:
         return
     with cupy.cuda.Stream(non_blocking=non_blocking) as current:
         yield current
+
+
+@contextlib.contextmanager
+def debug_sync() -> Iterator[None]:
+    """While the block runs, the host waits for the device after every
+    Kokkos kernel, and each wait is recorded as an implicit sync named after
+    the kernel, at the line that launched it: which kernel a later wait or
+    failure belongs to, as CUDA_LAUNCH_BLOCKING=1 shows for CUDA. Kernels
+    no longer overlap the host: for debugging, not for timing. (CuPy's own
+    kernels are not Kokkos kernels: use CUDA_LAUNCH_BLOCKING=1 for them.)
+
+        with xp.cuda.debug_sync(), xp.profiling.count_transfers() as c:
+            step(state, dt)
+        print(c.report())   # sync: debug_sync(after kernel "advance") ...
+    """
+    _core._set_debug_sync(True)
+    try:
+        yield
+    finally:
+        _core._set_debug_sync(False)

@@ -106,6 +106,13 @@ struct RecordedWait {
 
 void bind_sync(py::module_& module) {
   module.def(
+      "_set_debug_sync",
+      [](bool on) {
+        Impl::ensure_hooks();
+        Impl::set_debug_sync(on);
+      },
+      py::arg("on"), "Debug-sync mode on or off (nested).");
+  module.def(
       "synchronize", [] { wait_for_device("synchronize", false); },
       "Waits for the device; recorded as a sync.");
   module.def("wait", &wait_for_device, py::arg("api"),

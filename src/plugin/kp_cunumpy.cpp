@@ -111,6 +111,15 @@ void register_exit_handler() {
 }
 #endif
 
+/// Kokkos' fence for tools (the tool programming interface), which
+/// debug-sync mode calls after every kernel.
+std::atomic<Kokkos_Tools_toolInvokedFenceFunction> kokkos_fence{nullptr};
+
+void fence_for_debug_sync() {
+  if (const auto fence = kokkos_fence.load(std::memory_order_acquire))
+    fence(0);
+}
+
 void report_internal_error(const char* where) noexcept {
   Impl::warn(std::string("internal error in ") + where +
              "; the program continues");
@@ -214,6 +223,12 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_provide_tool_programming_interface(
     const uint32_t num_functions,
     Kokkos_Tools_ToolProgrammingInterface interface) noexcept {
   try {
+    using namespace cunumpy::plugin;
+    if (num_functions > 0 && interface.fence != nullptr) {
+      kokkos_fence.store(interface.fence, std::memory_order_release);
+      cunumpy::Impl::Recorder::instance().set_device_fence(
+          &fence_for_debug_sync);
+    }
     const Plugin* plugin = current();
     if (plugin == nullptr)
       return;
@@ -246,6 +261,7 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_print_help(char* program) noexcept {
         "  CUNUMPY_TRACE=path.json   Chrome trace (Perfetto)\n"
         "  CUNUMPY_BACKTRACE=depth   stack depth for call sites (0: off)\n"
         "  CUNUMPY_DEVICE_SPACES=a,b more device memory space names\n"
+        "  CUNUMPY_DEBUG_SYNC=1      wait after every kernel, recorded\n"
         "  CUNUMPY_REPORT_ALL_REGIONS=1  list regions without transfers too\n",
         cunumpy::plugin::violation_exit_status);
     const Plugin* plugin = current();

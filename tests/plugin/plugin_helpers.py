@@ -13,7 +13,8 @@ import shutil
 import subprocess
 
 CUNUMPY_VARIABLES = ["CUNUMPY_REPORT", "CUNUMPY_BUDGET", "CUNUMPY_TRACE",
-                     "CUNUMPY_ON_VIOLATION", "CUNUMPY_BACKTRACE"]
+                     "CUNUMPY_ON_VIOLATION", "CUNUMPY_BACKTRACE",
+                     "CUNUMPY_DEBUG_SYNC", "CUNUMPY_REPORT_ALL_REGIONS"]
 # The exit status of CUNUMPY_ON_VIOLATION=exit.
 VIOLATION_STATUS = 3
 

@@ -141,6 +141,12 @@ using SiteProvider = bool (*)(std::string& file, int& line,
 void set_site_provider(SiteProvider provider) noexcept;
 SiteProvider site_provider() noexcept;
 
+/// Debug-sync mode on (nested: one `false` per `true`): the host waits for
+/// the device after every Kokkos kernel, and each wait is recorded as an
+/// implicit sync named after the kernel (CUNUMPY_DEBUG_SYNC=1 turns it on
+/// for the whole run).
+void set_debug_sync(bool on) noexcept;
+
 /// While alive, a host wait the scope stands for (`synchronize()`, the wait of
 /// an async result) is recorded once: from the Kokkos fence event when the
 /// Kokkos version reports fences, else by the scope itself when it ends.

@@ -46,6 +46,10 @@ SiteProvider site_provider() noexcept {
   return Recorder::instance().site_provider();
 }
 
+void set_debug_sync(bool on) noexcept {
+  Recorder::instance().debug_sync(on);
+}
+
 ApiScope::ApiScope(std::string_view api, SourceLocation where,
                    const ArrayShape* shape, bool async)
     : description_(describe_call(api, shape)), async_(async) {

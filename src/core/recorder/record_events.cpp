@@ -185,6 +185,8 @@ void begin_fence(const char* name, std::uint32_t device_id) noexcept {
     fence->recorded = false;
     fence->global = is_global_fence(device_id);
     fence->space_type = device_id >> 24;
+    if (thread->in_debug_fence)
+      return; // recorded by end_kernel
     if (thread->copy_depth > 0) {
       // A copy's own fence: it makes the copy blocking, not a sync apart.
       thread->copies[thread->copy_depth - 1].saw_fence = true;
@@ -266,8 +268,8 @@ void end_fence() noexcept {
           (thread.global_fence_types & type) == 0;
       thread.global_fence_name_id = event.label;
       thread.global_fence_activity = thread.activity;
-      thread.global_fence_types = same_fence ? thread.global_fence_types | type
-                                             : type;
+      thread.global_fence_types =
+          same_fence ? thread.global_fence_types | type : type;
       if (same_fence)
         return;
     }
@@ -368,7 +370,7 @@ void dual_view_modify(const char* label, const void* ptr,
 void begin_kernel(const char* name) noexcept {
   try {
     Recorder& recorder = Recorder::instance();
-    if (!recorder.wants_kernels())
+    if (!recorder.wants_kernels() && !recorder.debug_sync())
       return;
     ThreadState& thread = thread_state();
     InFlightKernel& kernel = thread.push_kernel();
@@ -379,18 +381,62 @@ void begin_kernel(const char* name) noexcept {
   }
 }
 
+namespace {
+
+/// Debug-sync mode: the host waits for the device after `kernel`, and the
+/// wait is an implicit sync named after the kernel, at its line.
+void wait_after_kernel(Recorder& recorder, ThreadState& thread,
+                       const InFlightKernel& kernel) {
+  const Recorder::DeviceFence fence = recorder.device_fence();
+  if (fence == nullptr)
+    return;
+  CapturedSite site;
+  if (recorder.has_sinks())
+    site.capture(recorder);
+  const double start = recorder.now();
+  thread.in_debug_fence = true;
+  fence();
+  thread.in_debug_fence = false;
+  if (!recorder.has_sinks())
+    return;
+  RawEvent event;
+  event.kind = EventKind::sync;
+  event.blocking = true;
+  event.implicit = true; // the program did not ask for it
+  event.thread = thread.index;
+  event.start = start;
+  event.duration = recorder.now() - start;
+  event.label = recent_name_id(recorder, thread, kernel.name);
+  {
+    const RecorderLock lock = recorder.lock();
+    allocation_point();
+    event.site = site.intern(recorder, thread.sites, lock);
+    event.description = recorder.strings(lock).intern(
+        "debug_sync(after kernel \"" + kernel.name + "\")");
+  }
+  recorder.post(event);
+}
+
+} // namespace
+
 void end_kernel() noexcept {
+  ThreadState* state = nullptr;
   try {
     ThreadState& thread = thread_state();
+    state = &thread;
     if (thread.kernel_depth == 0)
       return; // begun before a sink wanted kernels
     const InFlightKernel& kernel = thread.kernels[--thread.kernel_depth];
     Recorder& recorder = Recorder::instance();
+    if (recorder.debug_sync())
+      wait_after_kernel(recorder, thread, kernel);
     if (!recorder.wants_kernels())
       return;
     recorder.post(KernelSpan{recent_name_id(recorder, thread, kernel.name),
                              thread.index, kernel.start, recorder.now()});
   } catch (...) {
+    if (state != nullptr)
+      state->in_debug_fence = false;
     lost_record();
   }
 }

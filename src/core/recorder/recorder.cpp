@@ -63,12 +63,14 @@ RecorderSettings RecorderSettings::from_environment() {
       "CUNUMPY_BACKTRACE", settings.backtrace_depth, 0, max_frames);
   if (const auto list = environment("CUNUMPY_DEVICE_SPACES"))
     settings.device_spaces = split_names(*list);
+  settings.debug_sync = environment_integer("CUNUMPY_DEBUG_SYNC", 0, 0, 1) == 1;
   return settings;
 }
 
 Recorder::Recorder(const RecorderSettings& settings)
     : kokkos_(build_kokkos_traits()), spaces_(settings.device_spaces),
-      backtrace_depth_(settings.backtrace_depth) {}
+      backtrace_depth_(settings.backtrace_depth),
+      debug_sync_(settings.debug_sync ? 1 : 0) {}
 
 Recorder& Recorder::instance() {
   // Never destroyed: Kokkos may report events during static destruction.

@@ -54,6 +54,8 @@ struct RecorderSettings {
   int backtrace_depth = 32;
   /// CUNUMPY_DEVICE_SPACES="FakeDevice,Other": more device space names.
   std::vector<std::string> device_spaces;
+  /// CUNUMPY_DEBUG_SYNC=1: the host waits after every kernel.
+  bool debug_sync = false;
 
   static RecorderSettings from_environment();
 };
@@ -115,6 +117,27 @@ public:
   }
   bool fed_by_plugin() const noexcept {
     return fed_by_plugin_.load(std::memory_order_acquire);
+  }
+
+  /// Debug-sync mode: after every kernel the host waits for the device (a
+  /// fence made by cunumpy), and the wait is recorded as an implicit sync
+  /// named after the kernel, at the kernel's line: which kernel a wait or a
+  /// failure belongs to, as CUDA_LAUNCH_BLOCKING=1 shows. On while
+  /// CUNUMPY_DEBUG_SYNC=1 or while a front end turned it on (nested).
+  void debug_sync(bool on) noexcept {
+    debug_sync_.fetch_add(on ? 1 : -1, std::memory_order_acq_rel);
+  }
+  bool debug_sync() const noexcept {
+    return debug_sync_.load(std::memory_order_relaxed) > 0;
+  }
+  /// How the host waits for the device in debug-sync mode: Kokkos::fence
+  /// in-process, the tool programming interface's fence for the plugin.
+  using DeviceFence = void (*)();
+  void set_device_fence(DeviceFence fence) noexcept {
+    device_fence_.store(fence, std::memory_order_release);
+  }
+  DeviceFence device_fence() const noexcept {
+    return device_fence_.load(std::memory_order_acquire);
   }
 
   /// Kernels are recorded (KernelSpan) while at least one sink wants them.
@@ -184,6 +207,8 @@ private:
   std::atomic<ReadCheck> read_check_{nullptr};
   std::atomic<bool> fed_by_plugin_{false};
   std::atomic<int> kernel_wanted_{0};
+  std::atomic<int> debug_sync_{0};
+  std::atomic<DeviceFence> device_fence_{nullptr};
   std::array<std::atomic<std::uint64_t>, loss_reason_count> lost_{};
   std::vector<Incident> incidents_;
 };

@@ -216,6 +216,9 @@ struct ThreadState {
   std::size_t failed_fence_begins = 0;
   std::vector<InFlightKernel> kernels;
   std::size_t kernel_depth = 0;
+  /// cunumpy's own fence of debug-sync mode is running: its fence events
+  /// are the wait cunumpy records itself.
+  bool in_debug_fence = false;
   std::uint32_t index;
   std::uint64_t fence_count = 0;
   SpaceCacheEntry spaces[8];

@@ -37,6 +37,15 @@ bool set_table(const Kokkos_Profiling_EventSet& table) {
   return true;
 }
 
+/// The wait of debug-sync mode.
+void fence_for_debug_sync() {
+#if KOKKOS_VERSION >= 30500
+  Kokkos::fence("cunumpy::debug_sync");
+#else
+  Kokkos::fence();
+#endif
+}
+
 } // namespace
 
 TableAccess linked_kokkos_table() {
@@ -80,6 +89,7 @@ void ensure_hooks() {
 #undef CUNUMPY_TOOLS_TAKE
     KT::set_callbacks(table);
     tools::watch(tools::linked_kokkos_table(), entries, true);
+    Recorder::instance().set_device_fence(&tools::fence_for_debug_sync);
   }
   installed.store(true, std::memory_order_release);
 }
