@@ -19,8 +19,6 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <cunumpy/cunumpy.hpp>
-
 namespace cunumpy_tests::synthetic {
 
 /// Whether the Kokkos of this build reports fences to tools, and fences a
