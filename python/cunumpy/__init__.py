@@ -17,13 +17,9 @@ array module of the active backend (numpy or cupy): xp.asarray, xp.float64...
 """
 
 
-import os as _os
 from typing import Any
 
 from . import _core
-
-# Frames of this package are never call sites: reports name the user's line.
-_core.set_package_directory(_os.path.dirname(__file__))
 
 from . import cuda, memory, profiling, testing  # noqa: E402
 from ._async import PendingHost, to_host_async  # noqa: E402

@@ -1,6 +1,7 @@
 #include "call_site.hpp"
 
 #include <Python.h>
+#include <dlfcn.h>
 #include <frameobject.h>
 #include <utility>
 
@@ -9,12 +10,27 @@
 namespace cunumpy::python {
 namespace {
 
-// Written at import, read with the GIL held.
-std::string package_directory;
+/// The directory of the cunumpy package: that of this extension module
+/// (cunumpy/_core*.so), found from the address of one of its functions, so
+/// no caller has to tell it.
+const std::string& package_directory() {
+  static const std::string directory = [] {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&python_caller), &info) == 0 ||
+        info.dli_fname == nullptr)
+      return std::string();
+    std::string path = info.dli_fname;
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? std::string()
+                                      : path.substr(0, slash + 1);
+  }();
+  return directory;
+}
 
 bool in_package(std::string_view file) {
-  return !package_directory.empty() &&
-         file.substr(0, package_directory.size()) == package_directory;
+  const std::string& directory = package_directory();
+  return !directory.empty() &&
+         file.substr(0, directory.size()) == directory;
 }
 
 const char* utf8(PyObject* text, Py_ssize_t* size) {
@@ -40,12 +56,6 @@ bool provide_site(std::string& file, int& line, std::string& function) {
 }
 
 } // namespace
-
-void set_package_directory(std::string directory) {
-  if (!directory.empty() && directory.back() != '/')
-    directory += '/';
-  package_directory = std::move(directory);
-}
 
 PythonSite python_caller() {
   PythonSite site;

@@ -17,11 +17,8 @@ struct PythonSite {
   std::string function;
 };
 
-/// Frames whose file is under `directory` (the cunumpy package) are
-/// skipped when looking for the caller.
-void set_package_directory(std::string directory);
-
-/// The innermost Python frame outside the cunumpy package, or an empty site
+/// The innermost Python frame outside the cunumpy package (the directory of
+/// this extension module), or an empty site
 /// when there is none. Needs the GIL.
 PythonSite python_caller();
 

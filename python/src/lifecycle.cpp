@@ -97,8 +97,6 @@ void bind_lifecycle(py::module_& module) {
 
   module.def("finalize", &finalize,
              "Releases the device arrays and finalizes Kokkos (at exit).");
-  module.def("set_package_directory", &set_package_directory,
-             "Frames under this directory are not call sites.");
   module.def(
       "python_caller",
       [] {
