@@ -1,7 +1,5 @@
 #include "recorder/kokkos_rules.hpp"
 
-#include <cstring>
-
 #if !defined(CUNUMPY_KOKKOS_VERSION) || !defined(CUNUMPY_KOKKOS_DEVICE_BACKEND)
 #error "src/CMakeLists.txt defines CUNUMPY_KOKKOS_VERSION and _DEVICE_BACKEND"
 #endif
@@ -40,33 +38,6 @@ bool is_implicit_fence(std::string_view name) noexcept {
   return starts_with(name, "Kokkos::") ||
          name.find("Space::impl_") != std::string_view::npos ||
          starts_with(name, "SharedAllocationRecord"); // a device allocation
-}
-
-bool is_global_fence(std::uint32_t device_id) noexcept {
-  return (device_id & 0x00ffffffu) == 0;
-}
-
-bool copy_kind(SpaceSide dst, SpaceSide src, EventKind& kind) noexcept {
-  if (dst == SpaceSide::host && src == SpaceSide::host)
-    return false;
-  kind = dst == SpaceSide::host   ? EventKind::to_host
-         : src == SpaceSide::host ? EventKind::to_device
-                                  : EventKind::device_copy;
-  return true;
-}
-
-bool is_scalar_read(EventKind kind, const char* dst_label) noexcept {
-  return kind == EventKind::to_host && dst_label != nullptr &&
-         std::strcmp(dst_label, "Scalar") == 0;
-}
-
-bool copy_is_blocking(bool async_call, bool saw_fence, bool scalar,
-                      const KokkosTraits& kokkos) noexcept {
-  if (async_call)
-    return false;
-  if (kokkos.reports_fences())
-    return saw_fence || scalar; // a copy on an execution space has no fence
-  return true;
 }
 
 } // namespace cunumpy::Impl

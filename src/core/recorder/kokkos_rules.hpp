@@ -7,10 +7,13 @@
 // No state and no Kokkos headers, so every rule is tested on any build.
 
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include <cunumpy/event.hpp>
 #include <cunumpy/space_names.hpp>
+
+// The rules called on every event are inline: they are a few instructions.
 
 namespace cunumpy::Impl {
 
@@ -42,20 +45,38 @@ bool is_implicit_fence(std::string_view name) noexcept;
 
 /// A global fence (Kokkos::fence) is reported once per execution space,
 /// with the reason in the low bits of the device id being 0.
-bool is_global_fence(std::uint32_t device_id) noexcept;
+inline bool is_global_fence(std::uint32_t device_id) noexcept {
+  return (device_id & 0x00ffffffu) == 0;
+}
 
 /// The kind of a copy between spaces of the given sides; nothing for a
 /// copy between two host spaces (not a transfer).
-bool copy_kind(SpaceSide dst, SpaceSide src, EventKind& kind) noexcept;
+inline bool copy_kind(SpaceSide dst, SpaceSide src, EventKind& kind) noexcept {
+  if (dst == SpaceSide::host && src == SpaceSide::host)
+    return false;
+  kind = dst == SpaceSide::host   ? EventKind::to_host
+         : src == SpaceSide::host ? EventKind::to_device
+                                  : EventKind::device_copy;
+  return true;
+}
 
 /// A deep copy into a host scalar (a device value read by the host).
-bool is_scalar_read(EventKind kind, const char* dst_label) noexcept;
+inline bool is_scalar_read(EventKind kind, const char* dst_label) noexcept {
+  return kind == EventKind::to_host && dst_label != nullptr &&
+         std::strcmp(dst_label, "Scalar") == 0;
+}
 
 /// Whether the host waited for a copy: cunumpy's own asynchronous copies
 /// never; on Kokkos 4 a copy Kokkos fenced inside its begin/end pair, and a
 /// scalar read; on Kokkos 3, which reports no fences, every other copy.
-bool copy_is_blocking(bool async_call, bool saw_fence, bool scalar,
-                      const KokkosTraits& kokkos) noexcept;
+inline bool copy_is_blocking(bool async_call, bool saw_fence, bool scalar,
+                             const KokkosTraits& kokkos) noexcept {
+  if (async_call)
+    return false;
+  if (kokkos.reports_fences())
+    return saw_fence || scalar; // a copy on an execution space has no fence
+  return true;
+}
 
 } // namespace cunumpy::Impl
 

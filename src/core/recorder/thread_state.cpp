@@ -41,22 +41,6 @@ bool same_space_name(const char (&cached)[space_name_size], const char* name) {
 #endif
 }
 
-/// Whether `name` is `kept` (a name that ends within its first 16 bytes
-/// when `short_name`): equal bytes up to the end of `kept`. Bytes that
-/// differ after a terminator (Kokkos pads with zeros) only cost a lookup.
-bool same_name(const char* kept, bool short_name, const char* name) {
-  const std::size_t compared = short_name ? 16 : space_name_size;
-  std::uint64_t difference = 0;
-  for (std::size_t i = 0; i < compared; i += 8) {
-    std::uint64_t x = 0;
-    std::uint64_t y = 0;
-    std::memcpy(&x, kept + i, 8);
-    std::memcpy(&y, name + i, 8);
-    difference |= x ^ y;
-  }
-  return difference == 0;
-}
-
 } // namespace
 
 bool SiteCache::find(void* const* frames, int count,
@@ -170,10 +154,6 @@ void ThreadState::note_unknown_space(std::uint32_t id, const char* name) {
   Impl::note_unknown_space({name, strnlen(name, space_name_size)});
 }
 
-ThreadState& thread_state() {
-  return FastThreadLocal<ThreadState>::get();
-}
-
 void classify_space(const char* name, ThreadState& thread, SpaceSide& side,
                     std::uint32_t& id, bool& unknown) {
   const std::uint64_t generation = device_space_generation();
@@ -203,34 +183,24 @@ void classify_space(const char* name, ThreadState& thread, SpaceSide& side,
   entry.generation = generation;
 }
 
-void LastSpaces::classify(const char* dst_name, const char* src_name,
-                          ThreadState& thread, SpaceSide& dst_side_out,
-                          std::uint32_t& dst_id_out, SpaceSide& src_side_out,
-                          std::uint32_t& src_id_out) {
-  const std::uint64_t now = device_space_generation();
-  if (generation != now || !same_name(dst, dst_short, dst_name) ||
-      !same_name(src, src_short, src_name)) {
-    bool dst_unknown = false;
-    bool src_unknown = false;
-    classify_space(dst_name, thread, dst_side, dst_id, dst_unknown);
-    classify_space(src_name, thread, src_side, src_id, src_unknown);
-    unknown_host_pair = dst_side == SpaceSide::host &&
-                        src_side == SpaceSide::host &&
-                        (dst_unknown || src_unknown);
-    if (dst_unknown && unknown_host_pair)
-      thread.note_unknown_space(dst_id, dst_name);
-    if (src_unknown && unknown_host_pair)
-      thread.note_unknown_space(src_id, src_name);
-    std::memcpy(dst, dst_name, space_name_size);
-    std::memcpy(src, src_name, space_name_size);
-    dst_short = std::memchr(dst, 0, 16) != nullptr;
-    src_short = std::memchr(src, 0, 16) != nullptr;
-    generation = now;
-  }
-  dst_side_out = dst_side;
-  dst_id_out = dst_id;
-  src_side_out = src_side;
-  src_id_out = src_id;
+void LastSpaces::reclassify(const char* dst_name, const char* src_name,
+                            ThreadState& thread) {
+  bool dst_unknown = false;
+  bool src_unknown = false;
+  classify_space(dst_name, thread, dst_side, dst_id, dst_unknown);
+  classify_space(src_name, thread, src_side, src_id, src_unknown);
+  unknown_host_pair = dst_side == SpaceSide::host &&
+                      src_side == SpaceSide::host &&
+                      (dst_unknown || src_unknown);
+  if (dst_unknown && unknown_host_pair)
+    thread.note_unknown_space(dst_id, dst_name);
+  if (src_unknown && unknown_host_pair)
+    thread.note_unknown_space(src_id, src_name);
+  std::memcpy(dst, dst_name, space_name_size);
+  std::memcpy(src, src_name, space_name_size);
+  dst_short = std::memchr(dst, 0, 16) != nullptr;
+  src_short = std::memchr(src, 0, 16) != nullptr;
+  generation = device_space_generation();
 }
 
 std::uint32_t recent_name_id(Recorder& recorder, ThreadState& thread,

@@ -19,6 +19,8 @@
 #include "call_sites/call_sites.hpp"
 #include "call_sites/stack_capture.hpp"
 #include "recorder/event_queue.hpp"
+#include "recorder/spaces.hpp"
+#include "support/fast_thread_local.hpp"
 
 namespace cunumpy::Impl {
 
@@ -160,9 +162,40 @@ struct LastSpaces {
   bool unknown_host_pair = false;
   std::uint64_t generation = ~std::uint64_t(0);
 
+  /// The sides and ids of the two spaces; inline, since every copy asks and
+  /// a loop's copies hit the last pair.
   void classify(const char* dst_name, const char* src_name, ThreadState& thread,
-                SpaceSide& dst_side, std::uint32_t& dst_id, SpaceSide& src_side,
-                std::uint32_t& src_id);
+                SpaceSide& dst_side_out, std::uint32_t& dst_id_out,
+                SpaceSide& src_side_out, std::uint32_t& src_id_out) {
+    if (generation != device_space_generation() ||
+        !same_name(dst, dst_short, dst_name) ||
+        !same_name(src, src_short, src_name))
+      reclassify(dst_name, src_name, thread);
+    dst_side_out = dst_side;
+    dst_id_out = dst_id;
+    src_side_out = src_side;
+    src_id_out = src_id;
+  }
+
+private:
+  /// Whether `name` is `kept` (a name that ends within its first 16 bytes
+  /// when `short_name`): equal bytes up to the end of `kept`. Bytes that
+  /// differ after a terminator (Kokkos pads with zeros) only cost a lookup.
+  static bool same_name(const char* kept, bool short_name, const char* name) {
+    const std::size_t compared = short_name ? 16 : space_name_size;
+    std::uint64_t difference = 0;
+    for (std::size_t i = 0; i < compared; i += 8) {
+      std::uint64_t x = 0;
+      std::uint64_t y = 0;
+      std::memcpy(&x, kept + i, 8);
+      std::memcpy(&y, name + i, 8);
+      difference |= x ^ y;
+    }
+    return difference == 0;
+  }
+  /// A pair other than the last one: looked up and kept.
+  void reclassify(const char* dst_name, const char* src_name,
+                  ThreadState& thread);
 };
 
 struct LastCopy {
@@ -271,7 +304,9 @@ struct ThreadState {
 };
 
 /// The calling thread's state (two instructions once made).
-ThreadState& thread_state();
+inline ThreadState& thread_state() {
+  return FastThreadLocal<ThreadState>::get();
+}
 
 /// The side and interned name of a memory space, cached per thread and
 /// invalidated when the set of device spaces changes.

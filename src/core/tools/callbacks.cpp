@@ -161,7 +161,8 @@ bool chained_back(Slot slot) noexcept {
 
 /// Calls the next tool's callback of `slot`. True when that tool forwarded
 /// the event back to cunumpy and a re-entered call handled it.
-template <class Function, class... Args> bool forward(Slot slot, Args... args) {
+template <class Function, class... Args>
+bool forward(Slot slot, const Args&... args) {
   const auto next = reinterpret_cast<Function>(
       next_slots[index_of(slot)].load(std::memory_order_relaxed));
   if (next == nullptr)
@@ -183,7 +184,7 @@ bool reentered(Slot slot) noexcept {
 
 /// A begin or a push: the next tool first, then the recorder.
 template <class Function, class Record, class... Args>
-void next_first(Slot slot, Record record, Args... args) {
+void next_first(Slot slot, const Record& record, const Args&... args) {
   if (reentered(slot)) {
     if (!chained_back(slot))
       return; // the outer call records it
@@ -199,7 +200,7 @@ void next_first(Slot slot, Record record, Args... args) {
 
 /// An end, a pop or a point event: the recorder first, then the next tool.
 template <class Function, class Record, class... Args>
-void cunumpy_first(Slot slot, Record record, Args... args) {
+void cunumpy_first(Slot slot, const Record& record, const Args&... args) {
   if (reentered(slot)) {
     if (chained_back(slot))
       forward<Function>(slot, args...);
@@ -210,7 +211,8 @@ void cunumpy_first(Slot slot, Record record, Args... args) {
 }
 
 /// Forwarded only.
-template <class Function, class... Args> void pass(Slot slot, Args... args) {
+template <class Function, class... Args>
+void pass(Slot slot, const Args&... args) {
   if (!reentered(slot))
     forward<Function>(slot, args...);
 }
