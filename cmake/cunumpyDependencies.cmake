@@ -75,6 +75,21 @@ macro(cunumpy_find_dependencies)
     _cunumpy_missing("nlohmann-json 3" "Debian package nlohmann-json3-dev"
                      nlohmann-json3-dev)
   endif()
+  # xxHash hashes the host side of copies for the advice on redundant
+  # copies (compiled in from its header: nothing to link or install).
+  find_path(CUNUMPY_XXHASH_INCLUDE_DIR xxhash.h)
+  set(_cunumpy_xxhash_version "")
+  if(CUNUMPY_XXHASH_INCLUDE_DIR)
+    file(STRINGS ${CUNUMPY_XXHASH_INCLUDE_DIR}/xxhash.h _cunumpy_xxhash_lines
+         REGEX "^#[ \t]*define XXH_VERSION_(MAJOR|MINOR)[ \t]+[0-9]+")
+    string(REGEX REPLACE ".*MAJOR[ \t]+([0-9]+).*MINOR[ \t]+([0-9]+).*"
+           "\\1.\\2" _cunumpy_xxhash_version "${_cunumpy_xxhash_lines}")
+  endif()
+  if(NOT CUNUMPY_XXHASH_INCLUDE_DIR OR
+     _cunumpy_xxhash_version VERSION_LESS 0.8)
+    _cunumpy_missing("xxHash 0.8 or newer (XXH3, for the redundant-copy advice)"
+                     "Debian package libxxhash-dev" libxxhash-dev)
+  endif()
   find_package(Threads REQUIRED)
   if(CUNUMPY_ENABLE_LIBDW)
     find_package(PkgConfig QUIET)

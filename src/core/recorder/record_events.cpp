@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "recorder/contents.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder/spaces.hpp"
 #include "recorder/thread_state.hpp"
@@ -71,6 +72,7 @@ void begin_deep_copy(const char* dst_space, const char* dst_label,
     copy->transfer = false;
     copy->saw_fence = false;
     copy->has_recorded_child = false;
+    copy->hash_contents = false;
     Recorder& recorder = Recorder::instance();
     if (!recorder.has_sinks())
       return;
@@ -87,6 +89,9 @@ void begin_deep_copy(const char* dst_space, const char* dst_label,
     copy->nbytes = size;
     copy->dst_ptr = dst_ptr;
     copy->src_ptr = src_ptr;
+    if (recorder.wants_contents())
+      begin_content_check(*copy,
+                          dst_side == SpaceSide::host ? dst_space : src_space);
     // Loops copy the same views: reuse the last label's id when it matches.
     const char* label = src_label != nullptr ? src_label : "";
     if (thread->label_id != 0 &&
@@ -141,6 +146,11 @@ void end_deep_copy() noexcept {
     event.dst_space = copy.dst_space;
     event.start = copy.start;
     event.duration = recorder.now() - copy.start;
+    event.scalar = copy.scalar;
+    event.dst_ptr = copy.dst_ptr;
+    event.src_ptr = copy.src_ptr;
+    if (copy.hash_contents)
+      event.content = end_content_check(copy);
     if (!cached_copy_ids(thread, copy, event)) {
       const RecorderLock lock = recorder.lock();
       allocation_point();
@@ -162,6 +172,7 @@ void end_deep_copy() noexcept {
       RawEvent sync = event;
       sync.kind = EventKind::sync;
       sync.nbytes = 0;
+      sync.content = Content::not_checked;
       sync.blocking = true;
       sync.implicit = true;
       recorder.post(sync);
@@ -362,6 +373,25 @@ void dual_view_modify(const char* label, const void* ptr,
                       bool on_device) noexcept {
   try {
     dual_view_event(label, ptr, false, on_device);
+  } catch (...) {
+    lost_record();
+  }
+}
+
+void allocation(const char* space, const void* ptr, std::uint64_t size,
+                bool freed) noexcept {
+  try {
+    Recorder& recorder = Recorder::instance();
+    if (!recorder.wants_allocations())
+      return;
+    ThreadState& thread = thread_state();
+    SpaceSide side = SpaceSide::host;
+    std::uint32_t id = 0;
+    bool unknown = false;
+    classify_space(space, thread, side, id, unknown);
+    if (side != SpaceSide::host)
+      return; // advice needs the host's buffers only
+    recorder.post(Allocation{ptr, size, thread.index, freed, recorder.now()});
   } catch (...) {
     lost_record();
   }

@@ -24,6 +24,10 @@ void dual_view_sync(const char* label, const void* ptr,
                     bool to_device) noexcept;
 void dual_view_modify(const char* label, const void* ptr,
                       bool on_device) noexcept;
+/// An allocation (or, `freed`, a deallocation) in memory space `space`:
+/// recorded only while a sink wants allocations, and only in host spaces.
+void allocation(const char* space, const void* ptr, std::uint64_t size,
+                bool freed) noexcept;
 /// Kernels (parallel_for, _reduce, _scan): recorded only while a sink
 /// wants them (Recorder::want_kernels).
 void begin_kernel(const char* name) noexcept;

@@ -42,6 +42,8 @@ double time_of(const PendingRecord& record) {
     return pop->time;
   if (const auto* kernel = std::get_if<KernelSpan>(&record))
     return kernel->end;
+  if (const auto* allocation = std::get_if<Allocation>(&record))
+    return allocation->time;
   return std::get<DualViewEvent>(record).time;
 }
 
@@ -90,6 +92,10 @@ void Recorder::attach(EventSink* sink) {
     }
   }
   sinks_.emplace_back(sink, 1);
+  if (sink->wants_allocations())
+    allocations_wanted_.fetch_add(1, std::memory_order_acq_rel);
+  if (sink->wants_contents())
+    contents_wanted_.fetch_add(1, std::memory_order_acq_rel);
   sink_count_.store(static_cast<int>(sinks_.size()), std::memory_order_release);
 }
 
@@ -101,8 +107,13 @@ void Recorder::detach(EventSink* sink) {
   });
   if (it == sinks_.end())
     return;
-  if (--it->second == 0)
+  if (--it->second == 0) {
+    if (sink->wants_allocations())
+      allocations_wanted_.fetch_sub(1, std::memory_order_acq_rel);
+    if (sink->wants_contents())
+      contents_wanted_.fetch_sub(1, std::memory_order_acq_rel);
     sinks_.erase(it);
+  }
   sink_count_.store(static_cast<int>(sinks_.size()), std::memory_order_release);
 }
 
@@ -122,6 +133,9 @@ void Recorder::dispatch(const PendingRecord& record, const RecorderLock& lock) {
   } else if (const auto* kernel = std::get_if<KernelSpan>(&record)) {
     for (auto& entry : sinks_)
       entry.first->on_kernel(*kernel, lock);
+  } else if (const auto* allocation = std::get_if<Allocation>(&record)) {
+    for (auto& entry : sinks_)
+      entry.first->on_allocation(*allocation, lock);
   }
 }
 
@@ -245,6 +259,7 @@ template void Recorder::post(const RegionPush&);
 template void Recorder::post(const RegionPop&);
 template void Recorder::post(const DualViewEvent&);
 template void Recorder::post(const KernelSpan&);
+template void Recorder::post(const Allocation&);
 
 void Recorder::add_queue(EventQueue* queue) {
   const RecorderLock lock(mutex_);

@@ -148,6 +148,16 @@ public:
     return kernel_wanted_.load(std::memory_order_relaxed) > 0;
   }
 
+  /// Allocations in host spaces are recorded, and the contents of copies
+  /// hashed, while at least one attached sink wants them
+  /// (EventSink::wants_allocations, wants_contents).
+  bool wants_allocations() const noexcept {
+    return allocations_wanted_.load(std::memory_order_relaxed) > 0;
+  }
+  bool wants_contents() const noexcept {
+    return contents_wanted_.load(std::memory_order_relaxed) > 0;
+  }
+
   /// A front end's guess at the caller when no cunumpy call is active (the
   /// Python module: the current Python line). Called without the mutex, on
   /// the thread of the event; returns false when it knows nothing.
@@ -207,6 +217,8 @@ private:
   std::atomic<ReadCheck> read_check_{nullptr};
   std::atomic<bool> fed_by_plugin_{false};
   std::atomic<int> kernel_wanted_{0};
+  std::atomic<int> allocations_wanted_{0};
+  std::atomic<int> contents_wanted_{0};
   std::atomic<int> debug_sync_{0};
   std::atomic<DeviceFence> device_fence_{nullptr};
   std::array<std::atomic<std::uint64_t>, loss_reason_count> lost_{};

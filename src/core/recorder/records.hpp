@@ -13,11 +13,17 @@
 
 namespace cunumpy::Impl {
 
+/// What cunumpy knows of the bytes a copy moved, when a sink asked for
+/// contents to be hashed (EventSink::wants_contents): the copy moved
+/// exactly the bytes its destination held already, or not.
+enum class Content : std::uint8_t { not_checked, changed, unchanged };
+
 /// An event as the recorder stores it: strings and call sites are ids.
 struct RawEvent {
   EventKind kind = EventKind::to_host;
   bool blocking = true;
   bool implicit = false;
+  Content content = Content::not_checked;
   std::uint32_t thread = 0;
   std::uint64_t nbytes = 0;
   std::uint32_t site = 0;        ///< SiteTable id
@@ -25,8 +31,13 @@ struct RawEvent {
   std::uint32_t label = 0;       ///< StringTable id
   std::uint32_t src_space = 0;   ///< StringTable id
   std::uint32_t dst_space = 0;   ///< StringTable id
+  bool scalar = false;           ///< a copy into a host scalar
   double start = 0.0;            ///< seconds since the recorder started
   double duration = 0.0;
+  /// The data a copy wrote and read, as Kokkos reported them (advice pairs
+  /// the copies of one allocation); null for syncs and markers.
+  const void* dst_ptr = nullptr;
+  const void* src_ptr = nullptr;
 
   bool async() const noexcept { return is_copy(kind) && !blocking; }
 };
@@ -68,9 +79,20 @@ struct KernelSpan {
   double end = 0.0;
 };
 
-/// What a thread queues for the sinks: 64 bytes.
-using PendingRecord =
-    std::variant<RawEvent, RegionPush, RegionPop, DualViewEvent, KernelSpan>;
+/// A Kokkos allocation or deallocation in a host memory space, recorded
+/// only while a sink asks for them (EventSink::wants_allocations): advice
+/// tells a copy into a buffer made for it from one into a reused buffer.
+struct Allocation {
+  const void* pointer = nullptr; ///< as Kokkos reports it (header included)
+  std::uint64_t nbytes = 0;
+  std::uint32_t thread = 0;
+  bool freed = false; ///< a deallocation
+  double time = 0.0;
+};
+
+/// What a thread queues for the sinks: 80 bytes.
+using PendingRecord = std::variant<RawEvent, RegionPush, RegionPop,
+                                   DualViewEvent, KernelSpan, Allocation>;
 
 /// Why events may be missing from what the sinks received.
 enum class LossReason : std::uint8_t {
@@ -103,11 +125,18 @@ struct Loss {
 class EventSink {
 public:
   virtual ~EventSink() = default;
+  /// What the sink needs besides copies, syncs, regions and DualView
+  /// events, asked when it is attached and detached (the answer must not
+  /// change in between): allocations in host spaces, and the contents of
+  /// copies hashed (Content).
+  virtual bool wants_allocations() const { return false; }
+  virtual bool wants_contents() const { return false; }
   virtual void on_event(const RawEvent& event, const RecorderLock& lock) = 0;
   virtual void on_region_push(const RegionPush&, const RecorderLock&) {}
   virtual void on_region_pop(const RegionPop&, const RecorderLock&) {}
   virtual void on_dual_view(const DualViewEvent&, const RecorderLock&) {}
   virtual void on_kernel(const KernelSpan&, const RecorderLock&) {}
+  virtual void on_allocation(const Allocation&, const RecorderLock&) {}
   virtual void on_loss(const Loss&, const RecorderLock&) {}
 };
 

@@ -116,6 +116,10 @@ struct InFlightCopy {
   std::uint32_t dst_space = 0;
   const void* dst_ptr = nullptr;
   const void* src_ptr = nullptr;
+  /// Contents hashed for advice (recorder/contents.hpp): the host side may
+  /// be read, and a copy to the host's destination before the copy.
+  bool hash_contents = false;
+  std::uint64_t content_before = 0;
   std::string label;          ///< set when label_id is 0
   std::uint32_t label_id = 0; ///< StringTable id, when already known
   CapturedSite site;

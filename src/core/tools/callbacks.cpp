@@ -295,13 +295,17 @@ void pop_region() {
 
 void allocate_data(Kokkos_Profiling_SpaceHandle space, const char* label,
                    const void* ptr, std::uint64_t size) {
-  pass<Kokkos_Profiling_allocateDataFunction>(Slot::allocate_data, space, label,
-                                              ptr, size);
+  cunumpy_first<Kokkos_Profiling_allocateDataFunction>(
+      Slot::allocate_data,
+      [&] { record::allocation(space.name, ptr, size, false); }, space, label,
+      ptr, size);
 }
 void deallocate_data(Kokkos_Profiling_SpaceHandle space, const char* label,
                      const void* ptr, std::uint64_t size) {
-  pass<Kokkos_Profiling_deallocateDataFunction>(Slot::deallocate_data, space,
-                                                label, ptr, size);
+  cunumpy_first<Kokkos_Profiling_deallocateDataFunction>(
+      Slot::deallocate_data,
+      [&] { record::allocation(space.name, ptr, size, true); }, space, label,
+      ptr, size);
 }
 void create_profile_section(const char* name, std::uint32_t* id) {
   pass<Kokkos_Profiling_createProfileSectionFunction>(
@@ -375,8 +379,6 @@ Kokkos_Profiling_EventSet own_callbacks() noexcept {
 
 bool records_slot(Slot slot) noexcept {
   switch (slot) {
-  case Slot::allocate_data:
-  case Slot::deallocate_data:
   case Slot::create_profile_section:
   case Slot::start_profile_section:
   case Slot::stop_profile_section:
@@ -402,6 +404,10 @@ bool counts_slot(Slot slot) noexcept {
   default:
     return false;
   }
+}
+
+bool feeds_advice_only(Slot slot) noexcept {
+  return slot == Slot::allocate_data || slot == Slot::deallocate_data;
 }
 
 void set_next(const Kokkos_Profiling_EventSet& next) noexcept {

@@ -146,6 +146,10 @@ bool records_slot(Slot slot) noexcept;
 /// The slots whose events counters and budgets count (copies, fences,
 /// regions, DualViews; kernels only go to the trace).
 bool counts_slot(Slot slot) noexcept;
+/// The slots whose events only advice uses (allocations): an in-process
+/// installation takes them but does not watch them, since a tool replacing
+/// them costs no count.
+bool feeds_advice_only(Slot slot) noexcept;
 
 /// Where each slot forwards: the next tool's callbacks. Lifecycle slots are
 /// kept for the plugin, which forwards them itself (next()).

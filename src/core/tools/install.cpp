@@ -83,7 +83,8 @@ void ensure_hooks() {
 #define CUNUMPY_TOOLS_TAKE(name, type, entry)                                  \
   if (tools::records_slot(tools::Slot::name)) {                                \
     table.name = own.name;                                                     \
-    entries.name = own.name;                                                   \
+    if (!tools::feeds_advice_only(tools::Slot::name))                          \
+      entries.name = own.name;                                                 \
   }
     CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_TOOLS_TAKE)
 #undef CUNUMPY_TOOLS_TAKE
