@@ -1,6 +1,7 @@
 // The classic bug of a GPU port, and its fix: a time loop that copies the
 // state to the device and back every step, then the same loop with the
-// copies moved to the boundaries. cunumpy counts both and names the lines.
+// copies moved to the boundaries. cunumpy counts both, names the lines, and
+// its advice names the round trip of the first loop and what to change.
 //
 //   ./time_loop [steps]
 
@@ -54,6 +55,14 @@ void right_way(HostState initial, int steps, double dt) {
   }
 }
 
+void print_advice(const char* loop,
+                  const cunumpy::profiling::TransferCounter& counter) {
+  const auto findings = counter.advice();
+  std::printf("%s advice: %zu finding(s)\n", loop, findings.size());
+  for (const auto& finding : findings)
+    std::printf("  %s\n", finding.str().c_str());
+}
+
 } // namespace
 
 int main(int argc, char* argv[]) {
@@ -66,11 +75,13 @@ int main(int argc, char* argv[]) {
   wrong_way(state, steps, 1e-3);
   wrong.stop();
   std::printf("wrong way: %s\n", wrong.counter().report().c_str());
+  print_advice("wrong way", wrong.counter());
 
   auto right = cunumpy::profiling::count_transfers();
   right_way(state, steps, 1e-3);
   right.stop();
   std::printf("right way: %s\n", right.counter().report().c_str());
+  print_advice("right way", right.counter());
   std::printf(
       "moved %.1f MB the wrong way, %.1f MB the right way\n",
       (wrong.counter().bytes_to_host() + wrong.counter().bytes_to_device()) /

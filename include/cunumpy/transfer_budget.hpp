@@ -221,6 +221,8 @@ struct BudgetOptions {
   /// Raw events each phase's counter keeps (TransferCounter::events); 0
   /// keeps none, as the plugin, which reports aggregates only.
   std::size_t events_kept = TransferCounter::default_max_events;
+  /// What is recorded for advice() (see TransferCounter).
+  AdviceRecording advice = AdviceRecording::on;
 };
 
 /// Counts transfers per named phase and checks a rule for each, so that a
@@ -324,6 +326,12 @@ public:
   /// Everything the budget knows, as plain data: the tree of region paths,
   /// the phases, the violations (see BudgetSnapshot).
   BudgetSnapshot snapshot() const;
+
+  /// What the events counted say is worth changing (see
+  /// TransferCounter::advice), each finding with the phase its region
+  /// counts in. Never changes the verdict of a rule. Throws
+  /// std::logic_error for a budget made with AdviceRecording::off.
+  std::vector<Finding> advice(const AdviceOptions& options = {}) const;
 
   /// Every event counted while counting, whatever its phase.
   TransferCounter& total();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <cunumpy/advice.hpp>
 #include <cunumpy/event.hpp>
 
 namespace cunumpy {
@@ -50,11 +51,15 @@ struct SiteSummary {
 /// Counts the events recorded while it is attached (by count_transfers or a
 /// TransferBudget phase): totals per kind, bytes, time, aggregates per call
 /// site, and the most recent raw events (a bounded number; counts stay exact
-/// however many events there are). Safe to read while other threads record.
+/// however many events there are); and what advice() needs. Safe to read
+/// while other threads record.
 class TransferCounter {
 public:
-  /// `max_events` raw events are kept (the newest); 0 keeps none.
-  explicit TransferCounter(std::size_t max_events = default_max_events);
+  /// `max_events` raw events are kept (the newest); 0 keeps none. `advice`
+  /// says what is recorded for advice(): `contents` also hashes the host
+  /// side of every copy (redundant copies), `off` nothing.
+  explicit TransferCounter(std::size_t max_events = default_max_events,
+                           AdviceRecording advice = AdviceRecording::on);
   ~TransferCounter();
   TransferCounter(TransferCounter&&) noexcept;
   TransferCounter& operator=(TransferCounter&&) noexcept;
@@ -105,6 +110,13 @@ public:
   bool complete() const;
   /// Why the counter is not complete, one line per cause; empty when it is.
   std::vector<std::string> losses() const;
+
+  /// What the counted events say is worth changing: one Finding per
+  /// pattern that passes `options`' thresholds (pageable copies, round
+  /// trips, blocking reads in loops, ...; docs/advice.md), largest
+  /// estimated saving first. Advice changes no count and no verdict.
+  /// Throws std::logic_error for a counter made with AdviceRecording::off.
+  std::vector<Finding> advice(const AdviceOptions& options = {}) const;
 
   /// Forgets every event (and every loss).
   void clear();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 
 #include "recorder/recorder.hpp"
 
@@ -304,6 +305,9 @@ std::string calls_text(std::uint64_t calls) {
 BudgetState::BudgetState(const profiling::BudgetOptions& options)
     : started(options.started), events_kept(options.events_kept) {
   nodes.emplace_back(events_kept);
+  if (options.advice != profiling::AdviceRecording::off)
+    advice = std::make_unique<AdviceState>(
+        options.advice == profiling::AdviceRecording::contents);
 }
 
 std::uint32_t BudgetState::child(std::uint32_t parent, std::uint32_t name) {
@@ -325,9 +329,12 @@ std::uint32_t BudgetState::child(std::uint32_t parent, std::uint32_t name) {
   return index;
 }
 
-void BudgetState::on_event(const RawEvent& event, const RecorderLock&) {
-  if (started)
-    nodes[current()].own.add(event);
+void BudgetState::on_event(const RawEvent& event, const RecorderLock& lock) {
+  if (!started)
+    return;
+  nodes[current()].own.add(event);
+  if (advice)
+    advice->on_event(event, lock);
 }
 
 void BudgetState::on_region_push(const RegionPush& push, const RecorderLock&) {
@@ -340,6 +347,8 @@ void BudgetState::on_region_push(const RegionPush& push, const RecorderLock&) {
       node.first_entry = time;
   }
   open.push_back({index, 0, time, started});
+  if (advice)
+    advice->push(push.name, 0, started);
 }
 
 void BudgetState::on_region_pop(const RegionPop& pop, const RecorderLock&) {
@@ -352,6 +361,8 @@ void BudgetState::on_region_pop(const RegionPop& pop, const RecorderLock&) {
       if (it->counted)
         nodes[it->node].seconds += time - it->since;
       open.erase(std::next(it).base());
+      if (advice)
+        advice->pop_region();
       return;
     }
   }
@@ -372,6 +383,8 @@ std::uint64_t BudgetState::open_phase(const std::string& name,
   }
   const std::uint64_t token = next_token++;
   open.push_back({index, token, time, started});
+  if (advice)
+    advice->push(id, token, started);
   return token;
 }
 
@@ -381,6 +394,8 @@ void BudgetState::close_phase(std::uint64_t token, const RecorderLock&) {
       if (it->counted)
         nodes[it->node].seconds += Recorder::instance().now() - it->since;
       open.erase(std::next(it).base());
+      if (advice)
+        advice->close_phase(token);
       return;
     }
   }
@@ -439,10 +454,15 @@ profiling::TransferCounter& BudgetState::view(const std::string& name) {
   auto& counter = views[name];
   if (!counter) {
     counter = std::make_unique<profiling::TransferCounter>(events_kept);
-    CounterAccess::state(*counter)->refresh =
-        [this, name](CounterState& state, const RecorderLock& lock) {
-          phase_counter(name, state, nullptr, lock);
-        };
+    const auto& state = CounterAccess::state(*counter);
+    state->refresh = [this, name](CounterState& state,
+                                  const RecorderLock& lock) {
+      phase_counter(name, state, nullptr, lock);
+    };
+    state->advise = [this, name](const profiling::AdviceOptions& options,
+                                 const RecorderLock& lock) {
+      return findings(options, lock, &name);
+    };
   }
   return *counter;
 }
@@ -450,6 +470,9 @@ profiling::TransferCounter& BudgetState::view(const std::string& name) {
 profiling::TransferCounter& BudgetState::total_view() {
   if (!total) {
     total = std::make_unique<profiling::TransferCounter>(events_kept);
+    CounterAccess::state(*total)->advise =
+        [this](const profiling::AdviceOptions& options,
+               const RecorderLock& lock) { return findings(options, lock); };
     CounterAccess::state(*total)->refresh = [this](CounterState& state,
                                                    const RecorderLock&) {
       const auto refresh = std::move(state.refresh);
@@ -595,6 +618,41 @@ BudgetState::violations(const RecorderLock& lock) const {
   const Resolution resolution =
       resolve(*this, phase_name_set(*this, "", lock), lock);
   return check(*this, accumulate(*this, resolution, 0, lock), lock);
+}
+
+std::vector<profiling::Finding>
+BudgetState::findings(const profiling::AdviceOptions& options,
+                      const RecorderLock& lock,
+                      const std::string* phase) const {
+  if (!advice)
+    throw std::logic_error(
+        "cunumpy::TransferBudget::advice: this budget records nothing for "
+        "advice (it was made with AdviceRecording::off); make it with "
+        "AdviceRecording::on");
+  std::vector<profiling::Finding> all = advice->findings(options, lock);
+  // The phase of each finding's region, by path: both trees follow the
+  // same pushes.
+  const Resolution resolution =
+      resolve(*this, phase_name_set(*this, "", lock), lock);
+  std::unordered_map<std::string, std::string> phase_of;
+  std::vector<std::string> paths(nodes.size());
+  for (std::size_t i = 1; i < nodes.size(); ++i) {
+    const std::string name(name_of(nodes[i], lock));
+    paths[i] =
+        nodes[i].parent == 0 ? name : paths[nodes[i].parent] + "/" + name;
+    const std::uint32_t owner = resolution.phase_of[i];
+    if (owner != 0)
+      phase_of.emplace(paths[i], std::string(name_of(nodes[owner], lock)));
+  }
+  std::vector<profiling::Finding> result;
+  for (profiling::Finding& finding : all) {
+    if (const auto found = phase_of.find(finding.region);
+        found != phase_of.end())
+      finding.phase = found->second;
+    if (phase == nullptr || finding.phase == *phase)
+      result.push_back(std::move(finding));
+  }
+  return result;
 }
 
 std::string BudgetState::report(const RecorderLock& lock) const {

@@ -50,8 +50,21 @@ struct BudgetState final : EventSink {
   void on_region_push(const RegionPush& push,
                       const RecorderLock& lock) override;
   void on_region_pop(const RegionPop& pop, const RecorderLock& lock) override;
+  void on_dual_view(const DualViewEvent& event, const RecorderLock&) override {
+    if (advice && started)
+      advice->on_dual_view(event);
+  }
+  void on_allocation(const Allocation& allocation,
+                     const RecorderLock&) override {
+    if (advice)
+      advice->on_allocation(allocation);
+  }
   void on_loss(const Loss& loss, const RecorderLock&) override {
     losses.add(loss);
+  }
+  bool wants_allocations() const override { return advice != nullptr; }
+  bool wants_contents() const override {
+    return advice != nullptr && advice->contents();
   }
 
   /// Opens an explicit phase; returns the token that closes it.
@@ -65,6 +78,11 @@ struct BudgetState final : EventSink {
   /// reader needs, made in one walk of the tree.
   profiling::BudgetSnapshot snapshot(const RecorderLock& lock) const;
   std::vector<profiling::Violation> violations(const RecorderLock& lock) const;
+  /// The findings of advice, each with the phase its region counts in;
+  /// only those of phase `phase` when it is given.
+  std::vector<profiling::Finding>
+  findings(const profiling::AdviceOptions& options, const RecorderLock& lock,
+           const std::string* phase = nullptr) const;
   std::string report(const RecorderLock& lock) const;
   std::vector<std::string> phase_names(const RecorderLock& lock) const;
   /// The counter (and calls) of `name` as if it were a phase, into `into`.
@@ -94,6 +112,7 @@ struct BudgetState final : EventSink {
   std::map<std::string, std::unique_ptr<profiling::TransferCounter>> views;
   std::unique_ptr<profiling::TransferCounter> total;
   LossLog losses;
+  std::unique_ptr<AdviceState> advice; ///< null: AdviceRecording::off
 
 private:
   std::uint32_t child(std::uint32_t parent, std::uint32_t name);

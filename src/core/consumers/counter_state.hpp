@@ -11,6 +11,7 @@
 
 #include <cunumpy/transfer_counter.hpp>
 
+#include "consumers/advice.hpp"
 #include "recorder/records.hpp"
 #include "report/format.hpp"
 
@@ -72,13 +73,38 @@ struct Aggregate {
 /// What a TransferCounter holds. Written by the recorder and read by the
 /// counter's accessors, both under the recorder's mutex.
 struct CounterState final : EventSink {
-  explicit CounterState(std::size_t max_events) : max_events(max_events) {}
+  explicit CounterState(
+      std::size_t max_events,
+      profiling::AdviceRecording recording = profiling::AdviceRecording::off);
 
-  void on_event(const RawEvent& event, const RecorderLock&) override {
+  void on_event(const RawEvent& event, const RecorderLock& lock) override {
     add(event);
+    if (advice)
+      advice->on_event(event, lock);
+  }
+  void on_region_push(const RegionPush& push, const RecorderLock&) override {
+    if (advice)
+      advice->push(push.name, 0, true);
+  }
+  void on_region_pop(const RegionPop&, const RecorderLock&) override {
+    if (advice)
+      advice->pop_region();
+  }
+  void on_dual_view(const DualViewEvent& event, const RecorderLock&) override {
+    if (advice)
+      advice->on_dual_view(event);
+  }
+  void on_allocation(const Allocation& allocation,
+                     const RecorderLock&) override {
+    if (advice)
+      advice->on_allocation(allocation);
   }
   void on_loss(const Loss& loss, const RecorderLock&) override {
     losses.add(loss);
+  }
+  bool wants_allocations() const override { return advice != nullptr; }
+  bool wants_contents() const override {
+    return advice != nullptr && advice->contents();
   }
   void add(const RawEvent& event);
   /// Adds `other`'s totals, aggregates and losses (not its raw events). The
@@ -115,6 +141,13 @@ struct CounterState final : EventSink {
   /// owner rebuilds it before every read. Such a counter cannot count on
   /// its own.
   std::function<void(CounterState&, const RecorderLock&)> refresh;
+
+  /// What advice needs of the events (null: AdviceRecording::off); a view
+  /// asks its owner instead (`advise`).
+  std::unique_ptr<AdviceState> advice;
+  std::function<std::vector<profiling::Finding>(const profiling::AdviceOptions&,
+                                                const RecorderLock&)>
+      advise;
 };
 
 /// The shared state of a TransferCounter, for the library's own code.

@@ -174,6 +174,12 @@ BudgetSnapshot TransferBudget::snapshot() const {
   return state_->snapshot(lock);
 }
 
+std::vector<Finding>
+TransferBudget::advice(const AdviceOptions& options) const {
+  const RecorderLock lock = lock_recorder();
+  return state_->findings(options, lock);
+}
+
 TransferCounter& TransferBudget::total() {
   const RecorderLock lock = lock_recorder();
   return state_->total_view();

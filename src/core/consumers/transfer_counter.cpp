@@ -85,6 +85,14 @@ std::vector<std::string> LossLog::describe(const RecorderLock& lock) const {
   return lines;
 }
 
+CounterState::CounterState(std::size_t max_events,
+                           profiling::AdviceRecording recording)
+    : max_events(max_events) {
+  if (recording != profiling::AdviceRecording::off)
+    advice = std::make_unique<AdviceState>(
+        recording == profiling::AdviceRecording::contents);
+}
+
 void CounterState::add(const RawEvent& event) {
   KindTotals& kind = totals[index_of(event.kind)];
   ++kind.count;
@@ -181,6 +189,8 @@ void CounterState::clear() {
   ring_next = 0;
   dropped = 0;
   losses = {};
+  if (advice)
+    advice->clear();
 }
 
 std::uint64_t CounterState::total() const {
@@ -301,8 +311,8 @@ using Impl::index_of;
 using Impl::read;
 using Impl::RecorderLock;
 
-TransferCounter::TransferCounter(std::size_t max_events)
-    : state_(std::make_shared<Impl::CounterState>(max_events)) {}
+TransferCounter::TransferCounter(std::size_t max_events, AdviceRecording advice)
+    : state_(std::make_shared<Impl::CounterState>(max_events, advice)) {}
 TransferCounter::~TransferCounter() = default;
 TransferCounter::TransferCounter(TransferCounter&&) noexcept = default;
 TransferCounter&
@@ -390,6 +400,19 @@ bool TransferCounter::complete() const {
 std::vector<std::string> TransferCounter::losses() const {
   return read(state_, [](const CounterState& s, const RecorderLock& lock) {
     return s.losses.describe(lock);
+  });
+}
+std::vector<Finding>
+TransferCounter::advice(const AdviceOptions& options) const {
+  return read(state_, [&](const CounterState& s, const RecorderLock& lock) {
+    if (s.advise)
+      return s.advise(options, lock);
+    if (!s.advice)
+      throw std::logic_error(
+          "cunumpy::TransferCounter::advice: this counter records nothing for "
+          "advice (it was made with AdviceRecording::off); make it with "
+          "AdviceRecording::on");
+    return s.advice->findings(options, lock);
   });
 }
 void TransferCounter::clear() {

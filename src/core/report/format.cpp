@@ -1,6 +1,7 @@
 #include "report/format.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <string_view>
 
 namespace cunumpy::Impl {
@@ -74,6 +75,37 @@ std::string format_report(const KindTable& totals,
         text += indent + "    " + format_site_line(summary) + "\n";
   }
   return text;
+}
+
+std::string printf_text(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+std::string time_text(double seconds) {
+  if (seconds >= 1.0)
+    return printf_text("%.2f s", seconds);
+  if (seconds >= 1e-3)
+    return printf_text("%.2f ms", seconds * 1e3);
+  if (seconds >= 1e-6)
+    return printf_text("%.1f us", seconds * 1e6);
+  return printf_text("%.0f ns", seconds * 1e9);
+}
+
+std::string bytes_text(std::uint64_t bytes) {
+  const double value = static_cast<double>(bytes);
+  if (bytes < 1024)
+    return std::to_string(bytes) + " bytes";
+  if (bytes < (std::uint64_t(1) << 20))
+    return printf_text("%.1f KiB", value / 1024.0);
+  if (bytes < (std::uint64_t(1) << 30))
+    return printf_text("%.1f MiB", value / 1048576.0);
+  return printf_text("%.2f GiB", value / 1073741824.0);
+}
+
+std::string bandwidth_text(double bytes_per_second) {
+  return printf_text("%.1f GB/s", bytes_per_second / 1e9);
 }
 
 std::string quoted_list(const std::vector<std::string>& names,

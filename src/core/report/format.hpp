@@ -34,6 +34,15 @@ std::string format_report(const profiling::KindTable& totals,
 /// One report line for a site: "file:line: description (xN) [async]".
 std::string format_site_line(const profiling::SiteSummary& summary);
 
+/// `value` written by snprintf's `format` ("%.2f").
+std::string printf_text(const char* format, double value);
+/// A duration for people: "3.10 s", "1.25 ms", "52.0 us", "80 ns".
+std::string time_text(double seconds);
+/// A size for people: "800 bytes", "781.2 KiB", "64.0 MiB", "1.50 GiB".
+std::string bytes_text(std::uint64_t bytes);
+/// "12.5 GB/s".
+std::string bandwidth_text(double bytes_per_second);
+
 /// "'a', 'b', 'c' and 7 more": at most `limit` names, quoted.
 std::string quoted_list(const std::vector<std::string>& names,
                         std::size_t limit = 10);

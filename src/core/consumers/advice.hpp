@@ -1,0 +1,231 @@
+#ifndef CUNUMPY_SRC_CONSUMERS_ADVICE_HPP
+#define CUNUMPY_SRC_CONSUMERS_ADVICE_HPP
+
+// Advice: what the recorded events of a counter or budget say about the
+// copies worth changing. AdviceState is fed the records its owner receives
+// (a TransferCounter's or a TransferBudget's, under the recorder's mutex)
+// and keeps only what the rules need: per call site and region, counts per
+// call, sizes, time, copies into fresh buffers and of unchanged contents;
+// the copies of one allocation there and back; DualView syncs. The rules
+// run when findings are asked for, with the thresholds given then.
+
+#include <cstdint>
+#include <map>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <cunumpy/advice.hpp>
+
+#include "recorder/records.hpp"
+
+namespace cunumpy::Impl {
+
+/// Host memory as a copy's host side is named: page-locked
+/// (CudaHostPinned, HIPHostPinned, SharedHostPinned, SYCLHostUSM),
+/// pageable (Host, HBW), or a space cunumpy cannot tell.
+enum class HostMemory : std::uint8_t { pageable, page_locked, unknown };
+HostMemory host_memory(std::string_view space) noexcept;
+
+class AdviceState {
+public:
+  /// `contents`: copies carry Content (EventSink::wants_contents).
+  explicit AdviceState(bool contents) : contents_(contents) {}
+
+  void on_event(const RawEvent& event, const RecorderLock& lock);
+  /// A Kokkos region (token 0) or an explicit phase (the token that closes
+  /// it) opens; `counted`: its call counts (a budget that is started).
+  void push(std::uint32_t name, std::uint64_t token, bool counted);
+  /// The innermost open Kokkos region closes (explicit phases opened inside
+  /// it stay open, as in a budget).
+  void pop_region();
+  void close_phase(std::uint64_t token);
+  void on_dual_view(const DualViewEvent& event);
+  void on_allocation(const Allocation& allocation);
+  void clear();
+
+  bool contents() const noexcept { return contents_; }
+
+  /// The findings of every rule under `options`, largest estimated saving
+  /// first.
+  std::vector<profiling::Finding>
+  findings(const profiling::AdviceOptions& options,
+           const RecorderLock& lock) const;
+
+  /// Region nodes beyond this count in their parent (as a budget's).
+  static constexpr std::size_t max_nodes = std::size_t(1) << 16;
+  /// Pointers followed for round trips, allocations and DualViews: a
+  /// program making ever new buffers forgets the oldest beyond this.
+  static constexpr std::size_t max_tracked = 1u << 14;
+
+  struct Node {
+    std::uint32_t name = 0;
+    std::uint32_t parent = 0;
+    std::uint64_t calls = 0;
+  };
+  struct Frame {
+    std::uint32_t node = 0;
+    std::uint64_t token = 0; ///< 0 for a Kokkos region
+    std::uint64_t since = 0; ///< the record count when it opened
+    std::uint64_t call = 0;  ///< the call's serial number
+  };
+  /// Events of one kind at one call site in one region, of one size class
+  /// (sizes within a factor of two) and one host space.
+  struct SiteKey {
+    std::uint32_t node = 0;
+    std::uint32_t site = 0;
+    std::uint32_t description = 0; ///< syncs only (a wait's name)
+    std::uint32_t host_space = 0;  ///< copies only
+    EventKind kind = EventKind::to_host;
+    std::uint8_t flags = 0; ///< blocking, implicit, scalar
+    std::uint8_t size_class = 0;
+    bool operator==(const SiteKey& other) const noexcept;
+  };
+  struct SiteKeyHash {
+    std::size_t operator()(const SiteKey& key) const noexcept;
+  };
+  /// Counts per call: events in how many calls, and the most in one.
+  struct PerCall {
+    std::uint64_t calls = 0;
+    std::uint64_t last_call = ~std::uint64_t(0);
+    void add(std::uint64_t call) noexcept;
+  };
+  struct SiteStats {
+    std::uint64_t order = 0;
+    std::uint32_t description = 0; ///< the first event's
+    std::uint64_t count = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t min_bytes = ~std::uint64_t(0);
+    std::uint64_t max_bytes = 0;
+    double seconds = 0.0;
+    PerCall per_call;
+    std::uint64_t last_record = 0; ///< when its previous event came
+    std::uint64_t fresh = 0;       ///< copies into a buffer made since then
+    std::uint64_t fresh_bytes = 0;
+    double fresh_seconds = 0.0;
+    std::uint64_t checked = 0;   ///< copies whose contents were hashed
+    std::uint64_t unchanged = 0; ///< ... that moved nothing new
+    std::uint64_t unchanged_bytes = 0;
+    double unchanged_seconds = 0.0;
+    std::uint64_t legs = 0; ///< copies of round trips and DualView syncs
+  };
+  /// One copy of a possible round trip (or a DualView's sync), waiting
+  /// for the copy back.
+  struct Leg {
+    std::uint64_t record = 0;
+    std::uint32_t site = 0;
+    std::uint32_t description = 0;
+    EventKind kind = EventKind::to_host;
+    std::uint64_t nbytes = 0;
+    double seconds = 0.0;
+    SiteStats* stats = nullptr;
+    bool dual_view = false;
+  };
+  /// A pair of copies there and back (or a DualView synced both ways).
+  struct PairKey {
+    std::uint32_t node = 0;
+    std::uint32_t first_site = 0;
+    std::uint32_t second_site = 0;
+    std::uint32_t label = 0; ///< the DualView's; 0 for a round trip
+    EventKind first_kind = EventKind::to_device;
+    bool operator==(const PairKey& other) const noexcept;
+  };
+  struct PairKeyHash {
+    std::size_t operator()(const PairKey& key) const noexcept;
+  };
+  struct PairStats {
+    std::uint64_t order = 0;
+    std::uint32_t first_description = 0;
+    std::uint32_t second_description = 0;
+    std::uint64_t count = 0;
+    std::uint64_t bytes = 0;
+    double seconds = 0.0;
+    PerCall per_call;
+  };
+  /// The syncs of one DualView in one direction at one site in a region.
+  struct SyncKey {
+    std::uint32_t node = 0;
+    std::uint32_t label = 0;
+    std::uint32_t site = 0;
+    bool to_device = true;
+    bool operator==(const SyncKey& other) const noexcept;
+  };
+  struct SyncKeyHash {
+    std::size_t operator()(const SyncKey& key) const noexcept;
+  };
+  struct SyncStats {
+    std::uint64_t order = 0;
+    std::uint64_t idle = 0; ///< syncs that copied nothing
+    PerCall idle_calls;
+    std::uint64_t copied = 0;
+  };
+  struct DualViewTrack {
+    Leg to_device;
+    Leg to_host;
+    bool has_to_device = false;
+    bool has_to_host = false;
+  };
+  /// A thread's last copy: a DualView sync that follows is its cause.
+  struct LastCopy {
+    bool valid = false;
+    std::uint64_t record = 0;
+    EventKind kind = EventKind::to_host;
+    std::uint32_t site = 0;
+    std::uint32_t description = 0;
+    std::uint64_t nbytes = 0;
+    double seconds = 0.0;
+    SiteStats* stats = nullptr;
+    /// The leg it left waiting, if any: its key in ups_ or downs_.
+    const void* registered = nullptr;
+    bool registered_up = false;
+  };
+
+private:
+  std::uint32_t child(std::uint32_t parent, std::uint32_t name);
+  /// The innermost open frame, or the root's.
+  Frame current() const noexcept;
+  /// The frame of the innermost region call in which both a record made at
+  /// `record` and now happened (the root: a frame of node 0).
+  Frame common_frame(std::uint64_t record) const noexcept;
+  std::uint64_t call_of(const Frame& frame) noexcept;
+  void add_pair(std::unordered_map<PairKey, PairStats, PairKeyHash>& pairs,
+                const Leg& first, const RawEvent& second_event,
+                std::uint32_t second_description, std::uint32_t label);
+  void track_round_trip(const RawEvent& event, SiteStats& stats,
+                        LastCopy& last);
+  bool fresh_destination(const void* pointer, std::uint64_t since) const;
+  /// Whether a host space (a StringTable id) is page-locked, from its name,
+  /// learnt once per id.
+  HostMemory space_memory(std::uint32_t id) const;
+  void learn_space(std::uint32_t id, const RecorderLock& lock);
+  static constexpr std::uint8_t unknown_space = 0xff;
+
+  bool contents_;
+  std::uint64_t records_ = 0;
+  std::uint64_t next_call_ = 1;
+  std::uint64_t next_order_ = 0;
+  std::vector<Node> nodes_{Node{}};
+  std::unordered_map<std::uint64_t, std::uint32_t> children_;
+  std::vector<Frame> open_;
+  std::unordered_map<SiteKey, SiteStats, SiteKeyHash> sites_;
+  /// The best bandwidth of blocking copies per direction (0: to the host)
+  /// and size class: through page-locked memory, and to the host into a
+  /// reused pageable buffer.
+  double pinned_[2][65] = {};
+  double reused_[65] = {};
+  std::unordered_map<const void*, Leg> ups_;   ///< by the device's data
+  std::unordered_map<const void*, Leg> downs_; ///< by the host's data
+  std::unordered_map<PairKey, PairStats, PairKeyHash> round_trips_;
+  std::unordered_map<PairKey, PairStats, PairKeyHash> ping_pongs_;
+  std::unordered_map<SyncKey, SyncStats, SyncKeyHash> syncs_;
+  std::unordered_map<std::uint32_t, DualViewTrack> dual_views_;
+  /// Live host allocations by address: their size and when they were made.
+  std::map<std::uintptr_t, std::pair<std::uint64_t, std::uint64_t>>
+      allocations_;
+  std::vector<LastCopy> last_copies_;      ///< per thread index
+  std::vector<std::uint8_t> space_memory_; ///< HostMemory by space id
+};
+
+} // namespace cunumpy::Impl
+
+#endif
