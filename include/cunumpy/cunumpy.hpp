@@ -3,6 +3,7 @@
 
 // cunumpy: explicit, counted and enforceable host/device copies for Kokkos.
 
+#include <cunumpy/advice.hpp>
 #include <cunumpy/as_device_array.hpp>
 #include <cunumpy/assert_no_transfers.hpp>
 #include <cunumpy/budget_snapshot.hpp>
