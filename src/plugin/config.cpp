@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <link.h>
 #include <sys/stat.h>
+#include <type_traits>
 #include <unistd.h>
 
 #include "support/environment.hpp"
@@ -86,6 +87,40 @@ std::string used_by(const std::string& path, const std::string& other,
   if (other.empty() || !same_file(path, other))
     return {};
   return "it is also " + variable;
+}
+
+/// CUNUMPY_ADVISE and the thresholds of advice (docs/plugin.md).
+void read_advice(Config& config) {
+  if (const auto advise = Impl::environment("CUNUMPY_ADVISE")) {
+    const std::string value = lowercase(*advise);
+    if (value == "0")
+      config.advice = profiling::AdviceRecording::off;
+    else if (value == "contents")
+      config.advice = profiling::AdviceRecording::contents;
+    else if (value != "1")
+      Impl::warn("CUNUMPY_ADVISE=\"" + Impl::excerpt(*advise) +
+                 "\" is neither 0, 1 nor contents; using 1");
+  }
+  profiling::AdviceOptions& options = config.advice_options;
+  constexpr int most = 2147483647;
+  const auto integer = [&](const char* name, auto& value, int minimum) {
+    using Value = std::decay_t<decltype(value)>;
+    value = static_cast<Value>(Impl::environment_integer(
+        name, static_cast<int>(value), minimum, most));
+  };
+  int min_saving_us = static_cast<int>(options.min_saving_seconds * 1e6);
+  integer("CUNUMPY_ADVISE_MIN_SAVING_US", min_saving_us, 0);
+  options.min_saving_seconds = min_saving_us * 1e-6;
+  integer("CUNUMPY_ADVISE_MIN_CALLS", options.min_calls, 1);
+  integer("CUNUMPY_ADVISE_SMALL_BYTES", options.small_bytes, 0);
+  integer("CUNUMPY_ADVISE_MANY_COPIES", options.many_copies, 2);
+  integer("CUNUMPY_ADVISE_PAGEABLE_BYTES", options.pageable_min_bytes, 1);
+  integer("CUNUMPY_ADVISE_FRESH_BYTES", options.fresh_min_bytes, 1);
+  int pinned_mbps = 0;
+  integer("CUNUMPY_ADVISE_PINNED_MBPS", pinned_mbps, 0);
+  options.pinned_bandwidth = pinned_mbps * 1e6;
+  config.advice_top = Impl::environment_integer("CUNUMPY_ADVISE_TOP",
+                                                config.advice_top, 0, 100);
 }
 
 } // namespace
@@ -227,6 +262,7 @@ Config Config::from_environment() {
   }
   if (const auto all = Impl::environment("CUNUMPY_REPORT_ALL_REGIONS"))
     config.all_regions = *all != "0";
+  read_advice(config);
   return config;
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <sys/types.h>
 
+#include <cunumpy/advice.hpp>
+
 namespace cunumpy::plugin {
 
 /// What a file the plugin will write was like at start-up, to refuse at the
@@ -38,6 +40,11 @@ struct Config {
   FileState report_file;          ///< the report's file at start-up
   FileState trace_file;
   bool all_regions = false; ///< CUNUMPY_REPORT_ALL_REGIONS=1
+  /// CUNUMPY_ADVISE: 0, 1 or contents; the thresholds from the
+  /// CUNUMPY_ADVISE_* variables; how many findings the summary shows.
+  profiling::AdviceRecording advice = profiling::AdviceRecording::on;
+  profiling::AdviceOptions advice_options;
+  int advice_top = 3;
   int rank = 0;
   bool rank_known = false;
 

@@ -121,7 +121,7 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
     next_.callbacks.init(load_sequence + 1, interface_version, device_count,
                          devices);
 
-  budget_.emplace(profiling::BudgetOptions{true, 0});
+  budget_.emplace(profiling::BudgetOptions{true, 0, config_.advice});
   if (!config_.budget_path.empty()) {
     try {
       budget_->require_file(config_.budget_path);
@@ -200,6 +200,11 @@ bool Plugin::finish() {
     }
   }
   report.budget = budget_->snapshot();
+  report.advice_recording = config_.advice;
+  report.advice_options = config_.advice_options;
+  report.advice_top = static_cast<std::size_t>(config_.advice_top);
+  if (config_.advice != profiling::AdviceRecording::off)
+    report.advice = budget_->advice(config_.advice_options);
   report.device_spaces = registered_device_spaces();
   report.unknown_spaces = Impl::unknown_space_copies();
   failed_ = report.failed();

@@ -323,6 +323,113 @@ std::string unknown_spaces_note(const Report& report) {
          listed;
 }
 
+std::string recording_name(profiling::AdviceRecording recording) {
+  switch (recording) {
+  case profiling::AdviceRecording::off:
+    return "off";
+  case profiling::AdviceRecording::contents:
+    return "contents";
+  case profiling::AdviceRecording::on:
+    break;
+  }
+  return "on";
+}
+
+std::string saving_text(const profiling::Finding& finding) {
+  if (!finding.saving_seconds)
+    return "saving not estimated";
+  std::string text = "saves about " + Impl::time_text(*finding.saving_seconds);
+  if (finding.saving_per_call && finding.calls > 1)
+    text += " (" + Impl::time_text(*finding.saving_per_call) + " per call)";
+  return text;
+}
+
+std::string where_text(const profiling::Finding& finding) {
+  if (finding.region.empty())
+    return "outside every region (" + std::to_string(finding.calls) + " times)";
+  std::string text = "in region '" + finding.region + "' (" +
+                     std::to_string(finding.calls) + " of " +
+                     calls_text(finding.region_calls) + ")";
+  if (!finding.phase.empty() && finding.phase != finding.region)
+    text += ", phase '" + finding.phase + "'";
+  return text;
+}
+
+/// The advice section of the text report: each finding with its sites,
+/// evidence, estimate and fix.
+void append_advice(std::string& text, const Report& report) {
+  if (report.advice_recording == profiling::AdviceRecording::off) {
+    text += "\nadvice: off (CUNUMPY_ADVISE=0)\n";
+    return;
+  }
+  const auto& findings = report.advice;
+  text += "\nadvice (" + std::to_string(findings.size()) +
+          " finding(s), largest estimated saving first; rules in "
+          "docs/advice.md, thresholds in CUNUMPY_ADVISE_*):\n";
+  if (findings.empty())
+    text += "  no copy pattern above the thresholds\n";
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    const profiling::Finding& finding = findings[i];
+    text += "  " + std::to_string(i + 1) + ". [" + std::string(finding.name()) +
+            "] " + where_text(finding) + ": " + saving_text(finding) + "\n";
+    for (std::size_t s = 0; s < finding.sites.size(); ++s) {
+      const profiling::FindingSite& site = finding.sites[s];
+      text += std::string(s == 0 ? "       at " : "       then ") +
+              site.site.str() + ": " + site.what + " (" +
+              std::string(to_string(site.kind)) + ")\n";
+    }
+    text += "       evidence: " + finding.evidence + "\n";
+    text += "       estimate: " + finding.estimate + "\n";
+    text += "       fix: " + finding.fix + "\n";
+  }
+  if (report.advice_recording != profiling::AdviceRecording::contents)
+    text += "  (contents not hashed: CUNUMPY_ADVISE=contents also finds "
+            "copies of unchanged data)\n";
+}
+
+nlohmann::json advice_json(const Report& report) {
+  const profiling::AdviceOptions& options = report.advice_options;
+  nlohmann::json findings = nlohmann::json::array();
+  for (const profiling::Finding& finding : report.advice) {
+    nlohmann::json sites = nlohmann::json::array();
+    for (const profiling::FindingSite& site : finding.sites)
+      sites.push_back({{"site", site.site.str()},
+                       {"file", site.site.file},
+                       {"line", site.site.line},
+                       {"function", site.site.function},
+                       {"what", site.what},
+                       {"kind", std::string(to_string(site.kind))}});
+    const auto optional = [](const std::optional<double>& value) {
+      return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+    };
+    findings.push_back({{"rule", std::string(finding.name())},
+                        {"region", finding.region},
+                        {"phase", finding.phase},
+                        {"sites", sites},
+                        {"count", finding.count},
+                        {"calls", finding.calls},
+                        {"region_calls", finding.region_calls},
+                        {"bytes", finding.bytes},
+                        {"seconds", finding.seconds},
+                        {"saving_seconds", optional(finding.saving_seconds)},
+                        {"saving_per_call", optional(finding.saving_per_call)},
+                        {"evidence", finding.evidence},
+                        {"estimate", finding.estimate},
+                        {"fix", finding.fix},
+                        {"message", finding.str()}});
+  }
+  return {{"recording", recording_name(report.advice_recording)},
+          {"thresholds",
+           {{"min_saving_seconds", options.min_saving_seconds},
+            {"min_calls", options.min_calls},
+            {"small_bytes", options.small_bytes},
+            {"many_copies", options.many_copies},
+            {"pageable_min_bytes", options.pageable_min_bytes},
+            {"fresh_min_bytes", options.fresh_min_bytes},
+            {"pinned_bandwidth", options.pinned_bandwidth}}},
+          {"findings", findings}};
+}
+
 std::vector<std::string> never_entered(const Report& report) {
   std::vector<std::string> names;
   for (const auto& violation : report.budget.violations)
@@ -374,6 +481,7 @@ std::string format_text(const Report& report) {
     text += "\n";
     append_violations(text, report, "");
   }
+  append_advice(text, report);
   if (!report.dual_view_syncs.empty() || !report.unsynced_modifies.empty()) {
     text += "\nDualView:\n";
     for (const auto& sync : report.dual_view_syncs) {
@@ -444,6 +552,12 @@ std::string format_summary(const Report& report,
   for (const std::string& note : report_notes(report))
     text += "cunumpy: note: " + note + "\n";
   append_violations(text, report, "cunumpy: ");
+  const std::size_t shown = std::min(report.advice_top, report.advice.size());
+  for (std::size_t i = 0; i < shown; ++i)
+    text += "cunumpy: advice: " + report.advice[i].str() + "\n";
+  if (report.advice.size() > shown)
+    text += "cunumpy: advice: " + std::to_string(report.advice.size() - shown) +
+            " more finding(s) in the full report\n";
   for (const auto& modify : report.unsynced_modifies)
     text += "cunumpy: DualView \"" + modify.label + "\" modified on " +
             side_text(modify.on_device) + ", never synced (" +
@@ -543,6 +657,7 @@ std::string format_json(const Report& report) {
       {"phases", phases},
       {"regions", regions},
       {"outside", phase_json(outside, top_sites_phase)},
+      {"advice", advice_json(report)},
       {"dual_views",
        {{"syncs", syncs},
         {"syncs_without_copy", empty_syncs},

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include <cunumpy/advice.hpp>
 #include <cunumpy/budget_snapshot.hpp>
 
 #include "dual_view_log.hpp"
@@ -35,6 +36,14 @@ struct Report {
   /// List every region, not only those with transfers
   /// (CUNUMPY_REPORT_ALL_REGIONS).
   bool all_regions = false;
+
+  /// What advice recorded (CUNUMPY_ADVISE), with which thresholds, what
+  /// it found (largest estimated saving first), and how many findings the
+  /// stderr summary shows.
+  profiling::AdviceRecording advice_recording = profiling::AdviceRecording::on;
+  profiling::AdviceOptions advice_options;
+  std::vector<profiling::Finding> advice;
+  std::size_t advice_top = 3;
 
   std::vector<DualViewLog::Sync> dual_view_syncs;
   std::vector<DualViewLog::Modify> unsynced_modifies;
