@@ -363,9 +363,17 @@ void AdviceState::on_event(const RawEvent& event, const RecorderLock& lock) {
     last_copies_.resize(event.thread + 1);
   }
   LastCopy& last = last_copies_[event.thread];
-  last = LastCopy{
-      true,         records_,       event.kind, event.site, event.description,
-      event.nbytes, event.duration, &stats,     nullptr,    false};
+  last = LastCopy{};
+  last.valid = true;
+  last.record = records_;
+  last.kind = event.kind;
+  last.site = event.site;
+  last.description = event.description;
+  last.nbytes = event.nbytes;
+  last.seconds = event.duration;
+  last.device =
+      event.kind == EventKind::to_device ? event.dst_ptr : event.src_ptr;
+  last.stats = &stats;
   if (event.dst_ptr != nullptr && event.src_ptr != nullptr)
     track_round_trip(event, stats, last);
 }
@@ -396,12 +404,14 @@ void AdviceState::on_dual_view(const DualViewEvent& event) {
   leg.kind = event.copy_kind;
   leg.nbytes = event.nbytes;
   leg.dual_view = true;
+  const void* device = event.device ? event.pointer : event.source;
   if (event.thread < last_copies_.size() && last_copies_[event.thread].valid) {
     LastCopy& last = last_copies_[event.thread];
     leg.record = last.record;
     leg.description = last.description;
     leg.seconds = last.seconds;
     leg.stats = last.stats;
+    device = last.device;
     if (last.registered != nullptr) {
       auto& waiting = last.registered_up ? ups_ : downs_;
       if (const auto it = waiting.find(last.registered); it != waiting.end())
@@ -409,9 +419,12 @@ void AdviceState::on_dual_view(const DualViewEvent& event) {
     }
     last.valid = false;
   }
-  if (dual_views_.size() >= max_tracked && !dual_views_.count(event.label))
+  if (dual_views_.size() >= max_tracked && !dual_views_.count(device))
     dual_views_.clear();
-  DualViewTrack& track = dual_views_[event.label];
+  allocation_point();
+  DualViewTrack& track = dual_views_[device];
+  if (track.label == 0 || event.device)
+    track.label = event.label;
   Leg& other = event.device ? track.to_host : track.to_device;
   bool& has_other = event.device ? track.has_to_host : track.has_to_device;
   if (has_other) {
@@ -419,7 +432,7 @@ void AdviceState::on_dual_view(const DualViewEvent& event) {
     second.site = leg.site;
     second.nbytes = leg.nbytes;
     second.duration = leg.seconds;
-    add_pair(ping_pongs_, other, second, leg.description, event.label);
+    add_pair(ping_pongs_, other, second, leg.description, track.label);
     if (leg.stats != nullptr)
       ++leg.stats->legs;
     has_other = false;

@@ -159,7 +159,11 @@ public:
     PerCall idle_calls;
     std::uint64_t copied = 0;
   };
+  /// A DualView, by the data of its device side: Kokkos names a sync to
+  /// the device after the device view and one to the host after the host
+  /// view ("x" and "x_mirror").
   struct DualViewTrack {
+    std::uint32_t label = 0; ///< the device view's, else the first seen
     Leg to_device;
     Leg to_host;
     bool has_to_device = false;
@@ -174,6 +178,7 @@ public:
     std::uint32_t description = 0;
     std::uint64_t nbytes = 0;
     double seconds = 0.0;
+    const void* device = nullptr; ///< the data of its device side
     SiteStats* stats = nullptr;
     /// The leg it left waiting, if any: its key in ups_ or downs_.
     const void* registered = nullptr;
@@ -218,7 +223,7 @@ private:
   std::unordered_map<PairKey, PairStats, PairKeyHash> round_trips_;
   std::unordered_map<PairKey, PairStats, PairKeyHash> ping_pongs_;
   std::unordered_map<SyncKey, SyncStats, SyncKeyHash> syncs_;
-  std::unordered_map<std::uint32_t, DualViewTrack> dual_views_;
+  std::unordered_map<const void*, DualViewTrack> dual_views_;
   /// Live host allocations by address: their size and when they were made.
   std::map<std::uintptr_t, std::pair<std::uint64_t, std::uint64_t>>
       allocations_;
