@@ -18,6 +18,8 @@ from ._core import (
     AssertNoTransfers,
     CountTransfers,
     Event,
+    Finding,
+    FindingSite,
     Phase,
     Rule,
     SiteSummary,
@@ -27,11 +29,15 @@ from ._core import (
 
 __all__ = [
     "Event",
+    "Finding",
+    "FindingSite",
     "Rule",
     "SiteSummary",
     "TransferBudget",
     "TransferCounter",
     "Violation",
+    "advice_rules",
+    "advice_thresholds",
     "assert_no_transfers",
     "count_transfers",
     "event_kinds",
@@ -51,28 +57,39 @@ def __dir__() -> list[str]:
 #: Every event kind, in report order.
 event_kinds: tuple[str, ...] = _core.event_kinds
 
+#: The rules of advice (docs/advice.md), and the default thresholds of
+#: advice(**thresholds).
+advice_rules: tuple[str, ...] = _core.advice_rules
+advice_thresholds: dict[str, float] = dict(_core.advice_thresholds)
+
 
 
 def _type_name(value: object) -> str:
     return type(value).__name__
 
 
-def count_transfers(counter: TransferCounter | None = None) -> CountTransfers:
+def count_transfers(
+    counter: TransferCounter | None = None, *, advice: str | None = None
+) -> CountTransfers:
     """A context manager counting the copies, markers and syncs of every
     thread while the block runs, with the file and line that caused them;
     yields the TransferCounter. With `counter`, adds the events to it
-    (accumulates over several blocks). Blocks nest.
+    (accumulates over several blocks). Blocks nest. `advice` ("on" by
+    default, "off", or "contents" to hash the host side of every copy) is
+    what a new counter records for counter.advice().
 
         with xp.profiling.count_transfers() as counter:
             step(state, dt)
         print(counter.report())
+        for finding in counter.advice():
+            print(finding)
     """
     if counter is not None and not isinstance(counter, TransferCounter):
         raise TypeError(
             "count_transfers: counter must be a TransferCounter (the one a "
             f"block yielded) or None, not {_type_name(counter)}"
         )
-    return _core.count_transfers(counter)
+    return _core.count_transfers(counter, advice)
 
 
 def assert_no_transfers() -> AssertNoTransfers:
@@ -197,18 +214,20 @@ class TransferBudget(_core.TransferBudget):
     TransferBudget.from_file(path) or budget.require_file(path).
     """
 
-    def __init__(self, started: bool = True) -> None:
+    def __init__(self, started: bool = True, advice: str = "on") -> None:
         if not isinstance(started, bool):
             raise TypeError(
                 f"TransferBudget: started must be True or False, not "
                 f"{_type_name(started)} {started!r}"
             )
-        super().__init__(started)
+        super().__init__(started, advice)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], started: bool = True) -> TransferBudget:
+    def from_file(
+        cls, path: str | os.PathLike[str], started: bool = True, advice: str = "on"
+    ) -> TransferBudget:
         """A budget with the rules of the TOML rule file at `path`."""
-        budget = cls(started=started)
+        budget = cls(started=started, advice=advice)
         budget.require_file(path)
         return budget
 

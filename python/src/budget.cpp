@@ -21,6 +21,7 @@ namespace {
 using profiling::Limits;
 using profiling::Rule;
 using profiling::TransferBudget;
+using profiling::TransferCounter;
 using profiling::Violation;
 using BudgetPtr = std::shared_ptr<TransferBudget>;
 
@@ -68,7 +69,17 @@ py::dict limits_dict(const Limits& limits) {
   return result;
 }
 
-/// A Python value as the rule checkers of the core see it.
+[[noreturn]] void raise_problem(const Impl::FieldProblem& problem,
+                                const std::string& where,
+                                const std::string& field) {
+  const std::string message = where + ": " + field + " " + problem.text;
+  if (problem.wrong_type)
+    throw py::type_error(message);
+  throw py::value_error(message);
+}
+
+} // namespace
+
 Impl::LimitValue limit_value(const py::handle& value) {
   using Impl::LimitValue;
   LimitValue result;
@@ -81,8 +92,8 @@ Impl::LimitValue limit_value(const py::handle& value) {
   if (PyFloat_Check(value.ptr()) || !PyIndex_Check(value.ptr()))
     return result;
   // Integers, and NumPy's: their __index__.
-  const py::int_ integer = py::reinterpret_steal<py::int_>(
-      PyNumber_Index(value.ptr()));
+  const py::int_ integer =
+      py::reinterpret_steal<py::int_>(PyNumber_Index(value.ptr()));
   if (!integer)
     throw py::error_already_set();
   result.type = LimitValue::Type::integer;
@@ -103,22 +114,12 @@ Impl::LimitValue limit_value(const py::handle& value) {
     }
   } else {
     result.negative = number < 0;
-    result.magnitude = number < 0 ? 0ull - static_cast<unsigned long long>(number)
-                                  : static_cast<unsigned long long>(number);
+    result.magnitude = number < 0
+                           ? 0ull - static_cast<unsigned long long>(number)
+                           : static_cast<unsigned long long>(number);
   }
   return result;
 }
-
-[[noreturn]] void raise_problem(const Impl::FieldProblem& problem,
-                                const std::string& where,
-                                const std::string& field) {
-  const std::string message = where + ": " + field + " " + problem.text;
-  if (problem.wrong_type)
-    throw py::type_error(message);
-  throw py::value_error(message);
-}
-
-} // namespace
 
 void bind_budget(py::module_& module) {
   py::class_<Rule>(module, "Rule",
@@ -191,10 +192,10 @@ void bind_budget(py::module_& module) {
               const std::string name = py::str(key).cast<std::string>();
               const auto limit = Impl::parse_rule_limit(name);
               if (!limit)
-                throw py::value_error(
-                    where + ": unknown limit " +
-                    py::repr(key).cast<std::string>() + " for '" + kind +
-                    "' (expected one of " + Impl::rule_limit_names() + ")");
+                throw py::value_error(where + ": unknown limit " +
+                                      py::repr(key).cast<std::string>() +
+                                      " for '" + kind + "' (expected one of " +
+                                      Impl::rule_limit_names() + ")");
               if (const auto problem =
                       Impl::set_limit(checked, *limit, limit_value(value)))
                 raise_problem(problem, where, kind + "." + name);
@@ -260,7 +261,12 @@ void bind_budget(py::module_& module) {
   py::class_<TransferBudget, BudgetPtr>(
       module, "TransferBudget",
       "Counts transfers per named phase and checks a rule for each.")
-      .def(py::init<bool>(), py::arg("started") = true)
+      .def(py::init([](bool started, const py::object& advice) {
+             return std::make_shared<TransferBudget>(profiling::BudgetOptions{
+                 started, TransferCounter::default_max_events,
+                 parse_recording(advice, "TransferBudget")});
+           }),
+           py::arg("started") = true, py::arg("advice") = "on")
       .def("start", &TransferBudget::start,
            "Counting starts (again); phases entered before are not counted.")
       .def("stop", &TransferBudget::stop,
@@ -316,7 +322,17 @@ void bind_budget(py::module_& module) {
       .def("check", &TransferBudget::check,
            "AssertionError with report() when a rule is broken.")
       .def("report", &TransferBudget::report,
-           "Every phase's events, then the broken rules.");
+           "Every phase's events, then the broken rules.")
+      .def(
+          "advice",
+          [](const TransferBudget& budget, const py::kwargs& thresholds) {
+            return budget.advice(
+                advice_options(thresholds, "TransferBudget.advice"));
+          },
+          "What the counted events say is worth changing: a list of "
+          "Finding, largest estimated saving first, each with the phase its "
+          "region counts in. Keyword arguments set the thresholds "
+          "(cunumpy._core.advice_thresholds). Never changes a verdict.");
 }
 
 } // namespace cunumpy::python

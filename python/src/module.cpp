@@ -17,6 +17,7 @@ PYBIND11_MODULE(_core, module) {
   bind_device_array(module);
   bind_conversions(module);
   module.attr("__module__") = "cunumpy.profiling";
+  bind_advice(module);
   bind_profiling(module);
   bind_budget(module);
   module.attr("__module__") = "cunumpy";

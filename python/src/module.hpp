@@ -18,6 +18,8 @@ void bind_device_array(py::module_& module);
 /// Copies between NumPy buffers and DeviceArrays, and on the device; copies
 /// to the host without waiting (AsyncCopy) and page-locked host buffers.
 void bind_conversions(py::module_& module);
+/// Finding, FindingSite, the thresholds of advice.
+void bind_advice(py::module_& module);
 /// TransferCounter, Event, count_transfers, assert_no_transfers, markers.
 void bind_profiling(py::module_& module);
 /// TransferBudget, Rule, Violation.

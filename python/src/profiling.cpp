@@ -70,7 +70,9 @@ struct NoTransfersScope {
 
   CounterPtr enter() {
     site = python_caller();
-    counter = std::make_shared<TransferCounter>();
+    counter = std::make_shared<TransferCounter>(
+        TransferCounter::default_max_events,
+        profiling::AdviceRecording::off); // counts are all it needs
     scope.emplace(*counter);
     return counter;
   }
@@ -174,8 +176,12 @@ void bind_profiling(py::module_& module) {
       module, "TransferCounter",
       "Counts the copies, markers and syncs recorded while it is attached "
       "(by count_transfers() or a TransferBudget phase).")
-      .def(py::init<std::size_t>(),
-           py::arg("max_events") = TransferCounter::default_max_events)
+      .def(py::init([](std::size_t max_events, const py::object& advice) {
+             return std::make_shared<TransferCounter>(
+                 max_events, parse_recording(advice, "TransferCounter"));
+           }),
+           py::arg("max_events") = TransferCounter::default_max_events,
+           py::arg("advice") = "on")
       .def_property_readonly("total", &TransferCounter::total,
                              "Copies and markers (syncs excluded).")
       .def_property_readonly("to_host", &TransferCounter::to_host)
@@ -231,6 +237,16 @@ void bind_profiling(py::module_& module) {
       .def("report", &TransferCounter::report,
            "The summary line and one line per call site.")
       .def("clear", &TransferCounter::clear)
+      .def(
+          "advice",
+          [](const TransferCounter& counter, const py::kwargs& thresholds) {
+            return counter.advice(
+                advice_options(thresholds, "TransferCounter.advice"));
+          },
+          "What the counted events say is worth changing: a list of "
+          "Finding, largest estimated saving first. Keyword arguments set "
+          "the thresholds (cunumpy._core.advice_thresholds). RuntimeError "
+          "for a counter made with advice='off'.")
       .def("__repr__", [](const TransferCounter& c) {
         return "<TransferCounter total=" + std::to_string(c.total()) +
                " to_host=" + std::to_string(c.to_host()) +
@@ -250,12 +266,20 @@ void bind_profiling(py::module_& module) {
 
   module.def(
       "count_transfers",
-      [](CounterPtr counter) {
+      [](CounterPtr counter, const py::object& advice) {
         if (!counter)
-          counter = std::make_shared<TransferCounter>();
+          counter = std::make_shared<TransferCounter>(
+              TransferCounter::default_max_events,
+              advice.is_none() ? profiling::AdviceRecording::on
+                               : parse_recording(advice, "count_transfers"));
+        else if (!advice.is_none())
+          throw py::type_error(
+              "count_transfers: advice= is for a new counter; the counter "
+              "given keeps what it was made with "
+              "(TransferCounter(advice=...))");
         return CountScope{std::move(counter), std::nullopt};
       },
-      py::arg("counter") = py::none(),
+      py::arg("counter") = py::none(), py::arg("advice") = py::none(),
       "count_transfers(counter=None): context manager counting the copies, "
       "markers and syncs of every thread while the block runs, with the file "
       "and line that caused them; yields the TransferCounter. With `counter`, "

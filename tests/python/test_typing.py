@@ -118,7 +118,8 @@ def test_dir_lists_the_public_api_only():
 
 def test_help_shows_clean_signatures():
     assert str(inspect.signature(xp.profiling.count_transfers)) == (
-        "(counter: 'TransferCounter | None' = None) -> 'CountTransfers'"
+        "(counter: 'TransferCounter | None' = None, *, advice: 'str | None' = None) "
+        "-> 'CountTransfers'"
     )
     text = pydoc_text(xp.profiling.count_transfers)
     assert "counter: TransferCounter = None" not in text and "Overloaded" not in text
