@@ -44,8 +44,8 @@ using cunumpy::profiling::TransferCounter;
 /// Waits `seconds` on the host, spinning: the measured time of the copy or
 /// fence around it.
 void busy_wait(double seconds) {
-  const auto end = std::chrono::steady_clock::now() +
-                   std::chrono::duration<double>(seconds);
+  const auto end =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < end) {
   }
 }
@@ -75,8 +75,8 @@ std::string all_text(const std::vector<Finding>& findings) {
 }
 
 /// The events of `counter` of `kind` made at `line` of this file.
-std::vector<cunumpy::Event> events_at(const TransferCounter& counter,
-                                      int line, EventKind kind) {
+std::vector<cunumpy::Event> events_at(const TransferCounter& counter, int line,
+                                      EventKind kind) {
   std::vector<cunumpy::Event> result;
   for (const cunumpy::Event& event : counter.events())
     if (event.site.line == line && event.kind == kind &&
@@ -115,10 +115,9 @@ double best_bandwidth(const std::vector<cunumpy::Event>& events) {
 /// of the macro.
 #define ADVICE_COPY(dst_space, dst, src_space, src, nbytes, seconds)           \
   do {                                                                         \
-    Kokkos::Tools::beginDeepCopy(Kokkos::Tools::make_space_handle(dst_space),  \
-                                 "dst", dst,                                   \
-                                 Kokkos::Tools::make_space_handle(src_space),  \
-                                 "src", src, (nbytes));                        \
+    Kokkos::Tools::beginDeepCopy(                                              \
+        Kokkos::Tools::make_space_handle(dst_space), "dst", dst,               \
+        Kokkos::Tools::make_space_handle(src_space), "src", src, (nbytes));    \
     busy_wait(seconds);                                                        \
     synthetic::fence(synthetic::post_copy_fence);                              \
     Kokkos::Tools::endDeepCopy();                                              \
@@ -128,10 +127,9 @@ double best_bandwidth(const std::vector<cunumpy::Event>& events) {
 /// Kokkos 4; Kokkos 3 reports no fences, every raw copy blocks there).
 #define ADVICE_ASYNC_COPY(dst_space, dst, src_space, src, nbytes)              \
   do {                                                                         \
-    Kokkos::Tools::beginDeepCopy(Kokkos::Tools::make_space_handle(dst_space),  \
-                                 "dst", dst,                                   \
-                                 Kokkos::Tools::make_space_handle(src_space),  \
-                                 "src", src, (nbytes));                        \
+    Kokkos::Tools::beginDeepCopy(                                              \
+        Kokkos::Tools::make_space_handle(dst_space), "dst", dst,               \
+        Kokkos::Tools::make_space_handle(src_space), "src", src, (nbytes));    \
     Kokkos::Tools::endDeepCopy();                                              \
   } while (false)
 
@@ -150,9 +148,8 @@ double best_bandwidth(const std::vector<cunumpy::Event>& events) {
 #define ADVICE_FENCE(name, seconds)                                            \
   do {                                                                         \
     std::uint64_t advice_handle_ = 0;                                          \
-    Kokkos::Tools::beginFence(name,                                            \
-                              synthetic::instance_id(ExecutionSpace::cuda),    \
-                              &advice_handle_);                                \
+    Kokkos::Tools::beginFence(                                                 \
+        name, synthetic::instance_id(ExecutionSpace::cuda), &advice_handle_);  \
     busy_wait(seconds);                                                        \
     Kokkos::Tools::endFence(advice_handle_);                                   \
   } while (false)
@@ -164,7 +161,7 @@ double best_bandwidth(const std::vector<cunumpy::Event>& events) {
     ADVICE_COPY((to_device) ? "Cuda" : "Host", (to_device) ? device : host,    \
                 (to_device) ? "Host" : "Cuda", (to_device) ? host : device,    \
                 nbytes, seconds);                                              \
-    Kokkos::Tools::syncDualView(label, (to_device) ? device : host,           \
+    Kokkos::Tools::syncDualView(label, (to_device) ? device : host,            \
                                 to_device);                                    \
   } while (false)
 
@@ -419,9 +416,9 @@ TEST(AdviceBlockingReads, AScalarReadInEveryIterationWaitsEveryTime) {
   EXPECT_EQ(finding.calls, 20u);
   EXPECT_EQ(finding.count, 20u);
   ASSERT_TRUE(finding.saving_seconds);
-  EXPECT_TRUE(same_estimate(
-      *finding.saving_seconds,
-      seconds_of(events_at(counter, line, EventKind::to_host))));
+  EXPECT_TRUE(
+      same_estimate(*finding.saving_seconds,
+                    seconds_of(events_at(counter, line, EventKind::to_host))));
   EXPECT_GE(*finding.saving_seconds, 20 * 100e-6);
   EXPECT_TRUE(contains(finding.fix, "to_host_async"));
   // The scalar read's wait is the read's: no implicit_sync besides.
@@ -466,8 +463,7 @@ TEST(AdviceSmallCopies, ManyLatencyBoundCopiesPerCallFromOneLine) {
   EXPECT_EQ(finding.count, 48u);
   EXPECT_EQ(finding.calls, 3u);
   // One copy per call instead of 16: 3 x 15 copies of the mean time saved.
-  const double all =
-      seconds_of(events_at(counter, line, EventKind::to_device));
+  const double all = seconds_of(events_at(counter, line, EventKind::to_device));
   ASSERT_TRUE(finding.saving_seconds);
   EXPECT_TRUE(same_estimate(*finding.saving_seconds, all * 45 / 48));
   EXPECT_GE(*finding.saving_seconds, 45 * 50e-6);
@@ -521,10 +517,10 @@ TEST(AdviceFreshBuffers, ACopyIntoABufferAllocatedForItInEveryCall) {
   const auto kept = events_at(counter, kept_line, EventKind::to_host);
   ASSERT_EQ(kept.size(), 2u);
   ASSERT_TRUE(fresh[0].saving_seconds);
-  EXPECT_TRUE(same_estimate(
-      *fresh[0].saving_seconds,
-      seconds_of(events_at(counter, line, EventKind::to_host)) -
-          12.0 * size / (size / kept[1].duration)));
+  EXPECT_TRUE(
+      same_estimate(*fresh[0].saving_seconds,
+                    seconds_of(events_at(counter, line, EventKind::to_host)) -
+                        12.0 * size / (size / kept[1].duration)));
   EXPECT_GE(*fresh[0].saving_seconds, 12 * 0.5e-3);
   EXPECT_TRUE(contains(fresh[0].estimate, "reused buffer"));
   EXPECT_TRUE(contains(fresh[0].fix, "HostStaging"));
@@ -546,8 +542,7 @@ TEST(AdviceFreshBuffers, ABufferAllocatedOnceGivesNoFinding) {
   }
   Kokkos::Profiling::deallocateData(host, "staging", address(1), size);
   counted.stop();
-  EXPECT_TRUE(
-      of_rule(counter.advice(), AdviceRule::fresh_host_buffer).empty())
+  EXPECT_TRUE(of_rule(counter.advice(), AdviceRule::fresh_host_buffer).empty())
       << all_text(counter.advice());
 }
 
@@ -660,9 +655,9 @@ TEST(AdviceImplicitSyncs, AWaitKokkosMakesInEveryCall) {
   EXPECT_EQ(findings[0].sites[0].kind, EventKind::sync);
   EXPECT_EQ(findings[0].calls, 12u);
   ASSERT_TRUE(findings[0].saving_seconds);
-  EXPECT_TRUE(same_estimate(
-      *findings[0].saving_seconds,
-      seconds_of(events_at(counter, line, EventKind::sync))));
+  EXPECT_TRUE(
+      same_estimate(*findings[0].saving_seconds,
+                    seconds_of(events_at(counter, line, EventKind::sync))));
   EXPECT_GE(*findings[0].saving_seconds, 12 * 200e-6);
   EXPECT_TRUE(contains(findings[0].fix, "Kokkos::deep_copy(exec, dst, src)"));
 }
@@ -697,8 +692,7 @@ TEST(AdviceContents, UploadsOfUnchangedDataAndDownloadsOfUnchangedResults) {
     ADVICE_COPY("Host", result.data(), "Cuda", address(10), nbytes, 200e-6);
   }
   counted.stop();
-  const auto redundant =
-      of_rule(counter.advice(), AdviceRule::redundant_copy);
+  const auto redundant = of_rule(counter.advice(), AdviceRule::redundant_copy);
   ASSERT_EQ(redundant.size(), 2u) << all_text(counter.advice());
   const Finding* up = nullptr;
   const Finding* down = nullptr;
@@ -730,10 +724,9 @@ TEST(AdviceContents, CopiesOfChangedDataGiveNoFinding) {
     Region step("step");
     host[call] += 1.0; // the host changed the data
     ADVICE_COPY("Cuda", address(9), "Host", host.data(), nbytes, 200e-6);
-    Kokkos::Tools::beginDeepCopy(Kokkos::Tools::make_space_handle("Host"),
-                                 "dst", result.data(),
-                                 Kokkos::Tools::make_space_handle("Cuda"),
-                                 "src", address(10), nbytes);
+    Kokkos::Tools::beginDeepCopy(
+        Kokkos::Tools::make_space_handle("Host"), "dst", result.data(),
+        Kokkos::Tools::make_space_handle("Cuda"), "src", address(10), nbytes);
     result[call] = call; // the copy brought new bytes
     busy_wait(200e-6);
     Kokkos::Tools::endDeepCopy();
@@ -789,8 +782,8 @@ TEST(AdviceOptionsAndOrder, ACounterWithoutAdviceSaysSo) {
       cunumpy_tests::message_of<std::logic_error>([&] { counter.advice(); }),
       "cunumpy::TransferCounter::advice: this counter records nothing for "
       "advice"));
-  TransferBudget budget(cunumpy::profiling::BudgetOptions{
-      true, 16, AdviceRecording::off});
+  TransferBudget budget(
+      cunumpy::profiling::BudgetOptions{true, 16, AdviceRecording::off});
   EXPECT_TRUE(contains(
       cunumpy_tests::message_of<std::logic_error>([&] { budget.advice(); }),
       "cunumpy::TransferBudget::advice: this budget records nothing"));
@@ -810,8 +803,10 @@ TEST(AdviceBudgets, FindingsNameThePhaseAndNeverChangeTheVerdict) {
     for (int step = 0; step < 12; ++step)
       integrate();
     budget.require("integrate",
-                   Rule().calls(12).allow(EventKind::to_device).allow(
-                       EventKind::to_host, Limits().max_count(5)));
+                   Rule()
+                       .calls(12)
+                       .allow(EventKind::to_device)
+                       .allow(EventKind::to_host, Limits().max_count(5)));
   };
   std::vector<std::string> verdict_without;
   {
@@ -919,8 +914,7 @@ TEST(AdviceOnTheFakeDevice, AReadOneIterationLateDoesNotBlock) {
   AdviceOptions options;
   options.min_saving_seconds = 0.0;
   EXPECT_TRUE(
-      of_rule(counter.advice(options), AdviceRule::blocking_small_read)
-          .empty())
+      of_rule(counter.advice(options), AdviceRule::blocking_small_read).empty())
       << all_text(counter.advice(options));
   // The same read, blocking, is found.
   TransferCounter blocking;
@@ -932,8 +926,7 @@ TEST(AdviceOnTheFakeDevice, AReadOneIterationLateDoesNotBlock) {
   }
   counted_blocking.stop();
   EXPECT_EQ(
-      of_rule(blocking.advice(options), AdviceRule::blocking_small_read)
-          .size(),
+      of_rule(blocking.advice(options), AdviceRule::blocking_small_read).size(),
       1u)
       << all_text(blocking.advice(options));
 }
