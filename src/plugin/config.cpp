@@ -111,11 +111,11 @@ void read_advice(Config& config) {
   int min_saving_us = static_cast<int>(options.min_saving_seconds * 1e6);
   integer("CUNUMPY_ADVISE_MIN_SAVING_US", min_saving_us, 0);
   options.min_saving_seconds = min_saving_us * 1e-6;
-  integer("CUNUMPY_ADVISE_MIN_CALLS", options.min_calls, 1);
+  integer("CUNUMPY_ADVISE_MIN_CALLS", options.min_calls, 0);
   integer("CUNUMPY_ADVISE_SMALL_BYTES", options.small_bytes, 0);
-  integer("CUNUMPY_ADVISE_MANY_COPIES", options.many_copies, 2);
-  integer("CUNUMPY_ADVISE_PAGEABLE_BYTES", options.pageable_min_bytes, 1);
-  integer("CUNUMPY_ADVISE_FRESH_BYTES", options.fresh_min_bytes, 1);
+  integer("CUNUMPY_ADVISE_MANY_COPIES", options.many_copies, 0);
+  integer("CUNUMPY_ADVISE_PAGEABLE_BYTES", options.pageable_min_bytes, 0);
+  integer("CUNUMPY_ADVISE_FRESH_BYTES", options.fresh_min_bytes, 0);
   int pinned_mbps = 0;
   integer("CUNUMPY_ADVISE_PINNED_MBPS", pinned_mbps, 0);
   options.pinned_bandwidth = pinned_mbps * 1e6;

@@ -555,7 +555,7 @@ std::string format_summary(const Report& report,
   const std::size_t shown = std::min(report.advice_top, report.advice.size());
   for (std::size_t i = 0; i < shown; ++i)
     text += "cunumpy: advice: " + report.advice[i].str() + "\n";
-  if (report.advice.size() > shown)
+  if (shown > 0 && report.advice.size() > shown)
     text += "cunumpy: advice: " + std::to_string(report.advice.size() - shown) +
             " more finding(s) in the full report\n";
   for (const auto& modify : report.unsynced_modifies)
