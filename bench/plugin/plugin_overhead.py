@@ -7,20 +7,27 @@ cunumpy plugin: the goal is at most 1.01.
         [--sizes 100000,200000,400000] [--device-time US] [--processes]
         [--trace] [--plugin-env CUNUMPY_BACKTRACE=0] [--no-empty-tool]
         [--variant nosites:CUNUMPY_BACKTRACE=0]
+        [--peer space-time-stack=/tmp/kt/libkp_space_time_stack.so]
 
 The goal's ratio is measured inside one process, block against block:
 `legacy_app --alternate-tools N` times its loop in blocks of N steps and
 pauses the loaded Kokkos tool (Kokkos::Tools::Experimental::pause_tools) in
 every other block, in pairs ordered on/paused and paused/on in turn. A
 pair's ratio (tool on / paused) is the tool's cost under the same machine
-load; the result is the median of all pairs of all runs, with a bootstrap
-95% interval. On a shared machine this is far steadier than timing whole
-processes, whose medians move by a few percent from one series to the next.
+load. A run's ratio is the median of its pairs; a series' ratio is the
+median of its runs' ratios, shown with the lowest and the highest run (the
+pairs of one run share its machine state and are not independent, so the
+runs are the samples). On a shared machine this is far steadier than timing
+whole processes, whose medians move by a few percent from one series to the
+next.
 
 Runs alternate between the plugin and the tests' minimal Kokkos Tools
-library (build/tests/libkp_test_tool.so, which only counts the callbacks):
-what Kokkos itself spends calling any tool, the floor under the plugin's
-ratio.
+library (build/tests/libkp_test_tool.so, which only counts the callbacks
+and, as the plugin does, opts out of Kokkos' global fencing): what Kokkos
+itself spends calling any tool, the floor under the plugin's ratio. Each
+--peer NAME=PATH adds another Kokkos tool to the same rotation, such as
+kokkos-tools' space-time-stack, so that tools are compared under the same
+load; "above floor" is a series' cost per step less the floor's.
 
 --sizes repeats the measurement for several state sizes (step lengths): the
 ratio falls as the step grows, and the table shows from which step length
@@ -39,7 +46,6 @@ docs/performance.md, "Plugin".
 
 import argparse
 import os
-import random
 import re
 import resource
 import statistics
@@ -86,15 +92,6 @@ def block_pairs(output, program):
             if paused > 0]
 
 
-def median_interval(ratios):
-    """The median and a bootstrap 95% interval of it."""
-    generator = random.Random(1)
-    medians = sorted(statistics.median(generator.choices(ratios,
-                                                         k=len(ratios)))
-                     for _ in range(400))
-    return statistics.median(ratios), medians[10], medians[389]
-
-
 def variable_of(assignment, option):
     """(name, value) of a NAME=VALUE given to `option`."""
     name, equals, value = assignment.partition("=")
@@ -106,7 +103,13 @@ def variable_of(assignment, option):
 class Series:
     def __init__(self, name, environment):
         self.name, self.environment = name, environment
-        self.pairs, self.loops, self.walls, self.cpus = [], [], [], []
+        self.runs, self.loops, self.walls, self.cpus = [], [], [], []
+
+    def ratio(self):
+        """The median of the runs' median pair ratios, the lowest and the
+        highest run's."""
+        medians = sorted(statistics.median(pairs) for pairs in self.runs)
+        return statistics.median(medians), medians[0], medians[-1]
 
 
 def paired(arguments, build, environments, size):
@@ -121,7 +124,7 @@ def paired(arguments, build, environments, size):
     for _ in range(arguments.repeats):
         for one in series:
             output, _, _ = run(command, one.environment)
-            one.pairs += block_pairs(output, program)
+            one.runs.append(block_pairs(output, program))
             one.loops.append(loop_seconds(output, program))
     return command, series
 
@@ -165,6 +168,11 @@ def main():
                         help="also write a Chrome trace")
     parser.add_argument("--no-empty-tool", action="store_true",
                         help="skip the series with the minimal tool")
+    parser.add_argument("--peer", action="append", default=[],
+                        metavar="NAME=PATH",
+                        help="one more series with another Kokkos tool, "
+                             "such as kokkos-tools' space-time-stack "
+                             "(repeatable)")
     parser.add_argument("--plugin-env", action="append", default=[],
                         metavar="NAME=VALUE",
                         help="a variable for the runs with the plugin, such "
@@ -200,11 +208,19 @@ def main():
             environments.append((name, dict(with_plugin, **dict(
                 variable_of(assignment, f"--variant {name}")
                 for assignment in assignments.split(",")))))
+        for peer in arguments.peer:
+            name, path = variable_of(peer, "--peer")
+            if not os.path.isfile(path):
+                sys.exit(f"--peer {name}: no file {path}")
+            environments.append((name, dict(base, **{
+                "KOKKOS_TOOLS_LIBS": os.path.abspath(path),
+                "KOKKOS_PROFILE_LIBRARY": os.path.abspath(path)})))
         empty_tool = os.path.join(build, "tests/libkp_test_tool.so")
         if not arguments.no_empty_tool and os.path.exists(empty_tool):
             environments.append(("floor", dict(base, **{
                 "KOKKOS_TOOLS_LIBS": empty_tool,
                 "KOKKOS_PROFILE_LIBRARY": empty_tool,
+                "KP_TEST_TOOL_NO_GLOBAL_FENCING": "1",
                 "KP_TEST_TOOL_OUTPUT": os.path.join(work, "counts.txt")})))
 
         sizes = ([int(size) for size in arguments.sizes.split(",") if size]
@@ -217,25 +233,35 @@ def main():
         width = max(len(name) for name, _ in environments)
         print(f"  {'size':>8} {'step':>9}  {'series':<{width}} "
               f"{'time-loop ratio':>15}"
-              f"  {'95% interval':<17} {'per step':>9}")
+              f"  {'runs from, to':<17} {'per step':>9} {'above floor':>11}")
         for size in sizes:
             _, series = paired(arguments, build, environments, size)
+            costs = {}
             for one in series:
-                middle, low, high = median_interval(one.pairs)
+                middle, low, high = one.ratio()
                 step = statistics.median(one.loops) / arguments.steps
                 if step < arguments.device_time * 1e-6:
                     sys.exit(f"steps of {step * 1e6:.1f} us with --device-time"
                              f" {arguments.device_time}: the legacy_app of "
                              f"{build} does not wait")
-                cost = (middle - 1.0) * step / middle
+                # The step with the tool on is `step`; paused, step / ratio.
+                costs[one.name] = (middle - 1.0) * step / middle
+                one.row = (middle, low, high, step)
+            floor = costs.get("floor")
+            for one in series:
+                middle, low, high, step = one.row
+                cost = costs[one.name]
+                above = ("" if floor is None or one.name == "floor"
+                         else f"{(cost - floor) * 1e6:>8.2f} us")
                 print(f"  {size:>8} {step * 1e6:>6.1f} us  {one.name:<{width}} "
                       f"{middle:>15.4f}  [{low:.4f}, {high:.4f}] "
-                      f"{cost * 1e6:>6.2f} us")
+                      f"{cost * 1e6:>6.2f} us {above:>11}")
         if not os.path.exists(with_plugin["CUNUMPY_REPORT"]):
             sys.exit("the runs with the plugin wrote no report: was "
                      f"{plugin} loaded? (its libraries found?)")
-        print(f"  time-loop ratio: the median of {len(series[0].pairs)} block"
-              " pairs per series (last size)")
+        print(f"  time-loop ratio: the median of {len(series[0].runs)} runs' "
+              f"medians of {len(series[0].runs[0])} block pairs each; "
+              "[lowest run, highest run]")
 
         if arguments.processes:
             without, series = processes(arguments, build, base,

@@ -1,7 +1,9 @@
 // A minimal Kokkos Tools library for tests: it counts the events it receives
 // and, at finalize, writes the counts to the file named by
 // KP_TEST_TOOL_OUTPUT (or stderr), one "name count" per line. Loaded as a
-// second tool, it shows that cunumpy forwards every event.
+// second tool, it shows that cunumpy forwards every event. With
+// KP_TEST_TOOL_NO_GLOBAL_FENCING set it opts out of Kokkos' global fencing,
+// as the plugin does: the floor of the plugin's benchmark.
 
 #include <atomic>
 #include <cstdint>
@@ -45,6 +47,12 @@ extern "C" {
 void kokkosp_init_library(const int, const uint64_t, const uint32_t,
                           Kokkos_Profiling_KokkosPDeviceInfo*) {
   ++inits;
+}
+
+void kokkosp_request_tool_settings(const uint32_t,
+                                   Kokkos_Tools_ToolSettings* settings) {
+  if (std::getenv("KP_TEST_TOOL_NO_GLOBAL_FENCING") != nullptr)
+    settings->requires_global_fencing = false;
 }
 
 void kokkosp_finalize_library() {

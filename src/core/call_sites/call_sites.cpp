@@ -197,78 +197,100 @@ CallSite SiteTable::symbolize(const Entry& entry) {
 
 namespace {
 
-/// The subprograms and inlined calls of one compilation unit with their
-/// address ranges, read in one walk of its DIE tree. dwarf_getscopes walks
-/// the tree again for every address, which for a unit that includes Kokkos
-/// took milliseconds an address.
+/// The functions (and inlined calls) inside `parent` containing `pc`,
+/// outermost first, appended to `chain`: a walk that enters only the
+/// scopes whose ranges contain `pc`.
+bool containing_scopes(Dwarf_Die* parent, Dwarf_Addr pc,
+                       std::vector<Dwarf_Die>& chain) {
+  Dwarf_Die child;
+  if (dwarf_child(parent, &child) != 0)
+    return false;
+  do {
+    const int tag = dwarf_tag(&child);
+    if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+      // Declarations and abstract instances have no ranges: never pc's.
+      if (dwarf_haspc(&child, pc) == 1) {
+        chain.push_back(child);
+        containing_scopes(&child, pc, chain);
+        return true;
+      }
+    } else if (tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
+               tag == DW_TAG_catch_block) {
+      if (dwarf_haschildren(&child) > 0 &&
+          containing_scopes(&child, pc, chain))
+        return true;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return false;
+}
+
+/// The functions of one compilation unit with their address ranges, read
+/// once per unit: where an address's scopes are looked for. Only functions
+/// defined in the unit and its namespaces are indexed (a class holds only
+/// declarations, an abstract inline instance has no addresses); the inlined
+/// calls and blocks inside the one function that contains an address are
+/// read when it is looked up. A unit that includes Kokkos has tens of
+/// thousands of inlined calls, and a program a few call sites in it: an
+/// index of every inlined call, or dwarf_getscopes (a walk of the whole
+/// tree per address), cost milliseconds.
 class ScopeIndex {
 public:
-  explicit ScopeIndex(Dwarf_Die* unit) { walk(unit, -1); }
+  explicit ScopeIndex(Dwarf_Die* unit) {
+    index(unit);
+    std::sort(functions_.begin(), functions_.end(),
+              [](const Function& a, const Function& b) { return a.low < b.low; });
+  }
 
   /// The scopes containing `pc`, innermost first.
   std::vector<Dwarf_Die> chain(Dwarf_Addr pc) const {
-    // Pre-order: of the scopes containing pc, the innermost comes last.
-    int innermost = -1;
-    for (std::size_t i = 0; i < scopes_.size(); ++i)
-      if (scopes_[i].low <= pc && pc < scopes_[i].high)
-        innermost = static_cast<int>(i);
-    std::vector<Dwarf_Die> result;
-    for (int i = innermost; i >= 0; i = scopes_[i].parent)
-      result.push_back(scopes_[i].die);
-    return result;
+    auto it = std::upper_bound(
+        functions_.begin(), functions_.end(), pc,
+        [](Dwarf_Addr address, const Function& f) { return address < f.low; });
+    while (it != functions_.begin()) {
+      --it;
+      if (pc < it->high) {
+        std::vector<Dwarf_Die> chain{it->die};
+        Dwarf_Die die = it->die;
+        containing_scopes(&die, pc, chain);
+        return {chain.rbegin(), chain.rend()};
+      }
+      if (pc - it->low >= longest_)
+        break; // no function starting earlier reaches pc
+    }
+    return {};
   }
 
 private:
-  struct Scope {
+  struct Function {
     Dwarf_Addr low;
     Dwarf_Addr high;
     Dwarf_Die die;
-    int parent; // the enclosing scope's first range, or -1
   };
-  std::vector<Scope> scopes_;
+  std::vector<Function> functions_;
+  Dwarf_Addr longest_ = 0; // the longest range
 
-  // Code lies in functions with address ranges and the blocks inside them;
-  // their definitions lie in units and namespaces (a class holds only
-  // declarations, and an abstract inline instance has no addresses).
-  static bool may_contain_code(int tag) {
-    switch (tag) {
-    case DW_TAG_compile_unit:
-    case DW_TAG_partial_unit:
-    case DW_TAG_namespace:
-    case DW_TAG_lexical_block:
-    case DW_TAG_try_block:
-    case DW_TAG_catch_block:
-      return true;
-    default:
-      return false;
-    }
-  }
-
-  void walk(Dwarf_Die* parent_die, int parent) {
+  void index(Dwarf_Die* parent) {
     Dwarf_Die child;
-    if (dwarf_child(parent_die, &child) != 0)
+    if (dwarf_child(parent, &child) != 0)
       return;
     do {
       const int tag = dwarf_tag(&child);
-      int enclosing = parent;
-      if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-        const int first = static_cast<int>(scopes_.size());
+      if (tag == DW_TAG_subprogram) {
+        if (!dwarf_hasattr(&child, DW_AT_low_pc) &&
+            !dwarf_hasattr(&child, DW_AT_ranges))
+          continue; // a declaration or an abstract instance
         Dwarf_Addr base = 0;
         Dwarf_Addr low = 0;
         Dwarf_Addr high = 0;
-        // Declarations and abstract instances have neither attribute.
-        const bool has_code = dwarf_hasattr(&child, DW_AT_low_pc) ||
-                              dwarf_hasattr(&child, DW_AT_ranges);
         for (ptrdiff_t offset = 0;
-             has_code &&
-             (offset = dwarf_ranges(&child, offset, &base, &low, &high)) > 0;)
-          scopes_.push_back({low, high, child, parent});
-        if (static_cast<int>(scopes_.size()) > first) {
-          enclosing = first;
-          walk(&child, enclosing);
+             (offset = dwarf_ranges(&child, offset, &base, &low, &high)) > 0;) {
+          functions_.push_back({low, high, child});
+          longest_ = std::max(longest_, high - low);
         }
-      } else if (may_contain_code(tag) && dwarf_haschildren(&child) > 0) {
-        walk(&child, enclosing);
+      } else if ((tag == DW_TAG_namespace || tag == DW_TAG_compile_unit ||
+                  tag == DW_TAG_partial_unit) &&
+                 dwarf_haschildren(&child) > 0) {
+        index(&child);
       }
     } while (dwarf_siblingof(&child, &child) == 0);
   }
@@ -306,12 +328,14 @@ struct Symbolizer::State {
     dwfl_report_end(dwfl, nullptr, nullptr);
   }
 
-  const ScopeIndex& scopes(Dwfl_Module* module, Dwarf_Die* unit) {
+  /// The scopes of `unit` containing `pc`, innermost first.
+  std::vector<Dwarf_Die> scopes(Dwfl_Module* module, Dwarf_Die* unit,
+                                Dwarf_Addr pc) {
     const auto key = std::make_pair(module, dwarf_dieoffset(unit));
     auto it = scope_indexes.find(key);
     if (it == scope_indexes.end())
       it = scope_indexes.emplace(key, ScopeIndex(unit)).first;
-    return it->second;
+    return it->second.chain(pc);
   }
 };
 
@@ -382,7 +406,7 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   // Innermost first: the inlined calls, then the function they are in.
   std::vector<Dwarf_Die> scopes;
   if (cu != nullptr)
-    scopes = state_->scopes(module, cu).chain(pc - bias);
+    scopes = state_->scopes(module, cu, pc - bias);
   Dwarf_Files* files = nullptr;
   size_t file_count = 0;
   if (cu != nullptr)
