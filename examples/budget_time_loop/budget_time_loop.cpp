@@ -87,5 +87,10 @@ int main(int argc, char* argv[]) {
                                             .max_total_bytes(8000000)));
   }
   std::printf("%s", budget.report().c_str());
+  // Advice never changes the verdict; it says which copies to change.
+  const auto findings = budget.advice();
+  std::printf("advice: %zu finding(s)\n", findings.size());
+  for (const auto& finding : findings)
+    std::printf("  %s\n", finding.str().c_str());
   return budget.violations().empty() ? 0 : 1;
 }
