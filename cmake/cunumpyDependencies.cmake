@@ -77,9 +77,10 @@ macro(cunumpy_find_dependencies)
   endif()
   # xxHash hashes the host side of copies for the advice on redundant
   # copies (compiled in from its header: nothing to link or install).
+  # -DCUNUMPY_XXHASH_INCLUDE_DIR=<dir> names the directory of another one.
   find_path(CUNUMPY_XXHASH_INCLUDE_DIR xxhash.h)
   set(_cunumpy_xxhash_version "")
-  if(CUNUMPY_XXHASH_INCLUDE_DIR)
+  if(CUNUMPY_XXHASH_INCLUDE_DIR AND EXISTS "${CUNUMPY_XXHASH_INCLUDE_DIR}/xxhash.h")
     file(STRINGS ${CUNUMPY_XXHASH_INCLUDE_DIR}/xxhash.h _cunumpy_xxhash_lines
          REGEX "^#[ \t]*define XXH_VERSION_(MAJOR|MINOR)[ \t]+[0-9]+")
     string(REGEX REPLACE ".*MAJOR[ \t]+([0-9]+).*MINOR[ \t]+([0-9]+).*"

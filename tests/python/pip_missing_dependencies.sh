@@ -3,8 +3,10 @@
 # the real build (scikit-build-core, CMake), with CMake's package search
 # re-rooted into an empty directory (CMAKE_FIND_ROOT_PATH_MODE_PACKAGE=ONLY)
 # and pkg-config looking only there, so Kokkos, toml++, nlohmann-json,
-# libdw and pybind11 are not found. pip must fail with cunumpy's one
-# message listing each with its Debian package, and no CMake search trace.
+# libdw and pybind11 are not found; xxhash.h is looked for in that empty
+# directory (CUNUMPY_XXHASH_INCLUDE_DIR), so it is not found either. pip
+# must fail with cunumpy's one message listing each with its Debian
+# package, and no CMake search trace.
 #
 #   tests/python/pip_missing_dependencies.sh PYTHON SOURCE_DIR WORK_DIR
 set -euo pipefail
@@ -20,6 +22,7 @@ PKG_CONFIG_LIBDIR="$work/empty" "$work/venv/bin/python" -m pip install \
   --config-settings=build-dir="$work/build" \
   --config-settings=cmake.define.CMAKE_FIND_ROOT_PATH="$work/empty" \
   --config-settings=cmake.define.CMAKE_FIND_ROOT_PATH_MODE_PACKAGE=ONLY \
+  --config-settings=cmake.define.CUNUMPY_XXHASH_INCLUDE_DIR="$work/empty" \
   "$source" >"$work/pip.log" 2>&1 || status=$?
 cat "$work/pip.log"
 fail() {
@@ -32,9 +35,10 @@ for expected in \
   "- Kokkos 3.4 or newer: Debian package libtrilinos-kokkos-dev, or a Kokkos installed elsewhere with -DKokkos_ROOT=<prefix> (pip: -Ccmake.define.Kokkos_ROOT=<prefix>)" \
   "- toml++: Debian package libtomlplusplus-dev" \
   "- nlohmann-json 3: Debian package nlohmann-json3-dev" \
+  "- xxHash 0.8 or newer (XXH3, for the redundant-copy advice): Debian package libxxhash-dev" \
   "- elfutils' libdw (call sites as file:line): Debian package libdw-dev" \
   "- pybind11 2.10 or newer: Debian package pybind11-dev" \
-  "apt-get install libtrilinos-kokkos-dev libtomlplusplus-dev nlohmann-json3-dev libdw-dev pybind11-dev"; do
+  "apt-get install libtrilinos-kokkos-dev libtomlplusplus-dev nlohmann-json3-dev libxxhash-dev libdw-dev pybind11-dev"; do
   grep -qF -- "$expected" "$work/pip.log" || fail "pip's output lacks: $expected"
 done
 # One message: not CMake's own error for a missing package, nor a call stack.
