@@ -115,6 +115,65 @@ void copy_8_bytes_budget_three_nested_phases(benchmark::State& state) {
   state.counters["counted"] = static_cast<double>(budget["inner"].to_device());
 }
 
+// What advice costs per copy, in one run: a counter that records nothing for
+// advice (AdviceRecording::off), the default (on: what the rules need from
+// each copy) and the contents of the host side hashed (contents: XXH3 of
+// the source of a copy to the device, of the destination before and after
+// a copy to the host). Arguments: the recording (0 off, 1 on, 2 contents),
+// the bytes, the direction (0 to the device, 1 to the host). No stack
+// capture, to show advice's cost alone.
+void copy_counted_advice(benchmark::State& state) {
+  using cunumpy::profiling::AdviceRecording;
+  const auto recording = static_cast<AdviceRecording>(state.range(0));
+  const auto nbytes = static_cast<std::size_t>(state.range(1));
+  const bool to_host = state.range(2) != 0;
+  Kokkos::View<char*, Kokkos::HostSpace> host("host", nbytes);
+  Kokkos::View<char*, Device> device("device", nbytes);
+  const int saved = cunumpy::profiling::backtrace_depth();
+  cunumpy::profiling::set_backtrace_depth(0);
+  cunumpy::profiling::TransferCounter counter(
+      cunumpy::profiling::TransferCounter::default_max_events, recording);
+  {
+    auto counted = cunumpy::profiling::count_transfers(counter);
+    if (to_host)
+      copy_loop(state, [&] { Kokkos::deep_copy(host, device); });
+    else
+      copy_loop(state, [&] { Kokkos::deep_copy(device, host); });
+  }
+  cunumpy::profiling::set_backtrace_depth(saved);
+  state.SetBytesProcessed(state.iterations() *
+                          static_cast<std::int64_t>(nbytes));
+  state.counters["counted"] =
+      static_cast<double>(to_host ? counter.to_host() : counter.to_device());
+  const char* names[] = {"advice off", "advice on", "contents"};
+  state.SetLabel(std::string(names[state.range(0)]) + ", " +
+                 std::to_string(nbytes) + " bytes " +
+                 (to_host ? "to the host" : "to the device"));
+}
+
+// The same in a TransferBudget with three nested phases (as the plugin
+// counts): 8 bytes to the device.
+void copy_8_bytes_budget_advice(benchmark::State& state) {
+  using cunumpy::profiling::AdviceRecording;
+  const auto recording = static_cast<AdviceRecording>(state.range(0));
+  EightBytes copy;
+  const int saved = cunumpy::profiling::backtrace_depth();
+  cunumpy::profiling::set_backtrace_depth(0);
+  cunumpy::profiling::TransferBudget budget(cunumpy::profiling::BudgetOptions{
+      true, cunumpy::profiling::TransferCounter::default_max_events,
+      recording});
+  {
+    auto outer = budget.phase("outer");
+    auto middle = budget.phase("middle");
+    auto inner = budget.phase("inner");
+    copy_loop(state, copy);
+  }
+  cunumpy::profiling::set_backtrace_depth(saved);
+  state.counters["counted"] = static_cast<double>(budget["inner"].to_device());
+  const char* names[] = {"advice off", "advice on", "contents"};
+  state.SetLabel(names[state.range(0)]);
+}
+
 // 64 MiB conversions against the raw Kokkos code that does the same: a new
 // view, then deep_copy.
 constexpr std::size_t big = 64u << 20;
@@ -215,6 +274,13 @@ BENCHMARK(copy_8_bytes_empty_callbacks);
 BENCHMARK(copy_8_bytes_hooks_nothing_counting);
 BENCHMARK(copy_8_bytes_counted)->Arg(0)->Arg(32);
 BENCHMARK(copy_8_bytes_budget_three_nested_phases);
+// Advice off, on and with contents; run them with
+// --benchmark_enable_random_interleaving=true so that their repetitions
+// alternate and one run gives their ratios under the same load.
+BENCHMARK(copy_counted_advice)
+    ->ArgNames({"advice", "bytes", "to_host"})
+    ->ArgsProduct({{0, 1, 2}, {8, 65536, 1 << 20}, {0, 1}});
+BENCHMARK(copy_8_bytes_budget_advice)->ArgName("advice")->DenseRange(0, 2);
 BENCHMARK(raw_deep_copy_64mib_to_device)->Unit(benchmark::kMillisecond);
 BENCHMARK(cunumpy_to_device_64mib)->Unit(benchmark::kMillisecond);
 BENCHMARK(raw_deep_copy_64mib_to_host)->Unit(benchmark::kMillisecond);
