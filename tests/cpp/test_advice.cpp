@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -65,6 +67,20 @@ std::vector<Finding> of_rule(const std::vector<Finding>& findings,
     if (finding.rule == rule)
       result.push_back(finding);
   return result;
+}
+
+/// The findings, printed with the test's name when CUNUMPY_TEST_SHOW_ADVICE
+/// is set (docs/advice.md shows them):
+///   CUNUMPY_TEST_SHOW_ADVICE=1 build/tests/cunumpy_tests
+///   --gtest_filter='Advice*'
+std::vector<Finding> shown(std::vector<Finding> findings) {
+  if (std::getenv("CUNUMPY_TEST_SHOW_ADVICE") == nullptr)
+    return findings;
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  for (const Finding& finding : findings)
+    std::printf("%s.%s: %s\n", test->test_suite_name(), test->name(),
+                finding.str().c_str());
+  return findings;
 }
 
 std::string all_text(const std::vector<Finding>& findings) {
@@ -182,7 +198,7 @@ TEST(AdvicePageable, LargeCopiesFromPageableMemoryAreComparedWithPinnedOnes) {
     ADVICE_COPY("Cuda", address(2), "Host", address(3), mib, 400e-6);
   }
   counted.stop();
-  const auto findings = counter.advice();
+  const auto findings = shown(counter.advice());
   const auto pageable = of_rule(findings, AdviceRule::pageable_memory);
   ASSERT_EQ(pageable.size(), 1u) << all_text(findings);
   const Finding& finding = pageable[0];
@@ -238,7 +254,7 @@ TEST(AdvicePageable, WithoutAPinnedCopyTheSavingIsNotEstimated) {
     ADVICE_COPY("Host", address(2), "Cuda", address(3), 1u << 20, 200e-6);
   }
   counted.stop();
-  auto pageable = of_rule(counter.advice(), AdviceRule::pageable_memory);
+  auto pageable = of_rule(shown(counter.advice()), AdviceRule::pageable_memory);
   ASSERT_EQ(pageable.size(), 1u);
   EXPECT_FALSE(pageable[0].saving_seconds);
   EXPECT_FALSE(pageable[0].saving_per_call);
@@ -248,7 +264,8 @@ TEST(AdvicePageable, WithoutAPinnedCopyTheSavingIsNotEstimated) {
   // With the machine's pinned bandwidth given: 1 MiB at 10.5 GB/s is 100 us.
   AdviceOptions options;
   options.pinned_bandwidth = 1048576.0 / 100e-6;
-  pageable = of_rule(counter.advice(options), AdviceRule::pageable_memory);
+  pageable =
+      of_rule(shown(counter.advice(options)), AdviceRule::pageable_memory);
   ASSERT_EQ(pageable.size(), 1u);
   ASSERT_TRUE(pageable[0].saving_seconds);
   EXPECT_TRUE(same_estimate(
@@ -317,7 +334,7 @@ TEST(AdviceRoundTrips, TheSameAllocationThereAndBackInEveryCall) {
     ADVICE_COPY("Host", address(1), "Cuda", address(0), 800000, 200e-6);
   }
   counted.stop();
-  const auto findings = counter.advice();
+  const auto findings = shown(counter.advice());
   ASSERT_EQ(findings.size(), 1u) << all_text(findings);
   const Finding& finding = findings[0];
   EXPECT_EQ(finding.rule, AdviceRule::round_trip);
@@ -358,7 +375,7 @@ TEST(AdviceRoundTrips, BackAndUpOutsideEveryRegionCountsRepetitions) {
     ADVICE_COPY("Cuda", address(6), "Host", address(5), 4096, 100e-6);
   }
   counted.stop();
-  const auto trips = of_rule(counter.advice(), AdviceRule::round_trip);
+  const auto trips = of_rule(shown(counter.advice()), AdviceRule::round_trip);
   ASSERT_EQ(trips.size(), 1u) << all_text(counter.advice());
   EXPECT_EQ(trips[0].region, "");
   EXPECT_EQ(trips[0].calls, 15u);
@@ -407,7 +424,7 @@ TEST(AdviceBlockingReads, AScalarReadInEveryIterationWaitsEveryTime) {
     ADVICE_SCALAR_READ(100e-6);
   }
   counted.stop();
-  const auto findings = counter.advice();
+  const auto findings = shown(counter.advice());
   ASSERT_EQ(findings.size(), 1u) << all_text(findings);
   const Finding& finding = findings[0];
   EXPECT_EQ(finding.rule, AdviceRule::blocking_small_read);
@@ -454,7 +471,7 @@ TEST(AdviceSmallCopies, ManyLatencyBoundCopiesPerCallFromOneLine) {
     }
   }
   counted.stop();
-  const auto findings = counter.advice();
+  const auto findings = shown(counter.advice());
   ASSERT_EQ(findings.size(), 1u) << all_text(findings);
   const Finding& finding = findings[0];
   EXPECT_EQ(finding.rule, AdviceRule::many_small_copies);
@@ -506,7 +523,7 @@ TEST(AdviceFreshBuffers, ACopyIntoABufferAllocatedForItInEveryCall) {
     Kokkos::Profiling::deallocateData(host, "snapshot", address(1), size);
   }
   counted.stop();
-  const auto findings = counter.advice();
+  const auto findings = shown(counter.advice());
   const auto fresh = of_rule(findings, AdviceRule::fresh_host_buffer);
   ASSERT_EQ(fresh.size(), 1u) << all_text(findings);
   EXPECT_EQ(fresh[0].sites[0].site.str(), site(__FILE__, line));
@@ -563,7 +580,7 @@ TEST(AdviceDualViews, ADualViewSyncedBothWaysInEveryCall) {
                           150e-6);
   }
   counted.stop();
-  const auto findings = counter.advice();
+  const auto findings = shown(counter.advice());
   ASSERT_EQ(findings.size(), 1u) << all_text(findings);
   const Finding& finding = findings[0];
   EXPECT_EQ(finding.rule, AdviceRule::dual_view_ping_pong);
@@ -609,7 +626,7 @@ TEST(AdviceDualViews, ASyncThatCopiesNothingInEveryCall) {
     Kokkos::Tools::syncDualView("mesh", address(7), true);
   }
   counted.stop();
-  const auto findings = counter.advice();
+  const auto findings = shown(counter.advice());
   ASSERT_EQ(findings.size(), 1u) << all_text(findings);
   EXPECT_EQ(findings[0].rule, AdviceRule::dual_view_idle_sync);
   EXPECT_EQ(findings[0].sites[0].site.str(), site(__FILE__, line));
@@ -648,7 +665,7 @@ TEST(AdviceImplicitSyncs, AWaitKokkosMakesInEveryCall) {
                  200e-6);
   }
   counted.stop();
-  const auto findings = counter.advice();
+  const auto findings = shown(counter.advice());
   ASSERT_EQ(findings.size(), 1u) << all_text(findings);
   EXPECT_EQ(findings[0].rule, AdviceRule::implicit_sync);
   EXPECT_EQ(findings[0].sites[0].site.str(), site(__FILE__, line));
@@ -692,7 +709,8 @@ TEST(AdviceContents, UploadsOfUnchangedDataAndDownloadsOfUnchangedResults) {
     ADVICE_COPY("Host", result.data(), "Cuda", address(10), nbytes, 200e-6);
   }
   counted.stop();
-  const auto redundant = of_rule(counter.advice(), AdviceRule::redundant_copy);
+  const auto redundant =
+      of_rule(shown(counter.advice()), AdviceRule::redundant_copy);
   ASSERT_EQ(redundant.size(), 2u) << all_text(counter.advice());
   const Finding* up = nullptr;
   const Finding* down = nullptr;
@@ -758,7 +776,7 @@ TEST(AdviceOptionsAndOrder, FindingsAreSortedByTheirEstimatedSaving) {
     ADVICE_COPY("Host", address(1), "Cuda", address(0), 4096, 300e-6);
   }
   counted.stop();
-  const auto findings = counter.advice();
+  const auto findings = shown(counter.advice());
   ASSERT_EQ(findings.size(), 2u) << all_text(findings);
   EXPECT_EQ(findings[0].rule, AdviceRule::round_trip); // about 6.6 ms
   EXPECT_EQ(findings[1].rule, AdviceRule::blocking_small_read);
@@ -824,7 +842,7 @@ TEST(AdviceBudgets, FindingsNameThePhaseAndNeverChangeTheVerdict) {
     verdict.push_back(violation.str());
   ASSERT_EQ(verdict.size(), 1u) << budget.report();
   EXPECT_EQ(verdict, verdict_without);
-  const auto findings = budget.advice();
+  const auto findings = shown(budget.advice());
   ASSERT_EQ(findings.size(), 1u) << all_text(findings);
   EXPECT_EQ(findings[0].rule, AdviceRule::round_trip);
   EXPECT_EQ(findings[0].region, "integrate/solve");
@@ -874,7 +892,7 @@ TEST(AdviceOnTheFakeDevice, ToHostIntoAFreshViewInEveryCall) {
   options.fresh_min_bytes = 1u << 20;
   options.min_saving_seconds = 0.0;
   const auto fresh =
-      of_rule(counter.advice(options), AdviceRule::fresh_host_buffer);
+      of_rule(shown(counter.advice(options)), AdviceRule::fresh_host_buffer);
   ASSERT_EQ(fresh.size(), 1u) << all_text(counter.advice(options));
   EXPECT_EQ(fresh[0].sites[0].site.str(), site(__FILE__, line));
   EXPECT_TRUE(contains(fresh[0].sites[0].what, "to_host(shape=(262144,)"));
@@ -926,7 +944,8 @@ TEST(AdviceOnTheFakeDevice, AReadOneIterationLateDoesNotBlock) {
   }
   counted_blocking.stop();
   EXPECT_EQ(
-      of_rule(blocking.advice(options), AdviceRule::blocking_small_read).size(),
+      of_rule(shown(blocking.advice(options)), AdviceRule::blocking_small_read)
+          .size(),
       1u)
       << all_text(blocking.advice(options));
 }
@@ -946,7 +965,7 @@ TEST(AdviceOnTheFakeDevice, ADualViewSyncedBothWays) {
   counted.stop();
   AdviceOptions options;
   options.min_saving_seconds = 0.0;
-  const auto findings = counter.advice(options);
+  const auto findings = shown(counter.advice(options));
   const auto ping_pong = of_rule(findings, AdviceRule::dual_view_ping_pong);
   ASSERT_EQ(ping_pong.size(), 1u) << all_text(findings);
   EXPECT_EQ(ping_pong[0].calls, 12u);
@@ -970,7 +989,7 @@ TEST(AdviceOnTheFakeDevice, RedundantUploadsOfARealView) {
   AdviceOptions options;
   options.min_saving_seconds = 0.0;
   const auto redundant =
-      of_rule(counter.advice(options), AdviceRule::redundant_copy);
+      of_rule(shown(counter.advice(options)), AdviceRule::redundant_copy);
   ASSERT_EQ(redundant.size(), 1u) << all_text(counter.advice(options));
   EXPECT_EQ(redundant[0].sites[0].site.str(), site(__FILE__, line));
   EXPECT_EQ(redundant[0].count, 11u);
