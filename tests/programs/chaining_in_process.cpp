@@ -1,5 +1,7 @@
 // Callbacks another in-process hook installed before cunumpy keep receiving
-// every event after cunumpy installs its own.
+// every event after cunumpy installs its own. On a Kokkos with the fake
+// device the copies are real; on any other (Kokkos 4, 5) they are the
+// events Kokkos reports for them, made through Kokkos' own entry points.
 
 #include <Kokkos_Core.hpp>
 
@@ -7,8 +9,8 @@
 #include <cunumpy/testing/fake_device.hpp>
 
 #include "check.hpp"
+#include "tool_events.hpp"
 
-#if CUNUMPY_HAS_FAKE_DEVICE
 namespace {
 
 int copies = 0, copy_ends = 0, regions = 0, region_pops = 0;
@@ -29,13 +31,12 @@ void pop() {
 }
 
 } // namespace
-#endif
 
 int main(int argc, char** argv) {
-#if CUNUMPY_HAS_FAKE_DEVICE
-  using cunumpy::testing::FakeDevice;
   Kokkos::ScopeGuard kokkos(argc, argv);
+#if CUNUMPY_HAS_FAKE_DEVICE
   cunumpy::testing::register_fake_device();
+#endif
   auto callbacks = Kokkos::Tools::Experimental::get_callbacks();
   callbacks.begin_deep_copy = &begin_copy;
   callbacks.end_deep_copy = &end_copy;
@@ -43,13 +44,21 @@ int main(int argc, char** argv) {
   callbacks.pop_region = &pop;
   Kokkos::Tools::Experimental::set_callbacks(callbacks);
 
+#if CUNUMPY_HAS_FAKE_DEVICE
+  using cunumpy::testing::FakeDevice;
   Kokkos::View<double*, Kokkos::HostSpace> host("host", 10);
   Kokkos::View<double*, FakeDevice> device("device", 10);
+#endif
   const int before = copies;
   auto counted = cunumpy::profiling::count_transfers(); // installs cunumpy
   Kokkos::Profiling::pushRegion("step");
+#if CUNUMPY_HAS_FAKE_DEVICE
   Kokkos::deep_copy(device, host);
   (void)cunumpy::to_host(device);
+#else
+  tool_events::copy_to_device(80);
+  tool_events::copy_to_host(80);
+#endif
   Kokkos::Profiling::popRegion();
   CHECK_EQ(counted.counter().total(), std::uint64_t(2));
   CHECK_EQ(copies - before, 2);
@@ -57,9 +66,4 @@ int main(int argc, char** argv) {
   CHECK_EQ(regions, 1);
   CHECK_EQ(region_pops, 1);
   return failures() == 0 ? 0 : 1;
-#else
-  (void)argc;
-  (void)argv;
-  return 77;
-#endif
 }
