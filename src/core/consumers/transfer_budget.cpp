@@ -1,7 +1,7 @@
 #include <stdexcept>
 
 #include <cunumpy/budget_snapshot.hpp>
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/transfer_budget.hpp>
 #include <cunumpy/transfer_error.hpp>
 

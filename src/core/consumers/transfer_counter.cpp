@@ -4,7 +4,7 @@
 #include <tuple>
 
 #include <cunumpy/assert_no_transfers.hpp>
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/transfer_counter.hpp>
 
 #include "consumers/counter_state.hpp"
