@@ -70,23 +70,26 @@ struct Aggregate {
 };
 
 /// What a TransferCounter holds. Written by the recorder and read by the
-/// counter's accessors, both under the recorder's mutex.
+/// counter's accessors, both under the recorder's mutex: its functions take
+/// the lock's token, and its data members are touched only inside them or
+/// by code that holds one.
 struct CounterState final : EventSink {
   explicit CounterState(std::size_t max_events) : max_events(max_events) {}
 
-  void on_event(const RawEvent& event, const RecorderLock&) override {
-    add(event);
+  void on_event(const RawEvent& event, const RecorderLock& lock) override {
+    add(event, lock);
   }
   void on_loss(const Loss& loss, const RecorderLock&) override {
     losses.add(loss);
   }
-  void add(const RawEvent& event);
+  void add(const RawEvent& event, const RecorderLock& lock);
   /// Adds `other`'s totals, aggregates and losses (not its raw events). The
   /// order of the aggregates then follows their first events' times; many
   /// merges in a row can leave that to one reorder() at the end.
-  void merge(const CounterState& other, bool reorder_sites = true);
-  void reorder();
-  void clear();
+  void merge(const CounterState& other, const RecorderLock& lock,
+             bool reorder_sites = true);
+  void reorder(const RecorderLock& lock);
+  void clear(const RecorderLock& lock);
 
   /// Per-site summaries merged by resolved call site, in first-seen order.
   std::vector<profiling::SiteSummary> summaries(const RecorderLock& lock) const;
@@ -94,7 +97,7 @@ struct CounterState final : EventSink {
   std::string report(const RecorderLock& lock) const;
   std::vector<Event> events(const RecorderLock& lock) const;
 
-  std::uint64_t total() const;
+  std::uint64_t total(const RecorderLock& lock) const;
 
   /// Aggregates beyond this are merged into one "(other sites)" entry, so a
   /// counter stays small even when descriptions vary without bound.
