@@ -201,7 +201,10 @@ bool Plugin::finish() {
   }
   report.budget = budget_->snapshot();
   report.device_spaces = registered_device_spaces();
-  report.unknown_spaces = Impl::unknown_space_copies();
+  {
+    Impl::UnknownSpaceCopies unknown = Impl::unknown_space_copies();
+    report.unknown_spaces = {std::move(unknown.names), unknown.copies};
+  }
   failed_ = report.failed();
 
   if (!trace_error.empty())
