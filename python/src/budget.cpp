@@ -54,17 +54,17 @@ std::optional<std::string> kind_name(const std::optional<EventKind>& kind) {
 }
 
 py::dict limits_dict(const Limits& limits) {
+  using cunumpy::profiling::Limit;
   py::dict result;
-  if (auto value = limits.max_nbytes())
-    result["max_nbytes"] = *value;
-  if (auto value = limits.max_count())
-    result["max_count"] = *value;
-  if (auto value = limits.max_total_bytes())
-    result["max_total_bytes"] = *value;
-  if (auto value = limits.blocking())
-    result["blocking"] = *value;
-  if (auto value = limits.implicit())
-    result["implicit"] = *value;
+  const auto set = [&](Limit limit, const auto& value) {
+    if (value)
+      result[py::str(std::string(to_string(limit)))] = *value;
+  };
+  set(Limit::max_nbytes, limits.max_nbytes());
+  set(Limit::max_count, limits.max_count());
+  set(Limit::max_total_bytes, limits.max_total_bytes());
+  set(Limit::blocking, limits.blocking());
+  set(Limit::implicit, limits.implicit());
   return result;
 }
 
@@ -81,8 +81,8 @@ Impl::LimitValue limit_value(const py::handle& value) {
   if (PyFloat_Check(value.ptr()) || !PyIndex_Check(value.ptr()))
     return result;
   // Integers, and NumPy's: their __index__.
-  const py::int_ integer = py::reinterpret_steal<py::int_>(
-      PyNumber_Index(value.ptr()));
+  const py::int_ integer =
+      py::reinterpret_steal<py::int_>(PyNumber_Index(value.ptr()));
   if (!integer)
     throw py::error_already_set();
   result.type = LimitValue::Type::integer;
@@ -103,8 +103,9 @@ Impl::LimitValue limit_value(const py::handle& value) {
     }
   } else {
     result.negative = number < 0;
-    result.magnitude = number < 0 ? 0ull - static_cast<unsigned long long>(number)
-                                  : static_cast<unsigned long long>(number);
+    result.magnitude = number < 0
+                           ? 0ull - static_cast<unsigned long long>(number)
+                           : static_cast<unsigned long long>(number);
   }
   return result;
 }
@@ -191,10 +192,10 @@ void bind_budget(py::module_& module) {
               const std::string name = py::str(key).cast<std::string>();
               const auto limit = Impl::parse_rule_limit(name);
               if (!limit)
-                throw py::value_error(
-                    where + ": unknown limit " +
-                    py::repr(key).cast<std::string>() + " for '" + kind +
-                    "' (expected one of " + Impl::rule_limit_names() + ")");
+                throw py::value_error(where + ": unknown limit " +
+                                      py::repr(key).cast<std::string>() +
+                                      " for '" + kind + "' (expected one of " +
+                                      Impl::rule_limit_names() + ")");
               if (const auto problem =
                       Impl::set_limit(checked, *limit, limit_value(value)))
                 raise_problem(problem, where, kind + "." + name);
