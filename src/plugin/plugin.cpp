@@ -167,13 +167,12 @@ void Plugin::finalize_next() {
 
 bool Plugin::finish() {
   Impl::Recorder& recorder = Impl::Recorder::instance();
+  if (finished_.exchange(true))
+    return failed_.load();
   Report report;
   std::string trace_error;
   {
     const Impl::RecorderLock lock = Impl::lock_recorder(); // every event
-    if (finished_)
-      return failed_;
-    finished_ = true;
     const double end = recorder.now();
     report.program = program_name();
     report.rank = config_.rank;
