@@ -217,21 +217,24 @@ def main():
             environments.append((name, dict(with_plugin, **dict(
                 variable_of(assignment, f"--variant {name}")
                 for assignment in assignments.split(",")))))
+        def tool_series(option, assignment, settings):
+            """A series of the Kokkos tool NAME=PATH with `settings`."""
+            name, path = variable_of(assignment, option)
+            if not os.path.isfile(path):
+                sys.exit(f"{option} {name}: no file {path}")
+            path = os.path.abspath(path)
+            environments.append((name, dict(
+                settings, KOKKOS_TOOLS_LIBS=path, KOKKOS_PROFILE_LIBRARY=path)))
+            return name
+
         for other in arguments.other_plugin:
-            name, path = variable_of(other, "--other-plugin")
-            if not os.path.isfile(path):
-                sys.exit(f"--other-plugin {name}: no file {path}")
-            environments.append((name, dict(with_plugin, **{
-                "KOKKOS_TOOLS_LIBS": os.path.abspath(path),
-                "KOKKOS_PROFILE_LIBRARY": os.path.abspath(path),
-                "CUNUMPY_REPORT": os.path.join(work, f"report-{name}.json")})))
+            # Another build of the plugin, with the plugin's settings and a
+            # report of its own.
+            name = tool_series("--other-plugin", other, with_plugin)
+            environments[-1][1]["CUNUMPY_REPORT"] = os.path.join(
+                work, f"report-{name}.json")
         for peer in arguments.peer:
-            name, path = variable_of(peer, "--peer")
-            if not os.path.isfile(path):
-                sys.exit(f"--peer {name}: no file {path}")
-            environments.append((name, dict(base, **{
-                "KOKKOS_TOOLS_LIBS": os.path.abspath(path),
-                "KOKKOS_PROFILE_LIBRARY": os.path.abspath(path)})))
+            tool_series("--peer", peer, base)
         empty_tool = os.path.join(build, "tests/libkp_test_tool.so")
         if not arguments.no_empty_tool and os.path.exists(empty_tool):
             environments.append(("floor", dict(base, **{
