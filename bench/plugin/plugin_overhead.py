@@ -8,6 +8,7 @@ cunumpy plugin: the goal is at most 1.01.
         [--trace] [--plugin-env CUNUMPY_BACKTRACE=0] [--no-empty-tool]
         [--variant nosites:CUNUMPY_BACKTRACE=0]
         [--peer space-time-stack=/tmp/kt/libkp_space_time_stack.so]
+        [--other-plugin before=OLD_BUILD/src/plugin/libkp_cunumpy.so]
 
 The goal's ratio is measured inside one process, block against block:
 `legacy_app --alternate-tools N` times its loop in blocks of N steps and
@@ -27,7 +28,9 @@ and, as the plugin does, opts out of Kokkos' global fencing): what Kokkos
 itself spends calling any tool, the floor under the plugin's ratio. Each
 --peer NAME=PATH adds another Kokkos tool to the same rotation, such as
 kokkos-tools' space-time-stack, so that tools are compared under the same
-load; "above floor" is a series' cost per step less the floor's.
+load; "above floor" is a series' cost per step less the floor's. Each
+--other-plugin NAME=PATH adds another build of the plugin with the plugin's
+settings, to compare two commits in one rotation.
 
 --sizes repeats the measurement for several state sizes (step lengths): the
 ratio falls as the step grows, and the table shows from which step length
@@ -173,6 +176,12 @@ def main():
                         help="one more series with another Kokkos tool, "
                              "such as kokkos-tools' space-time-stack "
                              "(repeatable)")
+    parser.add_argument("--other-plugin", action="append", default=[],
+                        metavar="NAME=PATH",
+                        help="one more series with another build of "
+                             "libkp_cunumpy.so and the plugin's settings, "
+                             "such as the one of an earlier commit "
+                             "(repeatable)")
     parser.add_argument("--plugin-env", action="append", default=[],
                         metavar="NAME=VALUE",
                         help="a variable for the runs with the plugin, such "
@@ -208,13 +217,24 @@ def main():
             environments.append((name, dict(with_plugin, **dict(
                 variable_of(assignment, f"--variant {name}")
                 for assignment in assignments.split(",")))))
-        for peer in arguments.peer:
-            name, path = variable_of(peer, "--peer")
+        def tool_series(option, assignment, settings):
+            """A series of the Kokkos tool NAME=PATH with `settings`."""
+            name, path = variable_of(assignment, option)
             if not os.path.isfile(path):
-                sys.exit(f"--peer {name}: no file {path}")
-            environments.append((name, dict(base, **{
-                "KOKKOS_TOOLS_LIBS": os.path.abspath(path),
-                "KOKKOS_PROFILE_LIBRARY": os.path.abspath(path)})))
+                sys.exit(f"{option} {name}: no file {path}")
+            path = os.path.abspath(path)
+            environments.append((name, dict(
+                settings, KOKKOS_TOOLS_LIBS=path, KOKKOS_PROFILE_LIBRARY=path)))
+            return name
+
+        for other in arguments.other_plugin:
+            # Another build of the plugin, with the plugin's settings and a
+            # report of its own.
+            name = tool_series("--other-plugin", other, with_plugin)
+            environments[-1][1]["CUNUMPY_REPORT"] = os.path.join(
+                work, f"report-{name}.json")
+        for peer in arguments.peer:
+            tool_series("--peer", peer, base)
         empty_tool = os.path.join(build, "tests/libkp_test_tool.so")
         if not arguments.no_empty_tool and os.path.exists(empty_tool):
             environments.append(("floor", dict(base, **{

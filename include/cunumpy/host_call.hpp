@@ -11,7 +11,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cunumpy/event.hpp>
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/impl/view_utilities.hpp>
 #include <cunumpy/source_location.hpp>
 #include <cunumpy/spaces.hpp>

@@ -5,7 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/source_location.hpp>
 
 namespace cunumpy {

@@ -109,8 +109,8 @@ def host_array(
 
 
 def describe(api: str, shape: tuple[int, ...], dtype: Any) -> str:
-    """"to_cupy(shape=(100000,), dtype=float64)", as the core writes it."""
-    return f"{api}(shape={tuple(shape)!r}, dtype={np.dtype(dtype).name})"
+    """"to_cupy(shape=(100000,), dtype=float64)", written by the core."""
+    return _core.describe_call(api, list(shape), np.dtype(dtype).name)
 
 
 def _host_view(array: DeviceArray) -> np.ndarray[Any, Any]:

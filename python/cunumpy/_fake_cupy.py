@@ -33,7 +33,7 @@ _MESSAGE_IMPLICIT = (
 
 
 def _describe(api: str, array: np.ndarray[Any, Any]) -> str:
-    return f"{api}(shape={tuple(array.shape)!r}, dtype={array.dtype.name})"
+    return _core.describe_call(api, list(array.shape), array.dtype.name)
 
 
 def _refuse_host(value: object, where: str) -> NoReturn:

@@ -55,17 +55,17 @@ std::optional<std::string> kind_name(const std::optional<EventKind>& kind) {
 }
 
 py::dict limits_dict(const Limits& limits) {
+  using cunumpy::profiling::Limit;
   py::dict result;
-  if (auto value = limits.max_nbytes())
-    result["max_nbytes"] = *value;
-  if (auto value = limits.max_count())
-    result["max_count"] = *value;
-  if (auto value = limits.max_total_bytes())
-    result["max_total_bytes"] = *value;
-  if (auto value = limits.blocking())
-    result["blocking"] = *value;
-  if (auto value = limits.implicit())
-    result["implicit"] = *value;
+  const auto set = [&](Limit limit, const auto& value) {
+    if (value)
+      result[py::str(std::string(to_string(limit)))] = *value;
+  };
+  set(Limit::max_nbytes, limits.max_nbytes());
+  set(Limit::max_count, limits.max_count());
+  set(Limit::max_total_bytes, limits.max_total_bytes());
+  set(Limit::blocking, limits.blocking());
+  set(Limit::implicit, limits.implicit());
   return result;
 }
 

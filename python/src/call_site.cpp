@@ -5,7 +5,7 @@
 #include <frameobject.h>
 #include <utility>
 
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 
 namespace cunumpy::python {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 
 namespace cunumpy::python {
 

@@ -270,9 +270,30 @@ py::array pinned_scalar_buffer() {
                    owner);
 }
 
+/// describe_call(api, shape, dtype): how reports describe a call of
+/// cunumpy's, the same text the C++ front end makes.
+std::string describe_call(const std::string& api,
+                          const std::vector<std::int64_t>& shape,
+                          const std::string& dtype) {
+  if (shape.size() > static_cast<std::size_t>(Impl::max_rank))
+    throw py::value_error(
+        "cunumpy.describe_call: a shape of " + std::to_string(shape.size()) +
+        " dimensions; at most " + std::to_string(Impl::max_rank));
+  Impl::ArrayShape array;
+  array.rank = static_cast<int>(shape.size());
+  for (int d = 0; d < array.rank; ++d)
+    array.extents[d] = static_cast<std::size_t>(shape[d]);
+  array.dtype = dtype.c_str(); // read before this function returns
+  return Impl::describe_call(api, &array);
+}
+
 } // namespace
 
 void bind_conversions(py::module_& module) {
+  module.def("describe_call", &describe_call, py::arg("api"), py::arg("shape"),
+             py::arg("dtype"),
+             "'to_cupy(shape=(100000,), dtype=float64)': how reports describe "
+             "a call of cunumpy's, as the C++ front end writes it.");
   module.def("to_device", &to_device, py::arg("source"), py::arg("dtype"),
              py::arg("fortran"), py::arg("api"), py::arg("label") = py::none(),
              "Copies a contiguous host buffer into a new DeviceArray.");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <complex>
 #include <limits>
 #include <mutex>
 #include <new>
@@ -25,20 +26,22 @@
 namespace cunumpy::python {
 namespace {
 
+// The names are the core's (Impl::dtype_name, which reports use).
+using Impl::dtype_name;
 constexpr std::array<DTypeInfo, dtype_count> dtype_table = {{
-    {"bool", 1, 'b', 6, "|b1"},
-    {"int8", 1, 'i', 0, "|i1"},
-    {"int16", 2, 'i', 0, "<i2"},
-    {"int32", 4, 'i', 0, "<i4"},
-    {"int64", 8, 'i', 0, "<i8"},
-    {"uint8", 1, 'u', 1, "|u1"},
-    {"uint16", 2, 'u', 1, "<u2"},
-    {"uint32", 4, 'u', 1, "<u4"},
-    {"uint64", 8, 'u', 1, "<u8"},
-    {"float32", 4, 'f', 2, "<f4"},
-    {"float64", 8, 'f', 2, "<f8"},
-    {"complex64", 8, 'c', 5, "<c8"},
-    {"complex128", 16, 'c', 5, "<c16"},
+    {dtype_name<bool>(), 1, 'b', 6, "|b1"},
+    {dtype_name<std::int8_t>(), 1, 'i', 0, "|i1"},
+    {dtype_name<std::int16_t>(), 2, 'i', 0, "<i2"},
+    {dtype_name<std::int32_t>(), 4, 'i', 0, "<i4"},
+    {dtype_name<std::int64_t>(), 8, 'i', 0, "<i8"},
+    {dtype_name<std::uint8_t>(), 1, 'u', 1, "|u1"},
+    {dtype_name<std::uint16_t>(), 2, 'u', 1, "<u2"},
+    {dtype_name<std::uint32_t>(), 4, 'u', 1, "<u4"},
+    {dtype_name<std::uint64_t>(), 8, 'u', 1, "<u8"},
+    {dtype_name<float>(), 4, 'f', 2, "<f4"},
+    {dtype_name<double>(), 8, 'f', 2, "<f8"},
+    {dtype_name<std::complex<float>>(), 8, 'c', 5, "<c8"},
+    {dtype_name<std::complex<double>>(), 16, 'c', 5, "<c16"},
 }};
 
 std::atomic<SpaceKind> active_space{SpaceKind::device};

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 
 namespace cunumpy::Impl {
 class CopyCompletion;

@@ -10,7 +10,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cunumpy/conversions.hpp>
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/spaces.hpp>
 #include <cunumpy/testing/fake_device.hpp>
 

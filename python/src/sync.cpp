@@ -9,7 +9,7 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 
 #include "call_site.hpp"
 #include "device_array.hpp"

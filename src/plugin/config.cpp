@@ -166,6 +166,10 @@ std::string FileState::changed() const {
   const FileState now = of(path);
   if (!now.existed)
     return {};
+  // Checked at start-up too, but libraries loaded since (the next tool in
+  // the chain, a library the program opened) were not there yet.
+  if (std::string module = loaded_module(path); !module.empty())
+    return module;
   if (!existed)
     return "someone else wrote it during the run, another Kokkos tool or the "
            "program itself; cunumpy does not overwrite it";

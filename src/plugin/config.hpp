@@ -23,7 +23,8 @@ struct FileState {
 
   static FileState of(const std::string& path);
   /// Why the file must not be written now ("" when it may): it was made or
-  /// changed since start-up.
+  /// changed since start-up, or it is a library loaded since (a next tool's:
+  /// writing it would truncate code the process runs).
   std::string changed() const;
 };
 

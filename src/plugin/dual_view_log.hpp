@@ -9,6 +9,7 @@
 
 #include <cunumpy/event.hpp>
 
+#include "dual_view_records.hpp"
 #include "recorder/recorder.hpp"
 
 namespace cunumpy::plugin {
@@ -18,21 +19,8 @@ namespace cunumpy::plugin {
 /// copied nothing and a modify that no sync followed are listed apart.
 class DualViewLog final : public Impl::EventSink {
 public:
-  struct Sync {
-    std::string label;
-    bool to_device = true;
-    bool copied = false;
-    EventKind copy_kind = EventKind::to_device;
-    CallSite site;
-    std::uint64_t count = 0;
-    std::uint64_t nbytes = 0;
-  };
-  struct Modify {
-    std::string label;
-    bool on_device = true;
-    CallSite site;           ///< the last modify
-    std::uint64_t count = 0; ///< modifies since the last sync
-  };
+  using Sync = DualViewSync;
+  using Modify = DualViewModify;
 
   void on_event(const Impl::RawEvent&, const Impl::RecorderLock&) override {}
   void on_dual_view(const Impl::DualViewEvent& event,

@@ -167,13 +167,12 @@ void Plugin::finalize_next() {
 
 bool Plugin::finish() {
   Impl::Recorder& recorder = Impl::Recorder::instance();
+  if (finished_.exchange(true))
+    return failed_.load();
   Report report;
   std::string trace_error;
   {
     const Impl::RecorderLock lock = Impl::lock_recorder(); // every event
-    if (finished_)
-      return failed_;
-    finished_ = true;
     const double end = recorder.now();
     report.program = program_name();
     report.rank = config_.rank;
@@ -206,7 +205,10 @@ bool Plugin::finish() {
   if (config_.advice != profiling::AdviceRecording::off)
     report.advice = budget_->advice(config_.advice_options);
   report.device_spaces = registered_device_spaces();
-  report.unknown_spaces = Impl::unknown_space_copies();
+  {
+    Impl::UnknownSpaceCopies unknown = Impl::unknown_space_copies();
+    report.unknown_spaces = {std::move(unknown.names), unknown.copies};
+  }
   failed_ = report.failed();
 
   if (!trace_error.empty())

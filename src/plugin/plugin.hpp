@@ -1,6 +1,7 @@
 #ifndef CUNUMPY_PLUGIN_PLUGIN_HPP
 #define CUNUMPY_PLUGIN_PLUGIN_HPP
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -66,8 +67,11 @@ private:
   std::mutex metadata_mutex_; ///< Kokkos may declare metadata on any thread
   std::vector<std::pair<std::string, std::string>> metadata_;
   double start_ = 0.0;
-  bool finished_ = false;
-  bool failed_ = false;
+  /// finish() ran, and its verdict: the plugin's own state, not guarded by
+  /// the recorder's lock (finish() runs once, from the caller that took the
+  /// plugin's pointer; a later call returns the verdict).
+  std::atomic<bool> finished_{false};
+  std::atomic<bool> failed_{false};
 };
 
 } // namespace cunumpy::plugin

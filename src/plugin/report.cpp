@@ -307,7 +307,7 @@ nlohmann::json region_json(const RegionNode& node) {
 /// Copies between a host space and a space of unknown name were taken as
 /// host-to-host (not counted): a device space no one named?
 std::string unknown_spaces_note(const Report& report) {
-  const Impl::UnknownSpaceCopies& unknown = report.unknown_spaces;
+  const UnknownSpaces& unknown = report.unknown_spaces;
   if (unknown.copies == 0 || unknown.names.empty())
     return {};
   std::string listed; // the value CUNUMPY_DEVICE_SPACES would need

@@ -9,10 +9,16 @@
 #include <cunumpy/advice.hpp>
 #include <cunumpy/budget_snapshot.hpp>
 
-#include "dual_view_log.hpp"
-#include "recorder/spaces.hpp"
+#include "dual_view_records.hpp"
 
 namespace cunumpy::plugin {
+
+/// Copies taken for host-to-host because a space's name is unknown: the
+/// names, in the order seen, and how many copies that left uncounted.
+struct UnknownSpaces {
+  std::vector<std::string> names;
+  std::uint64_t copies = 0;
+};
 
 /// Everything the plugin reports at the end of a run: plain data, made
 /// under the recorder's lock and formatted after it.
@@ -24,8 +30,7 @@ struct Report {
   double elapsed = 0.0;
   int backtrace_depth = 0;
   std::vector<std::string> device_spaces;
-  /// Copies taken for host-to-host because a space's name is unknown.
-  Impl::UnknownSpaceCopies unknown_spaces;
+  UnknownSpaces unknown_spaces;
 
   std::string budget_path;  ///< "" without CUNUMPY_BUDGET
   std::string budget_error; ///< why the budget file was not used
@@ -45,8 +50,8 @@ struct Report {
   std::vector<profiling::Finding> advice;
   std::size_t advice_top = 3;
 
-  std::vector<DualViewLog::Sync> dual_view_syncs;
-  std::vector<DualViewLog::Modify> unsynced_modifies;
+  std::vector<DualViewSync> dual_view_syncs;
+  std::vector<DualViewModify> unsynced_modifies;
 
   std::string trace_path;
   std::uint64_t trace_dropped = 0;

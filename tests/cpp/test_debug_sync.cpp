@@ -14,11 +14,7 @@ using cunumpy::profiling::Limits;
 using cunumpy::profiling::Rule;
 using cunumpy::profiling::TransferBudget;
 
-/// Debug-sync mode while alive (nested, as the Python context manager).
-struct DebugSync {
-  DebugSync() { cunumpy::Impl::set_debug_sync(true); }
-  ~DebugSync() { cunumpy::Impl::set_debug_sync(false); }
-};
+using cunumpy::profiling::DebugSync;
 
 void kernel(const char* name) {
   Kokkos::parallel_for(

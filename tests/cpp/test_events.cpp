@@ -148,6 +148,26 @@ TEST(SyntheticCopies, ARegisteredDeviceSpaceIsADevice) {
   EXPECT_EQ(counter.device_copy(), 1u);
 }
 
+TEST(SyntheticCopies, AHostSpaceCannotBeRegisteredAsADevice) {
+  // As a device, a host space would turn every host copy into an ignored
+  // device_copy and hide it.
+  for (const char* name : {"Host", "HostSpace", "CudaHostPinned",
+                           "SharedHostPinned", "HIPHostPinned"}) {
+    EXPECT_TRUE(contains(message_of<std::invalid_argument>(
+                             [&] { cunumpy::register_device_space(name); }),
+                         std::string("cunumpy::register_device_space: '") +
+                             name + "' is a host memory space"))
+        << name;
+    EXPECT_EQ(cunumpy::space_side(name), cunumpy::SpaceSide::host) << name;
+  }
+  auto counted = count_transfers();
+  synthetic::copy("Cuda", "Host", 64);
+  synthetic::copy("HostSpace", "Cuda", 32);
+  EXPECT_EQ(counted.counter().to_device(), 1u);
+  EXPECT_EQ(counted.counter().to_host(), 1u);
+  EXPECT_EQ(counted.counter().device_copy(), 0u);
+}
+
 TEST(SyntheticCopies, LongSpaceNamesAreToldApartBeyondTheirStart) {
   // The recorder compares the names of the last pair of spaces quickly;
   // names alike in their first 16 bytes must still be told apart.

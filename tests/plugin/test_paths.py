@@ -4,6 +4,7 @@ the other output, is refused with one line on stderr."""
 
 import os
 import re
+import shutil
 
 from plugin_helpers import one_warning, program_ran, shown
 
@@ -123,6 +124,31 @@ def test_hard_links_and_special_files(case, plugin):
     assert run.status == 0, f"no hang at the end\n{run}"
     one_warning(run, r"^cunumpy: CUNUMPY_REPORT: cannot write .*fifo' \(it is "
                      r"a FIFO, which would block the program at its end\)")
+
+
+def test_next_tool_library_as_output(case, plugin, tool):
+    """The library of the next tool in the chain, loaded after the plugin
+    read its settings, is refused as a report or trace at the end: writing
+    it would truncate code the process runs (SIGBUS)."""
+    next_tool = case.path("libkp_next_tool.so")
+    shutil.copyfile(tool, next_tool)
+    with open(next_tool, "rb") as stream:
+        original = stream.read()
+    chain = f"{plugin};{next_tool}"
+    for variable, said in (("CUNUMPY_REPORT", "; the summary goes to stderr "
+                                              "instead"),
+                           ("CUNUMPY_TRACE", "")):
+        run = case.run(KOKKOS_TOOLS_LIBS=chain, KOKKOS_PROFILE_LIBRARY=chain,
+                       KP_TEST_TOOL_OUTPUT=case.path("tool.txt"),
+                       **{variable: next_tool})
+        assert run.status == 0, f"no SIGBUS with {variable}\n{run}"
+        one_warning(run, rf"^cunumpy: {variable}: cannot write .*"
+                         r"libkp_next_tool\.so' \(it is the library .*"
+                         rf"libkp_next_tool\.so, loaded in this process\){said}")
+        with open(next_tool, "rb") as stream:
+            assert stream.read() == original, \
+                f"the next tool's library is intact after {variable}\n{run}"
+        assert case.tool_counts()["finalize"] == 1, f"the tool ran\n{run}"
 
 
 def test_long_paths_are_excerpted(case):

@@ -83,3 +83,23 @@ def test_regions_without_transfers_folded(case, plugin):
                    CUNUMPY_REPORT_ALL_REGIONS="1", **program_args)
     text = case.read("report.txt")
     assert "'empty 11' (1 call" in text and "not listed" not in text, text
+
+
+def test_region_lists_are_capped(case, plugin):
+    """A message that lists region names shows the closest ten and says how
+    many more ran: a program of thousands of regions gets one short line."""
+    run = case.run(["--steps", "3", "--empty-regions", "300"],
+                   KOKKOS_TOOLS_LIBS=plugin, KOKKOS_PROFILE_LIBRARY=plugin,
+                   CUNUMPY_BUDGET=case.write(
+                       "typo.toml", "[phases.empty_1]\nallow.to_device = {}\n"))
+    assert run.status == 0, f"a broken rule does not change the status\n{run}"
+    lines = [line for line in run.cunumpy_lines()
+             if "regions and phases that ran:" in line]
+    assert len(lines) == 1, f"one line lists the regions\n{run}"
+    names = lines[0].split("ran: ", 1)[1]
+    assert names.startswith("'empty 1', "), \
+        f"the closest name first\n{lines[0]}"
+    # 301 regions ran: 'step' and the 300 empty ones ('output' comes every
+    # fifth step).
+    assert names.count("'") == 20 and names.endswith(" and 291 more"), \
+        f"ten names, then the count of the others\n{lines[0]}"

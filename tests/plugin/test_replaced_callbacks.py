@@ -84,15 +84,16 @@ def test_region_counter(case, plugin, tool):
 
 
 def test_again(case, plugin, tool):
-    """A tool that sets its callback again at every step: one line, every
-    step's copy counted as lost, the copies after each repair counted."""
+    """A tool that sets its callback again at every step: one line, and
+    every copy either counted or counted as lost, never missing."""
     run, report = run_replacing(case, plugin, tool, "again")
     check_not_ok(report, run)
     assert len(replacement_notes(run)) == 1, f"said once\n{run}"
-    # Each step's copy went to the counter only, unless cunumpy noticed at
-    # the region push before it; the outputs come after a repair.
-    assert lost_copies(report) >= STEPS - 1 and \
-        count(report["total"], "to_device") + lost_copies(report) == \
+    # Each step's copy went to the counter only (a loss, when its end
+    # reaches cunumpy) unless cunumpy noticed at the region push before it,
+    # which it checks at most once a millisecond: how many of each depends
+    # on the machine's speed, their sum does not.
+    assert count(report["total"], "to_device") + lost_copies(report) == \
         STEPS + 2, f"{shown(report['total'])}\n{shown(report['losses'])}"
     assert counted(run, "counter") == STEPS + 2, \
         f"the counter got every copy\n{run}"

@@ -122,6 +122,23 @@ def test_stderr_summary(case):
             f"the summary says: {needle}\n{run}"
 
 
+def test_host_space_as_device_is_refused(case):
+    """A host space in CUNUMPY_DEVICE_SPACES would make every host copy an
+    ignored device_copy: it is left out with one line, the others kept."""
+    run = case.run(["--probes", "2"], CUNUMPY_REPORT="report.json",
+                   CUNUMPY_DEVICE_SPACES="HostSpace, FakeDevice")
+    program_ran(run)
+    one_warning(run, r"^cunumpy: CUNUMPY_DEVICE_SPACES: 'HostSpace' is a host "
+                     r"memory space; as a device it would turn every host "
+                     r"copy into an ignored device_copy and hide it .*; it is "
+                     r"left out$")
+    report = case.json("report.json", run)
+    assert (report["total"]["transfers"] == 221 and
+            report["device_spaces"] == ["FakeDevice"]), \
+        ("FakeDevice's copies counted, HostSpace not a device\n" +
+         shown({key: report[key] for key in ("device_spaces", "total")}))
+
+
 def test_unknown_device_space(case):
     """Without CUNUMPY_DEVICE_SPACES, FakeDevice is a name cunumpy does not
     know: its copies are taken as host-to-host, and every report says so,

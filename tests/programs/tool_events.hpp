@@ -22,10 +22,19 @@ namespace KT = Kokkos::Tools::Experimental;
 /// deep_copy (no fence: on Kokkos 4 it is a copy the host did not wait for).
 inline void copy_to_device(std::uint64_t bytes = 8) {
   static double data[8];
-  Kokkos::Tools::beginDeepCopy(Kokkos::Tools::make_space_handle("Cuda"),
-                               "device", data,
-                               Kokkos::Tools::make_space_handle("Host"),
-                               "host", data, bytes);
+  Kokkos::Tools::beginDeepCopy(
+      Kokkos::Tools::make_space_handle("Cuda"), "device", data,
+      Kokkos::Tools::make_space_handle("Host"), "host", data, bytes);
+  Kokkos::Tools::endDeepCopy();
+}
+
+/// One copy of `bytes` from a "Cuda" space to the host, as Kokkos reports a
+/// deep_copy without its fence.
+inline void copy_to_host(std::uint64_t bytes = 8) {
+  static double data[8];
+  Kokkos::Tools::beginDeepCopy(Kokkos::Tools::make_space_handle("Host"), "host",
+                               data, Kokkos::Tools::make_space_handle("Cuda"),
+                               "device", data, bytes);
   Kokkos::Tools::endDeepCopy();
 }
 
@@ -40,7 +49,7 @@ inline void kernel() {
   Kokkos::parallel_for(
       "tool_events::kernel",
       Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, 4),
-      KOKKOS_LAMBDA(int) {});
+      KOKKOS_LAMBDA(int){});
 }
 
 inline void dual_view_events() {

@@ -11,7 +11,7 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 
 namespace cunumpy::Impl {
 

@@ -116,7 +116,8 @@ profiling::Limits parse_limits(const std::string& source,
     if (!limit)
       fail(source, value, limit_key,
            "unknown limit (expected " + rule_limit_names() + ")");
-    if (const FieldProblem problem = set_limit(limits, *limit, limit_value(value)))
+    if (const FieldProblem problem =
+            set_limit(limits, *limit, limit_value(value)))
       fail(source, value, limit_key, problem.text);
   }
   return limits;

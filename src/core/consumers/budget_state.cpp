@@ -89,7 +89,7 @@ accumulate(const BudgetState& state, const Resolution& resolution,
     const std::uint32_t phase = resolution.phase_of[i];
     PhaseTotals& totals = totals_of(
         phase == 0 ? std::string_view() : name_of(state.nodes[phase], lock));
-    totals.counter.merge(node.own, false);
+    totals.counter.merge(node.own, lock, false);
     if (events_kept > 0)
       totals.events.insert(totals.events.end(), node.own.ring.begin(),
                            node.own.ring.end());
@@ -107,7 +107,7 @@ accumulate(const BudgetState& state, const Resolution& resolution,
     }
   }
   for (auto& entry : phases)
-    entry.second.counter.reorder();
+    entry.second.counter.reorder(lock);
   if (events_kept > 0) {
     for (auto& [name, totals] : phases) {
       auto& events = totals.events;
@@ -332,7 +332,7 @@ std::uint32_t BudgetState::child(std::uint32_t parent, std::uint32_t name) {
 void BudgetState::on_event(const RawEvent& event, const RecorderLock& lock) {
   if (!started)
     return;
-  nodes[current()].own.add(event);
+  nodes[current()].own.add(event, lock);
   if (advice)
     advice->on_event(event, lock);
 }
@@ -401,7 +401,8 @@ void BudgetState::close_phase(std::uint64_t token, const RecorderLock&) {
   }
 }
 
-void BudgetState::set_rule(const std::string& name, profiling::Rule rule) {
+void BudgetState::set_rule(const std::string& name, profiling::Rule rule,
+                           const RecorderLock&) {
   auto [found, inserted] = rule_index.try_emplace(name, rules.size());
   if (inserted)
     rules.emplace_back(name, std::move(rule));
@@ -409,7 +410,8 @@ void BudgetState::set_rule(const std::string& name, profiling::Rule rule) {
     rules[found->second].second = std::move(rule);
 }
 
-const profiling::Rule* BudgetState::rule(const std::string& name) const {
+const profiling::Rule* BudgetState::rule(const std::string& name,
+                                         const RecorderLock&) const {
   const auto found = rule_index.find(name);
   return found == rule_index.end() ? nullptr : &rules[found->second].second;
 }
@@ -422,14 +424,14 @@ void BudgetState::phase_counter(const std::string& name, CounterState& into,
   auto phases = accumulate(*this, resolution, into.max_events, lock);
   const auto refresh = std::move(into.refresh);
   const std::size_t max_events = into.max_events;
-  into.clear();
+  into.clear(lock);
   const auto found = phases.find(name);
   if (found != phases.end()) {
-    into.merge(found->second.counter);
+    into.merge(found->second.counter, lock);
     into.ring = std::move(found->second.events);
     into.ring_next = 0;
     into.dropped =
-        found->second.counter.total() +
+        found->second.counter.total(lock) +
         found->second.counter.totals[index_of(EventKind::sync)].count -
         into.ring.size();
     if (calls != nullptr)
@@ -450,7 +452,8 @@ std::uint64_t BudgetState::calls(const std::string& name,
   return result;
 }
 
-profiling::TransferCounter& BudgetState::view(const std::string& name) {
+profiling::TransferCounter& BudgetState::view(const std::string& name,
+                                              const RecorderLock&) {
   auto& counter = views[name];
   if (!counter) {
     counter = std::make_unique<profiling::TransferCounter>(events_kept);
@@ -467,22 +470,22 @@ profiling::TransferCounter& BudgetState::view(const std::string& name) {
   return *counter;
 }
 
-profiling::TransferCounter& BudgetState::total_view() {
+profiling::TransferCounter& BudgetState::total_view(const RecorderLock&) {
   if (!total) {
     total = std::make_unique<profiling::TransferCounter>(events_kept);
     CounterAccess::state(*total)->advise =
         [this](const profiling::AdviceOptions& options,
                const RecorderLock& lock) { return findings(options, lock); };
     CounterAccess::state(*total)->refresh = [this](CounterState& state,
-                                                   const RecorderLock&) {
+                                                   const RecorderLock& lock) {
       const auto refresh = std::move(state.refresh);
-      state.clear();
+      state.clear(lock);
       std::vector<RawEvent> events;
       for (const Node& node : nodes) {
-        state.merge(node.own, false);
+        state.merge(node.own, lock, false);
         events.insert(events.end(), node.own.ring.begin(), node.own.ring.end());
       }
-      state.reorder();
+      state.reorder(lock);
       std::stable_sort(events.begin(), events.end(),
                        [](const RawEvent& a, const RawEvent& b) {
                          return a.start < b.start;
@@ -490,7 +493,7 @@ profiling::TransferCounter& BudgetState::total_view() {
       if (events.size() > state.max_events)
         events.erase(events.begin(),
                      events.end() - static_cast<long>(state.max_events));
-      state.dropped = state.total() +
+      state.dropped = state.total(lock) +
                       state.totals[index_of(EventKind::sync)].count -
                       events.size();
       state.ring = std::move(events);
@@ -553,15 +556,15 @@ BudgetState::snapshot(const RecorderLock& lock) const {
   {
     CounterState all(0);
     for (const Node& node : nodes)
-      all.merge(node.own, false);
-    all.reorder();
+      all.merge(node.own, lock, false);
+    all.reorder(lock);
     result.total_sites = all.summaries(lock);
   }
 
   const auto summary_of = [&](const std::string& name) {
     profiling::PhaseSummary summary;
     summary.name = name;
-    if (const Rule* found = rule(name))
+    if (const Rule* found = rule(name, lock))
       summary.rule = *found;
     summary.broken = std::any_of(
         result.violations.begin(), result.violations.end(),

@@ -25,7 +25,8 @@ namespace cunumpy::Impl {
 /// own events, the open nodes, and the rules. Which phase an event counts
 /// in is decided when the budget is read, from the tree and the phase names
 /// known then (rules may come after the run). A sink of the recorder; every
-/// member is read and written under the recorder's mutex.
+/// member is read and written under the recorder's mutex, and every function
+/// takes the lock's token.
 struct BudgetState final : EventSink {
   struct Node {
     explicit Node(std::size_t events_kept) : own(events_kept) {}
@@ -71,8 +72,10 @@ struct BudgetState final : EventSink {
   std::uint64_t open_phase(const std::string& name, const RecorderLock& lock);
   void close_phase(std::uint64_t token, const RecorderLock& lock);
   /// Sets the rule of phase `name`, replacing an earlier one in its place.
-  void set_rule(const std::string& name, profiling::Rule rule);
-  const profiling::Rule* rule(const std::string& name) const;
+  void set_rule(const std::string& name, profiling::Rule rule,
+                const RecorderLock& lock);
+  const profiling::Rule* rule(const std::string& name,
+                              const RecorderLock& lock) const;
 
   /// The phases (in report order), their events, the violations: what every
   /// reader needs, made in one walk of the tree.
@@ -89,8 +92,9 @@ struct BudgetState final : EventSink {
   void phase_counter(const std::string& name, CounterState& into,
                      std::uint64_t* calls, const RecorderLock& lock) const;
   /// A live view of phase `name` (TransferBudget::operator[]).
-  profiling::TransferCounter& view(const std::string& name);
-  profiling::TransferCounter& total_view();
+  profiling::TransferCounter& view(const std::string& name,
+                                   const RecorderLock& lock);
+  profiling::TransferCounter& total_view(const RecorderLock& lock);
   std::uint64_t calls(const std::string& name, const RecorderLock& lock) const;
 
   /// Nodes beyond this are not made: a program naming its regions after the

@@ -71,14 +71,16 @@ struct Aggregate {
 };
 
 /// What a TransferCounter holds. Written by the recorder and read by the
-/// counter's accessors, both under the recorder's mutex.
+/// counter's accessors, both under the recorder's mutex: its functions take
+/// the lock's token, and its data members are touched only inside them or
+/// by code that holds one.
 struct CounterState final : EventSink {
   explicit CounterState(
       std::size_t max_events,
       profiling::AdviceRecording recording = profiling::AdviceRecording::off);
 
   void on_event(const RawEvent& event, const RecorderLock& lock) override {
-    add(event);
+    add(event, lock);
     if (advice)
       advice->on_event(event, lock);
   }
@@ -106,13 +108,14 @@ struct CounterState final : EventSink {
   bool wants_contents() const override {
     return advice != nullptr && advice->contents();
   }
-  void add(const RawEvent& event);
+  void add(const RawEvent& event, const RecorderLock& lock);
   /// Adds `other`'s totals, aggregates and losses (not its raw events). The
   /// order of the aggregates then follows their first events' times; many
   /// merges in a row can leave that to one reorder() at the end.
-  void merge(const CounterState& other, bool reorder_sites = true);
-  void reorder();
-  void clear();
+  void merge(const CounterState& other, const RecorderLock& lock,
+             bool reorder_sites = true);
+  void reorder(const RecorderLock& lock);
+  void clear(const RecorderLock& lock);
 
   /// Per-site summaries merged by resolved call site, in first-seen order.
   std::vector<profiling::SiteSummary> summaries(const RecorderLock& lock) const;
@@ -120,7 +123,7 @@ struct CounterState final : EventSink {
   std::string report(const RecorderLock& lock) const;
   std::vector<Event> events(const RecorderLock& lock) const;
 
-  std::uint64_t total() const;
+  std::uint64_t total(const RecorderLock& lock) const;
 
   /// Aggregates beyond this are merged into one "(other sites)" entry, so a
   /// counter stays small even when descriptions vary without bound.

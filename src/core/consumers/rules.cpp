@@ -4,11 +4,11 @@
 #include <stdexcept>
 #include <string>
 
+#include <cunumpy/impl/rule_fields.hpp>
 #include <cunumpy/transfer_budget.hpp>
 
 #include "consumers/budget_state.hpp"
 #include "consumers/counter_state.hpp"
-#include <cunumpy/impl/rule_fields.hpp>
 
 namespace cunumpy {
 namespace profiling {
@@ -152,7 +152,9 @@ std::string rule_limit_names() {
   std::string text;
   const std::size_t count = std::size(rule_limits);
   for (std::size_t i = 0; i < count; ++i)
-    text += std::string(i == 0 ? "" : i + 1 == count ? " or " : ", ") +
+    text += std::string(i == 0           ? ""
+                        : i + 1 == count ? " or "
+                                         : ", ") +
             std::string(to_string(rule_limits[i]));
   return text;
 }

@@ -1,7 +1,7 @@
 #include <stdexcept>
 
 #include <cunumpy/budget_snapshot.hpp>
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/transfer_budget.hpp>
 #include <cunumpy/transfer_error.hpp>
 
@@ -42,7 +42,7 @@ TransferCounter& PhaseScope::counter() {
     throw std::logic_error("cunumpy::PhaseScope::counter: phase '" + name_ +
                            "' was closed");
   const RecorderLock lock = lock_recorder();
-  return state_->view(name_);
+  return state_->view(name_, lock);
 }
 
 TransferBudget::TransferBudget(bool started)
@@ -82,7 +82,7 @@ void set_rules(Impl::BudgetState& state,
                std::vector<std::pair<std::string, Rule>> rules) {
   const RecorderLock lock = lock_recorder();
   for (auto& [name, rule] : rules)
-    state.set_rule(name, std::move(rule));
+    state.set_rule(name, std::move(rule), lock);
 }
 } // namespace
 
@@ -126,7 +126,7 @@ PhaseScope TransferBudget::phase(std::string name) {
 
 TransferCounter& TransferBudget::operator[](const std::string& name) {
   const RecorderLock lock = lock_recorder();
-  return state_->view(name);
+  return state_->view(name, lock);
 }
 
 std::uint64_t TransferBudget::calls(const std::string& name) const {
@@ -142,13 +142,13 @@ std::vector<std::string> TransferBudget::phases() const {
 TransferBudget& TransferBudget::require(const std::string& name, Rule rule) {
   Impl::validate_rule(name, rule, "cunumpy::TransferBudget::require: ");
   const RecorderLock lock = lock_recorder();
-  state_->set_rule(name, std::move(rule));
+  state_->set_rule(name, std::move(rule), lock);
   return *this;
 }
 
 std::optional<Rule> TransferBudget::rule(const std::string& name) const {
   const RecorderLock lock = lock_recorder();
-  if (const Rule* found = state_->rule(name))
+  if (const Rule* found = state_->rule(name, lock))
     return *found;
   return std::nullopt;
 }
@@ -182,7 +182,7 @@ TransferBudget::advice(const AdviceOptions& options) const {
 
 TransferCounter& TransferBudget::total() {
   const RecorderLock lock = lock_recorder();
-  return state_->total_view();
+  return state_->total_view(lock);
 }
 
 } // namespace cunumpy::profiling

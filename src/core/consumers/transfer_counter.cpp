@@ -4,7 +4,7 @@
 #include <tuple>
 
 #include <cunumpy/assert_no_transfers.hpp>
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/transfer_counter.hpp>
 
 #include "consumers/counter_state.hpp"
@@ -93,7 +93,7 @@ CounterState::CounterState(std::size_t max_events,
         recording == profiling::AdviceRecording::contents);
 }
 
-void CounterState::add(const RawEvent& event) {
+void CounterState::add(const RawEvent& event, const RecorderLock&) {
   KindTotals& kind = totals[index_of(event.kind)];
   ++kind.count;
   kind.nbytes += event.nbytes;
@@ -138,7 +138,8 @@ void CounterState::add(const RawEvent& event) {
   }
 }
 
-void CounterState::merge(const CounterState& other, bool reorder_sites) {
+void CounterState::merge(const CounterState& other, const RecorderLock& lock,
+                         bool reorder_sites) {
   for (std::size_t i = 0; i < totals.size(); ++i) {
     KindTotals& into = totals[i];
     const KindTotals& from = other.totals[i];
@@ -163,10 +164,10 @@ void CounterState::merge(const CounterState& other, bool reorder_sites) {
   dropped += other.dropped;
   losses.merge(other.losses);
   if (reorder_sites)
-    reorder();
+    reorder(lock);
 }
 
-void CounterState::reorder() {
+void CounterState::reorder(const RecorderLock&) {
   std::vector<Aggregate*> by_time;
   by_time.reserve(aggregates.size());
   for (auto& entry : aggregates)
@@ -180,7 +181,7 @@ void CounterState::reorder() {
     aggregate->order = next_order++;
 }
 
-void CounterState::clear() {
+void CounterState::clear(const RecorderLock&) {
   totals = {};
   last_aggregate = nullptr;
   aggregates.clear();
@@ -193,7 +194,7 @@ void CounterState::clear() {
     advice->clear();
 }
 
-std::uint64_t CounterState::total() const {
+std::uint64_t CounterState::total(const RecorderLock&) const {
   return transfers(totals);
 }
 
@@ -319,8 +320,8 @@ TransferCounter&
 TransferCounter::operator=(TransferCounter&&) noexcept = default;
 
 std::uint64_t TransferCounter::total() const {
-  return read(state_, [](const CounterState& s, const RecorderLock&) {
-    return s.total();
+  return read(state_, [](const CounterState& s, const RecorderLock& lock) {
+    return s.total(lock);
   });
 }
 std::uint64_t TransferCounter::count(EventKind kind) const {
@@ -422,7 +423,7 @@ void TransferCounter::clear() {
         "cunumpy::TransferCounter::clear: this counter is a phase of a "
         "TransferBudget and shows what the budget counted; it cannot be "
         "cleared on its own");
-  state_->clear();
+  state_->clear(lock);
 }
 
 namespace {

@@ -2,7 +2,7 @@
 // the call's description for the events inside), SyncScope (a wait counted
 // once) and markers.
 
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 
 #include "recorder/recorder.hpp"
 #include "recorder/thread_state.hpp"

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 
 #include "call_sites/call_sites.hpp"
 #include "recorder/clock.hpp"

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include <cunumpy/impl/recorder.hpp>
+#include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/space_names.hpp>
 
 #include "call_sites/call_sites.hpp"

@@ -1,5 +1,5 @@
-#ifndef CUNUMPY_IMPL_RECORDER_HPP
-#define CUNUMPY_IMPL_RECORDER_HPP
+#ifndef CUNUMPY_IMPL_API_SCOPE_HPP
+#define CUNUMPY_IMPL_API_SCOPE_HPP
 
 // The part of the recorder that inline front-end code needs: installing the
 // Kokkos Tools hooks and attributing the events a cunumpy call causes to the
