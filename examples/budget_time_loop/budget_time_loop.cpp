@@ -62,7 +62,10 @@ int main(int argc, char* argv[]) {
       rules_file = argv[++i];
   }
 
-  TransferBudget budget(false); // setup is not counted
+  cunumpy::profiling::BudgetOptions options;
+  options.started = false; // setup is not counted
+  options.advice = cunumpy::profiling::AdviceRecording::on; // for advice()
+  TransferBudget budget(options);
   auto integrate =
       budget.count("integrate", [&](double dt) { model.integrate(dt); });
   budget.start();

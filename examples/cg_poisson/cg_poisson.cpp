@@ -248,7 +248,9 @@ int main(int argc, char** argv) {
               options.blocking_read ? "blocking reads"
                                     : "reads one iteration late");
 
-  TransferBudget budget;
+  cunumpy::profiling::BudgetOptions budget_options;
+  budget_options.advice = cunumpy::profiling::AdviceRecording::on;
+  TransferBudget budget(budget_options);
   const Result result = solve(options, budget);
   std::printf("%s in %d iterations: relative residual %.3e (recomputed on "
               "the host: %.3e)\n",

@@ -71,13 +71,20 @@ int main(int argc, char* argv[]) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 900;
   HostState state("state", n);
 
-  auto wrong = cunumpy::profiling::count_transfers();
+  // Counters that record what advice() needs (off by default).
+  using cunumpy::profiling::AdviceRecording;
+  using cunumpy::profiling::TransferCounter;
+  TransferCounter wrong_counter(TransferCounter::default_max_events,
+                                AdviceRecording::on);
+  TransferCounter right_counter(TransferCounter::default_max_events,
+                                AdviceRecording::on);
+  auto wrong = cunumpy::profiling::count_transfers(wrong_counter);
   wrong_way(state, steps, 1e-3);
   wrong.stop();
   std::printf("wrong way: %s\n", wrong.counter().report().c_str());
   print_advice("wrong way", wrong.counter());
 
-  auto right = cunumpy::profiling::count_transfers();
+  auto right = cunumpy::profiling::count_transfers(right_counter);
   right_way(state, steps, 1e-3);
   right.stop();
   std::printf("right way: %s\n", right.counter().report().c_str());

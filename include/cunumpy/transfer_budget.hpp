@@ -221,8 +221,9 @@ struct BudgetOptions {
   /// Raw events each phase's counter keeps (TransferCounter::events); 0
   /// keeps none, as the plugin, which reports aggregates only.
   std::size_t events_kept = TransferCounter::default_max_events;
-  /// What is recorded for advice() (see TransferCounter).
-  AdviceRecording advice = AdviceRecording::on;
+  /// What is recorded for advice() (see TransferCounter): nothing by
+  /// default.
+  AdviceRecording advice = AdviceRecording::off;
 };
 
 /// Counts transfers per named phase and checks a rule for each, so that a

@@ -74,11 +74,11 @@ def count_transfers(
     """A context manager counting the copies, markers and syncs of every
     thread while the block runs, with the file and line that caused them;
     yields the TransferCounter. With `counter`, adds the events to it
-    (accumulates over several blocks). Blocks nest. `advice` ("on" by
-    default, "off", or "contents" to hash the host side of every copy) is
+    (accumulates over several blocks). Blocks nest. `advice` ("off" by
+    default, "on", or "contents" to hash the host side of every copy) is
     what a new counter records for counter.advice().
 
-        with xp.profiling.count_transfers() as counter:
+        with xp.profiling.count_transfers(advice="on") as counter:
             step(state, dt)
         print(counter.report())
         for finding in counter.advice():
@@ -214,7 +214,7 @@ class TransferBudget(_core.TransferBudget):
     TransferBudget.from_file(path) or budget.require_file(path).
     """
 
-    def __init__(self, started: bool = True, advice: str = "on") -> None:
+    def __init__(self, started: bool = True, advice: str = "off") -> None:
         if not isinstance(started, bool):
             raise TypeError(
                 f"TransferBudget: started must be True or False, not "
@@ -224,7 +224,7 @@ class TransferBudget(_core.TransferBudget):
 
     @classmethod
     def from_file(
-        cls, path: str | os.PathLike[str], started: bool = True, advice: str = "on"
+        cls, path: str | os.PathLike[str], started: bool = True, advice: str = "off"
     ) -> TransferBudget:
         """A budget with the rules of the TOML rule file at `path`."""
         budget = cls(started=started, advice=advice)

@@ -6,6 +6,7 @@
 #include <optional>
 #include <pybind11/stl.h>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -266,7 +267,7 @@ void bind_budget(py::module_& module) {
                  started, TransferCounter::default_max_events,
                  parse_recording(advice, "TransferBudget")});
            }),
-           py::arg("started") = true, py::arg("advice") = "on")
+           py::arg("started") = true, py::arg("advice") = "off")
       .def("start", &TransferBudget::start,
            "Counting starts (again); phases entered before are not counted.")
       .def("stop", &TransferBudget::stop,
@@ -326,8 +327,16 @@ void bind_budget(py::module_& module) {
       .def(
           "advice",
           [](const TransferBudget& budget, const py::kwargs& thresholds) {
-            return budget.advice(
-                advice_options(thresholds, "TransferBudget.advice"));
+            const auto options =
+                advice_options(thresholds, "TransferBudget.advice");
+            try {
+              return budget.advice(options);
+            } catch (const std::logic_error&) {
+              throw std::runtime_error(
+                  "TransferBudget.advice: this budget records nothing for "
+                  "advice (advice='off', the default); make it with "
+                  "TransferBudget(advice='on')");
+            }
           },
           "What the counted events say is worth changing: a list of "
           "Finding, largest estimated saving first, each with the phase its "

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <pybind11/stl.h>
+#include <stdexcept>
 #include <string>
 
 #include <cunumpy/assert_no_transfers.hpp>
@@ -181,7 +182,7 @@ void bind_profiling(py::module_& module) {
                  max_events, parse_recording(advice, "TransferCounter"));
            }),
            py::arg("max_events") = TransferCounter::default_max_events,
-           py::arg("advice") = "on")
+           py::arg("advice") = "off")
       .def_property_readonly("total", &TransferCounter::total,
                              "Copies and markers (syncs excluded).")
       .def_property_readonly("to_host", &TransferCounter::to_host)
@@ -240,13 +241,22 @@ void bind_profiling(py::module_& module) {
       .def(
           "advice",
           [](const TransferCounter& counter, const py::kwargs& thresholds) {
-            return counter.advice(
-                advice_options(thresholds, "TransferCounter.advice"));
+            const auto options =
+                advice_options(thresholds, "TransferCounter.advice");
+            try {
+              return counter.advice(options);
+            } catch (const std::logic_error&) {
+              throw std::runtime_error(
+                  "TransferCounter.advice: this counter records nothing for "
+                  "advice (advice='off', the default); count with "
+                  "count_transfers(advice='on') or "
+                  "TransferCounter(advice='on')");
+            }
           },
           "What the counted events say is worth changing: a list of "
           "Finding, largest estimated saving first. Keyword arguments set "
           "the thresholds (cunumpy._core.advice_thresholds). RuntimeError "
-          "for a counter made with advice='off'.")
+          "for a counter made with advice='off', the default.")
       .def("__repr__", [](const TransferCounter& c) {
         return "<TransferCounter total=" + std::to_string(c.total()) +
                " to_host=" + std::to_string(c.to_host()) +
@@ -270,7 +280,7 @@ void bind_profiling(py::module_& module) {
         if (!counter)
           counter = std::make_shared<TransferCounter>(
               TransferCounter::default_max_events,
-              advice.is_none() ? profiling::AdviceRecording::on
+              advice.is_none() ? profiling::AdviceRecording::off
                                : parse_recording(advice, "count_transfers"));
         else if (!advice.is_none())
           throw py::type_error(

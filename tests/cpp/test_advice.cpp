@@ -43,6 +43,19 @@ using cunumpy::profiling::Rule;
 using cunumpy::profiling::TransferBudget;
 using cunumpy::profiling::TransferCounter;
 
+/// A counter and budget options that record what advice() needs (counters
+/// and budgets record nothing for it by default).
+TransferCounter advised() {
+  return TransferCounter(TransferCounter::default_max_events,
+                         AdviceRecording::on);
+}
+cunumpy::profiling::BudgetOptions advised_budget(bool started = true) {
+  cunumpy::profiling::BudgetOptions options;
+  options.started = started;
+  options.advice = AdviceRecording::on;
+  return options;
+}
+
 /// Waits `seconds` on the host, spinning: the measured time of the copy or
 /// fence around it.
 void busy_wait(double seconds) {
@@ -184,7 +197,7 @@ double best_bandwidth(const std::vector<cunumpy::Event>& events) {
 // Rule 1: copies from or to pageable memory, against page-locked ones.
 
 TEST(AdvicePageable, LargeCopiesFromPageableMemoryAreComparedWithPinnedOnes) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   constexpr std::uint64_t mib = 1u << 20;
   int pinned_line = 0;
@@ -231,7 +244,7 @@ TEST(AdvicePageable, LargeCopiesFromPageableMemoryAreComparedWithPinnedOnes) {
 }
 
 TEST(AdvicePageable, CopiesThroughPinnedMemoryGiveNoFinding) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   for (int call = 0; call < 12; ++call) {
     Region step("step");
@@ -245,7 +258,7 @@ TEST(AdvicePageable, CopiesThroughPinnedMemoryGiveNoFinding) {
 }
 
 TEST(AdvicePageable, WithoutAPinnedCopyTheSavingIsNotEstimated) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   int line = 0;
   for (int call = 0; call < 12; ++call) {
@@ -302,7 +315,7 @@ TEST(AdvicePageable, PageLockedSpacesAreKnownByTheirNames) {
   options.pinned_bandwidth = 1e9; // 1 MiB in about 1 ms
   for (const SpaceNames& pair : pairs) {
     SCOPED_TRACE(std::string(pair.host) + " <-> " + pair.device);
-    TransferCounter counter;
+    TransferCounter counter = advised();
     {
       auto counted = count_transfers(counter);
       for (int call = 0; call < 3; ++call) {
@@ -322,7 +335,7 @@ TEST(AdvicePageable, PageLockedSpacesAreKnownByTheirNames) {
 // Rule 2: round trips.
 
 TEST(AdviceRoundTrips, TheSameAllocationThereAndBackInEveryCall) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   int up = 0;
   int down = 0;
@@ -364,7 +377,7 @@ TEST(AdviceRoundTrips, TheSameAllocationThereAndBackInEveryCall) {
 }
 
 TEST(AdviceRoundTrips, BackAndUpOutsideEveryRegionCountsRepetitions) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   int down = 0;
   int up = 0;
@@ -386,7 +399,7 @@ TEST(AdviceRoundTrips, BackAndUpOutsideEveryRegionCountsRepetitions) {
 }
 
 TEST(AdviceRoundTrips, CopiesAtTheBoundariesGiveNoFinding) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   ADVICE_COPY("Cuda", address(0), "Host", address(1), 800000, 200e-6);
   for (int call = 0; call < 12; ++call) {
@@ -398,7 +411,7 @@ TEST(AdviceRoundTrips, CopiesAtTheBoundariesGiveNoFinding) {
   EXPECT_TRUE(of_rule(counter.advice(), AdviceRule::round_trip).empty())
       << all_text(counter.advice());
   // A pattern of fewer calls than min_calls is not one either.
-  TransferCounter few;
+  TransferCounter few = advised();
   auto counted_few = count_transfers(few);
   for (int call = 0; call < 5; ++call) {
     Region step("step");
@@ -415,7 +428,7 @@ TEST(AdviceRoundTrips, CopiesAtTheBoundariesGiveNoFinding) {
 // Rule 3: blocking small reads in a loop.
 
 TEST(AdviceBlockingReads, AScalarReadInEveryIterationWaitsEveryTime) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   int line = 0;
   for (int iteration = 0; iteration < 20; ++iteration) {
@@ -446,7 +459,7 @@ TEST(AdviceBlockingReads, AReadTheHostDoesNotWaitForGivesNoFinding) {
   if constexpr (!synthetic::kokkos_reports_fences)
     GTEST_SKIP() << "Kokkos 3 reports no fences: every raw copy blocks "
                     "there (the fake device's test covers to_host_async)";
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   for (int iteration = 0; iteration < 20; ++iteration) {
     Region iterate("iterate");
@@ -460,7 +473,7 @@ TEST(AdviceBlockingReads, AReadTheHostDoesNotWaitForGivesNoFinding) {
 // Rule 5: many small copies from one line.
 
 TEST(AdviceSmallCopies, ManyLatencyBoundCopiesPerCallFromOneLine) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   int line = 0;
   for (int call = 0; call < 3; ++call) {
@@ -490,7 +503,7 @@ TEST(AdviceSmallCopies, ManyLatencyBoundCopiesPerCallFromOneLine) {
 }
 
 TEST(AdviceSmallCopies, OnePackedCopyPerCallGivesNoFinding) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   for (int call = 0; call < 3; ++call) {
     Region assemble("assemble");
@@ -503,7 +516,7 @@ TEST(AdviceSmallCopies, OnePackedCopyPerCallGivesNoFinding) {
 // Rule 4: fresh host buffers (Kokkos' allocation callbacks tell).
 
 TEST(AdviceFreshBuffers, ACopyIntoABufferAllocatedForItInEveryCall) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   constexpr std::uint64_t size = 8u << 20;
   const auto host = Kokkos::Tools::make_space_handle("Host");
@@ -547,7 +560,7 @@ TEST(AdviceFreshBuffers, ACopyIntoABufferAllocatedForItInEveryCall) {
 }
 
 TEST(AdviceFreshBuffers, ABufferAllocatedOnceGivesNoFinding) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   constexpr std::uint64_t size = 8u << 20;
   const auto host = Kokkos::Tools::make_space_handle("Host");
@@ -566,7 +579,7 @@ TEST(AdviceFreshBuffers, ABufferAllocatedOnceGivesNoFinding) {
 // Rule 6: DualView ping-pong, and syncs that copy nothing.
 
 TEST(AdviceDualViews, ADualViewSyncedBothWaysInEveryCall) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   int to_device = 0;
   int to_host = 0;
@@ -602,7 +615,7 @@ TEST(AdviceDualViews, ADualViewSyncedBothWaysInEveryCall) {
 }
 
 TEST(AdviceDualViews, SyncsAtTheBoundariesGiveNoFinding) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   ADVICE_DUAL_VIEW_SYNC("particles", true, address(2), address(3), 65536,
                         150e-6);
@@ -617,7 +630,7 @@ TEST(AdviceDualViews, SyncsAtTheBoundariesGiveNoFinding) {
 }
 
 TEST(AdviceDualViews, ASyncThatCopiesNothingInEveryCall) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   int line = 0;
   for (int call = 0; call < 12; ++call) {
@@ -638,7 +651,7 @@ TEST(AdviceDualViews, ASyncThatCopiesNothingInEveryCall) {
 }
 
 TEST(AdviceDualViews, ASyncThatCopiesWhatTheHostChangedGivesNoFinding) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   for (int call = 0; call < 12; ++call) {
     Region step("step");
@@ -654,7 +667,7 @@ TEST(AdviceDualViews, ASyncThatCopiesWhatTheHostChangedGivesNoFinding) {
 // Rule 7: implicit syncs in a loop.
 
 TEST(AdviceImplicitSyncs, AWaitKokkosMakesInEveryCall) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   int line = 0;
   for (int call = 0; call < 12; ++call) {
@@ -680,7 +693,7 @@ TEST(AdviceImplicitSyncs, AWaitKokkosMakesInEveryCall) {
 }
 
 TEST(AdviceImplicitSyncs, AFenceTheProgramAskedForGivesNoFinding) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   for (int call = 0; call < 12; ++call) {
     Region step("step");
@@ -755,7 +768,7 @@ TEST(AdviceContents, CopiesOfChangedDataGiveNoFinding) {
 }
 
 TEST(AdviceContents, NotHashedUnlessAskedFor) {
-  TransferCounter counter; // AdviceRecording::on
+  TransferCounter counter = advised();
   std::vector<double> host(8192, 1.0);
   auto counted = count_transfers(counter);
   for (int call = 0; call < 12; ++call)
@@ -767,7 +780,7 @@ TEST(AdviceContents, NotHashedUnlessAskedFor) {
 // Thresholds, order, budgets, and what advice never changes.
 
 TEST(AdviceOptionsAndOrder, FindingsAreSortedByTheirEstimatedSaving) {
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   for (int call = 0; call < 12; ++call) {
     Region step("step");
@@ -793,6 +806,21 @@ TEST(AdviceOptionsAndOrder, FindingsAreSortedByTheirEstimatedSaving) {
   options.min_saving_seconds = 0.0;
   options.min_calls = 13;
   EXPECT_TRUE(counter.advice(options).empty()) << all_text(counter.advice());
+}
+
+TEST(AdviceOptionsAndOrder, OffByDefault) {
+  // Counting stays as cheap as it can be unless advice is asked for: a
+  // default counter or budget records nothing for it and says so.
+  auto counted = count_transfers();
+  synthetic::copy("Cuda", "Host", 8);
+  counted.stop();
+  EXPECT_TRUE(contains(cunumpy_tests::message_of<std::logic_error>(
+                           [&] { counted.counter().advice(); }),
+                       "make it with AdviceRecording::on"));
+  TransferBudget budget;
+  EXPECT_TRUE(contains(
+      cunumpy_tests::message_of<std::logic_error>([&] { budget.advice(); }),
+      "make it with AdviceRecording::on"));
 }
 
 TEST(AdviceOptionsAndOrder, ACounterWithoutAdviceSaysSo) {
@@ -839,7 +867,7 @@ TEST(AdviceBudgets, FindingsNameThePhaseAndNeverChangeTheVerdict) {
     for (const auto& violation : without.violations())
       verdict_without.push_back(violation.str());
   }
-  TransferBudget budget;
+  TransferBudget budget(advised_budget());
   run(budget);
   // Advice is advice: the same broken rule with it as without it.
   std::vector<std::string> verdict;
@@ -862,7 +890,7 @@ TEST(AdviceBudgets, FindingsNameThePhaseAndNeverChangeTheVerdict) {
 }
 
 TEST(AdviceBudgets, ABudgetThatIsNotStartedAdvisesNothing) {
-  TransferBudget budget(false);
+  TransferBudget budget(advised_budget(false));
   for (int step = 0; step < 12; ++step) {
     auto phase = budget.phase("integrate");
     ADVICE_COPY("Cuda", address(0), "Host", address(1), 800000, 200e-6);
@@ -883,7 +911,7 @@ using DeviceView = Kokkos::View<double*, FakeDevice>;
 
 TEST(AdviceOnTheFakeDevice, ToHostIntoAFreshViewInEveryCall) {
   DeviceView state("state", 1 << 18); // 2 MiB
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   int line = 0;
   for (int call = 0; call < 12; ++call) {
@@ -907,7 +935,7 @@ TEST(AdviceOnTheFakeDevice, ToHostIntoAFreshViewInEveryCall) {
 TEST(AdviceOnTheFakeDevice, HostStagingReusesItsBuffer) {
   DeviceView state("state", 1 << 18);
   cunumpy::HostStaging staging;
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   for (int call = 0; call < 12; ++call) {
     Kokkos::Profiling::pushRegion("output");
@@ -925,7 +953,7 @@ TEST(AdviceOnTheFakeDevice, HostStagingReusesItsBuffer) {
 
 TEST(AdviceOnTheFakeDevice, AReadOneIterationLateDoesNotBlock) {
   Kokkos::View<double, FakeDevice> norm("norm");
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   for (int iteration = 0; iteration < 20; ++iteration) {
     Kokkos::Profiling::pushRegion("iterate");
@@ -940,7 +968,7 @@ TEST(AdviceOnTheFakeDevice, AReadOneIterationLateDoesNotBlock) {
       of_rule(counter.advice(options), AdviceRule::blocking_small_read).empty())
       << all_text(counter.advice(options));
   // The same read, blocking, is found.
-  TransferCounter blocking;
+  TransferCounter blocking = advised();
   auto counted_blocking = count_transfers(blocking);
   for (int iteration = 0; iteration < 20; ++iteration) {
     Kokkos::Profiling::pushRegion("iterate");
@@ -957,7 +985,7 @@ TEST(AdviceOnTheFakeDevice, AReadOneIterationLateDoesNotBlock) {
 
 TEST(AdviceOnTheFakeDevice, ADualViewSyncedBothWays) {
   Kokkos::DualView<double*, FakeDevice> particles("particles", 1 << 12);
-  TransferCounter counter;
+  TransferCounter counter = advised();
   auto counted = count_transfers(counter);
   for (int call = 0; call < 12; ++call) {
     Kokkos::Profiling::pushRegion("step");

@@ -22,7 +22,7 @@ def of_rule(findings, rule):
 
 def test_a_round_trip_in_a_loop_names_its_two_python_lines(fake):
     state = np.ones(100000)
-    with count_transfers() as counter:
+    with count_transfers(advice="on") as counter:
         for _ in range(12):
             up = next_site()
             device = xp.to_device(state)
@@ -49,7 +49,7 @@ def test_a_round_trip_in_a_loop_names_its_two_python_lines(fake):
 
 def test_the_same_loop_with_the_copies_at_its_boundaries_has_no_round_trip(fake):
     state = np.ones(100000)
-    with count_transfers() as counter:
+    with count_transfers(advice="on") as counter:
         device = xp.to_device(state)
         for _ in range(12):
             device = device.copy()  # work on the device
@@ -58,7 +58,7 @@ def test_the_same_loop_with_the_copies_at_its_boundaries_has_no_round_trip(fake)
 
 
 def test_budget_findings_name_the_phase_and_leave_the_verdict(fake):
-    budget = TransferBudget()
+    budget = TransferBudget(advice="on")
     state = np.ones(100000)
     for _ in range(12):
         with budget.phase("integrate"):
@@ -83,7 +83,7 @@ def test_blocking_reads_made_by_kokkos_events():
     # device (the parity test's extension).
     events = pytest.importorskip("cunumpy_parity_events")
     loop = [{"region": "iterate", "do": [{"scalar_read": 8}]}] * 20
-    with count_transfers() as counter:
+    with count_transfers(advice="on") as counter:
         events.run_events(json.dumps(loop))
     findings = counter.advice(min_saving_seconds=0.0)
     reads = of_rule(findings, "blocking_small_read")
@@ -127,6 +127,14 @@ def test_a_counter_without_advice_says_so():
     with pytest.raises(RuntimeError,
                        match="this counter records nothing for advice"):
         counter.advice()
+    # Off by default (counting stays cheap); the message says how to ask.
+    with count_transfers() as default:
+        pass
+    with pytest.raises(RuntimeError, match=r"advice='off', the default\); "
+                                           r"count with count_transfers\(advice='on'\)"):
+        default.advice()
+    with pytest.raises(RuntimeError, match=r"make it with TransferBudget\(advice='on'\)"):
+        TransferBudget().advice()
     with xp.profiling.assert_no_transfers() as checked:
         pass
     with pytest.raises(RuntimeError):
@@ -161,6 +169,6 @@ def test_the_defaults_and_rules_are_listed():
     assert "round_trip" in xp.profiling.advice_rules
     assert len(xp.profiling.advice_rules) == 9
     # The defaults are what advice() uses with no argument.
-    with count_transfers() as counter:
+    with count_transfers(advice="on") as counter:
         pass
     assert counter.advice() == [] and counter.advice(**thresholds) == []
