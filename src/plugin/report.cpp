@@ -338,6 +338,8 @@ std::string recording_name(profiling::AdviceRecording recording) {
 std::string saving_text(const profiling::Finding& finding) {
   if (!finding.saving_seconds)
     return "saving not estimated";
+  if (*finding.saving_seconds <= 0.0)
+    return "saves no measurable time";
   std::string text = "saves about " + Impl::time_text(*finding.saving_seconds);
   if (finding.saving_per_call && finding.calls > 1)
     text += " (" + Impl::time_text(*finding.saving_per_call) + " per call)";

@@ -46,7 +46,9 @@ std::string Finding::str() const {
   for (std::size_t i = 0; i < sites.size(); ++i)
     text += (i == 0 ? " at " : ", then ") + sites[i].site.str();
   text += ": " + evidence + "; ";
-  if (saving_seconds)
+  if (saving_seconds && *saving_seconds <= 0.0)
+    text += "saves no measurable time (kept for what it says of the code)";
+  else if (saving_seconds)
     text += "saves about " + Impl::time_text(*saving_seconds) +
             (saving_per_call && calls > 1
                  ? " (" + Impl::time_text(*saving_per_call) + " per call)"
