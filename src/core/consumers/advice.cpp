@@ -586,7 +586,11 @@ std::vector<Finding> AdviceState::findings(const AdviceOptions& options,
       made.emplace_back(order, std::move(finding));
   };
 
-  for (const auto& [key, stats] : sites_) {
+  for (const auto& entry : sites_) {
+    // Named references, not structured bindings: lambdas below capture
+    // them (C++17 does not allow capturing a structured binding).
+    const auto& key = entry.first;
+    const auto& stats = entry.second;
     const std::uint64_t calls =
         key.node == 0 ? stats.count : stats.per_call.calls;
     const std::uint64_t region_calls = reader.region_calls(key.node, calls);
