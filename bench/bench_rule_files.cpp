@@ -3,9 +3,8 @@
 //
 //   build/bench/bench_rule_files --benchmark_filter=phases
 
-#include <string>
-
 #include <benchmark/benchmark.h>
+#include <string>
 
 #include <cunumpy/cunumpy.hpp>
 

@@ -29,8 +29,7 @@ const std::string& package_directory() {
 
 bool in_package(std::string_view file) {
   const std::string& directory = package_directory();
-  return !directory.empty() &&
-         file.substr(0, directory.size()) == directory;
+  return !directory.empty() && file.substr(0, directory.size()) == directory;
 }
 
 const char* utf8(PyObject* text, Py_ssize_t* size) {

@@ -27,9 +27,9 @@ std::optional<profiling::Limit> parse_rule_limit(std::string_view name);
 struct LimitValue {
   enum class Type { integer, boolean, other };
   Type type = Type::other;
-  bool negative = false;        ///< an integer below 0
-  std::uint64_t magnitude = 0;  ///< its absolute value, when it fits
-  bool fits = true;             ///< false: an integer of 2**64 or more
+  bool negative = false;       ///< an integer below 0
+  std::uint64_t magnitude = 0; ///< its absolute value, when it fits
+  bool fits = true;            ///< false: an integer of 2**64 or more
   bool boolean = false;
   /// How the front end names the value in messages: "a string" (TOML),
   /// "'x'" or "True" (Python); for integers, their decimal digits.

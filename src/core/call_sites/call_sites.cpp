@@ -216,8 +216,7 @@ bool containing_scopes(Dwarf_Die* parent, Dwarf_Addr pc,
       }
     } else if (tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
                tag == DW_TAG_catch_block) {
-      if (dwarf_haschildren(&child) > 0 &&
-          containing_scopes(&child, pc, chain))
+      if (dwarf_haschildren(&child) > 0 && containing_scopes(&child, pc, chain))
         return true;
     }
   } while (dwarf_siblingof(&child, &child) == 0);
@@ -237,8 +236,9 @@ class ScopeIndex {
 public:
   explicit ScopeIndex(Dwarf_Die* unit) {
     index(unit);
-    std::sort(functions_.begin(), functions_.end(),
-              [](const Function& a, const Function& b) { return a.low < b.low; });
+    std::sort(
+        functions_.begin(), functions_.end(),
+        [](const Function& a, const Function& b) { return a.low < b.low; });
   }
 
   /// The scopes containing `pc`, innermost first.

@@ -11,8 +11,8 @@
 #include <unwind.h>
 #include <vector>
 
-#include "support/fast_thread_local.hpp"
 #include "call_sites/frame_rules.hpp"
+#include "support/fast_thread_local.hpp"
 
 #if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
 #define CUNUMPY_CACHED_UNWINDER 1
