@@ -5,7 +5,13 @@
 // their own main: Kokkos tools loaded by environment, callbacks installed
 // before cunumpy...). A failed check prints and sets the exit status.
 
+#include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+#include <stdlib.h>
+#include <string>
+#include <unistd.h>
 
 inline int& failures() {
   static int count = 0;
@@ -22,5 +28,25 @@ inline int& failures() {
       ++failures();                                                            \
     }                                                                          \
   } while (false)
+
+/// What `action` writes to stderr (file descriptor 2), captured through a
+/// temporary file.
+template <class Action> std::string stderr_of(Action action) {
+  char path[] = "/tmp/cunumpy_stderr_XXXXXX";
+  const int file = mkstemp(path);
+  std::fflush(stderr);
+  const int saved = dup(2);
+  dup2(file, 2);
+  action();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  close(file);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  unlink(path);
+  return text.str();
+}
 
 #endif

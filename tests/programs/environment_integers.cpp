@@ -16,25 +16,6 @@
 
 namespace {
 
-/// What `action` writes to stderr.
-template <class Action> std::string stderr_of(Action action) {
-  char path[] = "/tmp/cunumpy_environment_XXXXXX";
-  const int file = mkstemp(path);
-  std::fflush(stderr);
-  const int saved = dup(2);
-  dup2(file, 2);
-  action();
-  std::fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  close(file);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  unlink(path);
-  return text.str();
-}
-
 std::string parsed(const char* text) {
   const auto value = cunumpy::Impl::parse_environment_integer(text, 0, 64);
   return value ? std::to_string(*value) : "refused";

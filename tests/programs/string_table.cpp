@@ -13,28 +13,7 @@
 
 #include "check.hpp"
 
-namespace {
-
-/// What `action` writes to stderr.
-template <class Action> std::string stderr_of(Action action) {
-  char path[] = "/tmp/cunumpy_string_table_XXXXXX";
-  const int file = mkstemp(path);
-  std::fflush(stderr);
-  const int saved = dup(2);
-  dup2(file, 2);
-  action();
-  std::fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  close(file);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  unlink(path);
-  return text.str();
-}
-
-} // namespace
+namespace {} // namespace
 
 int main() {
   using cunumpy::Impl::StringTable;
