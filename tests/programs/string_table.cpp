@@ -13,8 +13,6 @@
 
 #include "check.hpp"
 
-namespace {} // namespace
-
 int main() {
   using cunumpy::Impl::StringTable;
   StringTable table(6); // "", 4 strings, the overflow entry
