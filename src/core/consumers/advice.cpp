@@ -227,17 +227,28 @@ void AdviceState::close_phase(std::uint64_t token) {
   }
 }
 
-bool AdviceState::fresh_destination(const void* pointer,
-                                    std::uint64_t since) const {
+bool AdviceState::fresh_destination(const void* pointer, std::uint64_t since) {
   if (allocations_.empty() || pointer == nullptr)
     return false;
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
-  auto it = allocations_.upper_bound(address);
-  if (it == allocations_.begin())
-    return false;
-  --it;
-  const auto [nbytes, made] = it->second;
-  return address - it->first < nbytes + header_slack && made > since;
+  RecentAllocation& recent = recent_allocation_;
+  if (recent.generation != allocation_generation_ || address < recent.lowest ||
+      address >= recent.highest) {
+    // The allocation with the greatest start at or below the address.
+    auto it = allocations_.upper_bound(address);
+    recent = RecentAllocation{};
+    recent.highest = it == allocations_.end() ? ~std::uintptr_t(0) : it->first;
+    if (it == allocations_.begin())
+      return false; // below every allocation: not cached
+    --it;
+    recent.generation = allocation_generation_;
+    recent.lowest = it->first;
+    recent.start = it->first;
+    recent.nbytes = it->second.first;
+    recent.made = it->second.second;
+  }
+  return address - recent.start < recent.nbytes + header_slack &&
+         recent.made > since;
 }
 
 void AdviceState::add_pair(
@@ -272,9 +283,9 @@ void AdviceState::track_round_trip(const RawEvent& event, SiteStats& stats,
   // (unless a DualView's syncs made them, a ping-pong counted apart).
   auto& waiting = down ? ups_ : downs_;
   const auto found = waiting.find(down ? device : host);
-  if (found != waiting.end()) {
+  if (found != waiting.end() && found->second.waiting) {
     const Leg first = found->second;
-    waiting.erase(found);
+    found->second.waiting = false;
     if (!first.dual_view) {
       add_pair(round_trips_, first, event, event.description, 0);
       ++stats.legs;
@@ -282,15 +293,36 @@ void AdviceState::track_round_trip(const RawEvent& event, SiteStats& stats,
     return; // a copy that ends a round trip starts none
   }
   auto& mine = down ? downs_ : ups_;
-  if (mine.size() >= max_tracked)
-    mine.clear();
+  if (mine.size() >= max_tracked) {
+    // Ended round trips go first; the waiting ones only if they fill it.
+    for (auto it = mine.begin(); it != mine.end();)
+      it = it->second.waiting ? std::next(it) : mine.erase(it);
+    if (mine.size() >= max_tracked / 2)
+      mine.clear();
+  }
   allocation_point();
   const void* const key = down ? host : device;
   mine[key] = Leg{records_,   event.site,   event.description,
                   event.kind, event.nbytes, event.duration,
-                  &stats,     false};
+                  &stats,     false,        true};
   last.registered = key;
   last.registered_up = !down;
+}
+
+AdviceState::SiteStats& AdviceState::site_stats(const SiteKey& key,
+                                                std::uint32_t description) {
+  RecentSite& recent = recent_sites_[key.site % recent_sites];
+  if (recent.stats != nullptr && recent.key == key)
+    return *recent.stats;
+  auto found = sites_.find(key);
+  if (found == sites_.end()) {
+    allocation_point();
+    found = sites_.try_emplace(key).first;
+    found->second.order = next_order_++;
+    found->second.description = description;
+  }
+  recent = {key, &found->second};
+  return found->second;
 }
 
 void AdviceState::on_event(const RawEvent& event, const RecorderLock& lock) {
@@ -313,14 +345,7 @@ void AdviceState::on_event(const RawEvent& event, const RecorderLock& lock) {
         event.kind == EventKind::to_host ? event.dst_space : event.src_space;
     key.size_class = size_class(event.nbytes);
   }
-  auto found = sites_.find(key);
-  if (found == sites_.end()) {
-    allocation_point();
-    found = sites_.try_emplace(key).first;
-    found->second.order = next_order_++;
-    found->second.description = event.description;
-  }
-  SiteStats& stats = found->second;
+  SiteStats& stats = site_stats(key, event.description);
   if (event.kind != EventKind::sync)
     learn_space(key.host_space, lock);
   ++stats.count;
@@ -447,6 +472,7 @@ void AdviceState::on_dual_view(const DualViewEvent& event) {
 void AdviceState::on_allocation(const Allocation& allocation) {
   ++records_;
   const auto address = reinterpret_cast<std::uintptr_t>(allocation.pointer);
+  ++allocation_generation_;
   if (allocation.freed) {
     allocations_.erase(address);
     return;

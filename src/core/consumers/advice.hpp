@@ -120,6 +120,10 @@ public:
     double seconds = 0.0;
     SiteStats* stats = nullptr;
     bool dual_view = false;
+    /// False once a copy back ended its round trip: the entry stays, so
+    /// that the next copy of the same buffer reuses it instead of
+    /// allocating one.
+    bool waiting = true;
   };
   /// A pair of copies there and back (or a DualView synced both ways).
   struct PairKey {
@@ -198,7 +202,8 @@ private:
                 std::uint32_t second_description, std::uint32_t label);
   void track_round_trip(const RawEvent& event, SiteStats& stats,
                         LastCopy& last);
-  bool fresh_destination(const void* pointer, std::uint64_t since) const;
+  bool fresh_destination(const void* pointer, std::uint64_t since);
+  SiteStats& site_stats(const SiteKey& key, std::uint32_t description);
   /// Whether a host space (a StringTable id) is page-locked, from its name,
   /// learnt once per id.
   HostMemory space_memory(std::uint32_t id) const;
@@ -213,6 +218,15 @@ private:
   std::unordered_map<std::uint64_t, std::uint32_t> children_;
   std::vector<Frame> open_;
   std::unordered_map<SiteKey, SiteStats, SiteKeyHash> sites_;
+  /// The last sites seen, by their site id: a loop's copies find their
+  /// statistics without hashing the whole key (the map's elements do not
+  /// move when it grows).
+  struct RecentSite {
+    SiteKey key;
+    SiteStats* stats = nullptr;
+  };
+  static constexpr std::size_t recent_sites = 8;
+  RecentSite recent_sites_[recent_sites] = {};
   /// The best bandwidth of blocking copies per direction (0: to the host)
   /// and size class: through page-locked memory, and to the host into a
   /// reused pageable buffer.
@@ -227,6 +241,19 @@ private:
   /// Live host allocations by address: their size and when they were made.
   std::map<std::uintptr_t, std::pair<std::uint64_t, std::uint64_t>>
       allocations_;
+  /// The last allocation a copy's destination was looked up in, valid
+  /// while no allocation came or went: the addresses from `lowest` to
+  /// below `highest` find it.
+  struct RecentAllocation {
+    std::uint64_t generation = ~std::uint64_t(0);
+    std::uintptr_t lowest = 0;
+    std::uintptr_t highest = 0;
+    std::uintptr_t start = 0;
+    std::uint64_t nbytes = 0;
+    std::uint64_t made = 0;
+  };
+  RecentAllocation recent_allocation_;
+  std::uint64_t allocation_generation_ = 0;
   std::vector<LastCopy> last_copies_;      ///< per thread index
   std::vector<std::uint8_t> space_memory_; ///< HostMemory by space id
 };
