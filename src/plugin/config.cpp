@@ -56,17 +56,31 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 /// The file of a loaded library or of the program that `path` is, if any:
-/// writing it would truncate code the process runs (SIGBUS).
+/// writing it would truncate code the process runs (SIGBUS). One file is
+/// one device and inode, whatever the links to it: one stat a library, no
+/// walk of paths (each a system call, slow on the parallel file systems of
+/// clusters).
 std::string loaded_module(const std::string& path) {
+  struct stat target {};
+  if (::stat(path.c_str(), &target) != 0)
+    return {}; // no file: none to truncate
   struct Search {
-    const std::string* path;
+    const struct stat* target;
     std::string found;
-  } search{&path, {}};
+  } search{&target, {}};
+  const auto same = [](const struct stat& a, const char* name) {
+    struct stat info {};
+    return ::stat(name, &info) == 0 && info.st_dev == a.st_dev &&
+           info.st_ino == a.st_ino;
+  };
   ::dl_iterate_phdr(
       [](dl_phdr_info* info, std::size_t, void* data) {
         auto* search = static_cast<Search*>(data);
+        struct stat file {};
         if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0' &&
-            same_file(*search->path, info->dlpi_name)) {
+            ::stat(info->dlpi_name, &file) == 0 &&
+            file.st_dev == search->target->st_dev &&
+            file.st_ino == search->target->st_ino) {
           search->found = info->dlpi_name;
           return 1;
         }
@@ -75,7 +89,7 @@ std::string loaded_module(const std::string& path) {
       &search);
   if (!search.found.empty())
     return "it is the library " + search.found + ", loaded in this process";
-  if (same_file(path, "/proc/self/exe"))
+  if (same(target, "/proc/self/exe"))
     return "it is the running program";
   return {};
 }

@@ -119,6 +119,18 @@ def test_hard_links_and_special_files(case, plugin):
     one_warning(run, r"^cunumpy: CUNUMPY_REPORT: cannot write .* \(it is the "
                      r"library .*libkp_cunumpy\.so, loaded in this process\)")
     assert os.path.getsize(plugin) == size, "the plugin is intact"
+    os.symlink(plugin, case.path("link_to_plugin.so"))
+    run = case.run(CUNUMPY_REPORT="link_to_plugin.so")
+    assert run.status == 0, f"no SIGBUS through a symbolic link\n{run}"
+    one_warning(run, r"^cunumpy: CUNUMPY_REPORT: cannot write .* \(it is the "
+                     r"library .*libkp_cunumpy\.so, loaded in this process\)")
+    assert os.path.getsize(plugin) == size, "the plugin is intact"
+    program_size = os.path.getsize(case.program)
+    run = case.run(CUNUMPY_TRACE=case.program)
+    assert run.status == 0, f"no SIGBUS\n{run}"
+    one_warning(run, r"^cunumpy: CUNUMPY_TRACE: cannot write .* \(it is the "
+                     r"running program\)")
+    assert os.path.getsize(case.program) == program_size, "the program is intact"
     os.mkfifo(case.path("fifo"))
     run = case.run(CUNUMPY_REPORT="fifo", CUNUMPY_TRACE="fifo2")
     assert run.status == 0, f"no hang at the end\n{run}"
