@@ -1,20 +1,24 @@
 #include "recorder/clock.hpp"
 
-#include <fstream>
-#include <string>
+#ifdef CUNUMPY_HAVE_TSC
+#include <cpuid.h>
+#endif
 
 namespace cunumpy::Impl {
 namespace {
 
+#ifdef CUNUMPY_HAVE_TSC
+/// Whether the time-stamp counter ticks at one rate in every power state
+/// (CPUID 8000_0007h, EDX bit 8: Linux's constant_tsc and nonstop_tsc).
+/// Asked of the processor: /proc/cpuinfo is made a core at a time (44 us
+/// for the 2 cores of the development machine), so it would cost
+/// milliseconds on a node of a hundred cores, in every process.
 bool invariant_tsc() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line))
-    if (line.rfind("flags", 0) == 0)
-      return line.find(" constant_tsc") != std::string::npos &&
-             line.find(" nonstop_tsc") != std::string::npos;
-  return false;
+  unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx) != 0 &&
+         (edx & (1u << 8)) != 0;
 }
+#endif
 
 } // namespace
 
