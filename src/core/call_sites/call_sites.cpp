@@ -2,6 +2,8 @@
 
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <unistd.h>
 
 #ifdef CUNUMPY_HAVE_LIBDW
@@ -17,6 +19,8 @@
 #include <map>
 #include <utility>
 #include <vector>
+
+#include "call_sites/frame_cache.hpp"
 
 namespace cunumpy::Impl {
 namespace {
@@ -107,6 +111,10 @@ SiteTable::SiteTable() : symbolizer_(std::make_unique<Symbolizer>()) {
 }
 
 SiteTable::~SiteTable() = default;
+
+void SiteTable::save_frame_cache() noexcept {
+  symbolizer_->save_cache();
+}
 
 std::uint32_t SiteTable::known(std::string_view file, int line,
                                std::string_view function) {
@@ -298,11 +306,97 @@ private:
 
 } // namespace
 
+/// The build id the loaded code of the module containing `pc` carries (its
+/// GNU build-id note, read in memory): empty when it has none.
+static std::string loaded_build_id(std::uintptr_t pc) {
+  struct Search {
+    std::uintptr_t pc;
+    std::string id;
+  } search{pc, {}};
+  ::dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto* search = static_cast<Search*>(data);
+        bool inside = false;
+        for (int i = 0; i < info->dlpi_phnum && !inside; ++i) {
+          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+          const std::uintptr_t low = info->dlpi_addr + segment.p_vaddr;
+          inside = segment.p_type == PT_LOAD && search->pc >= low &&
+                   search->pc - low < segment.p_memsz;
+        }
+        if (!inside)
+          return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+          if (segment.p_type != PT_NOTE)
+            continue;
+          const std::size_t align = segment.p_align == 8 ? 8 : 4;
+          const auto round = [align](std::size_t n) {
+            return (n + align - 1) / align * align;
+          };
+          const char* note =
+              reinterpret_cast<const char*>(info->dlpi_addr + segment.p_vaddr);
+          const char* const end = note + segment.p_memsz;
+          while (end - note >=
+                 static_cast<std::ptrdiff_t>(sizeof(ElfW(Nhdr)))) {
+            ElfW(Nhdr) header;
+            std::memcpy(&header, note, sizeof header);
+            const char* name = note + sizeof header;
+            const char* description = name + round(header.n_namesz);
+            const char* next = description + round(header.n_descsz);
+            if (next > end || next <= note)
+              break;
+            if (header.n_type == NT_GNU_BUILD_ID && header.n_namesz == 4 &&
+                std::memcmp(name, "GNU", 4) == 0 && header.n_descsz > 0 &&
+                header.n_descsz <= 64) {
+              static const char digits[] = "0123456789abcdef";
+              for (std::size_t b = 0; b < header.n_descsz; ++b) {
+                const auto byte = static_cast<unsigned char>(description[b]);
+                search->id += digits[byte >> 4];
+                search->id += digits[byte & 15];
+              }
+              return 1;
+            }
+            note = next;
+          }
+        }
+        return 1;
+      },
+      &search);
+  return search.id;
+}
+
 struct Symbolizer::State {
   Dwfl_Callbacks callbacks{};
   char* debuginfo_path = nullptr;
   Dwfl* dwfl = nullptr;
   std::map<std::pair<Dwfl_Module*, Dwarf_Off>, ScopeIndex> scope_indexes;
+  /// The build id of each module both in memory and in the file libdw
+  /// reads, empty when they differ (the file was rebuilt since it was
+  /// loaded) or it has none: then nothing of it is cached.
+  std::map<Dwfl_Module*, std::string> build_ids;
+  FrameCache cache{FrameCache::from_environment()};
+
+  std::string build_id(Dwfl_Module* module, std::uintptr_t pc) {
+    auto found = build_ids.find(module);
+    if (found != build_ids.end())
+      return found->second;
+    std::string id = loaded_build_id(pc);
+    const unsigned char* bits = nullptr;
+    GElf_Addr where = 0;
+    Dwarf_Addr bias = 0;
+    int length = dwfl_module_build_id(module, &bits, &where);
+    if (length <= 0 && dwfl_module_getelf(module, &bias) != nullptr)
+      length = dwfl_module_build_id(module, &bits, &where);
+    std::string in_file;
+    static const char digits[] = "0123456789abcdef";
+    for (int b = 0; b < length; ++b) {
+      in_file += digits[bits[b] >> 4];
+      in_file += digits[bits[b] & 15];
+    }
+    if (id != in_file)
+      id.clear();
+    return build_ids.emplace(module, std::move(id)).first->second;
+  }
 
   State() {
     callbacks.find_elf = dwfl_linux_proc_find_elf;
@@ -319,6 +413,7 @@ struct Symbolizer::State {
   // address falls in a library loaded after the last report.
   void report() {
     scope_indexes.clear(); // modules may go
+    build_ids.clear();
     if (dwfl == nullptr)
       dwfl = dwfl_begin(&callbacks);
     if (dwfl == nullptr)
@@ -359,11 +454,18 @@ std::string function_name(Dwarf_Die* die) {
 
 } // namespace
 
-Symbolizer::Symbolizer() : state_(std::make_unique<State>()) {}
+Symbolizer::Symbolizer() = default;
 Symbolizer::~Symbolizer() = default;
+
+void Symbolizer::save_cache() noexcept {
+  if (state_ != nullptr)
+    state_->cache.save();
+}
 
 std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   std::vector<SourceFrame> result;
+  if (state_ == nullptr)
+    state_ = std::make_unique<State>();
   if (state_->dwfl == nullptr || return_address == nullptr)
     return result;
   // A return address points after the call; look up the call itself.
@@ -387,6 +489,13 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
     // Kokkos, cunumpy, the runtimes: never the call site, so their debug
     // information (cunumpy's own is large) is not even read.
     result.push_back(std::move(current));
+    return result;
+  }
+  const std::string build_id = state_->build_id(module, pc);
+  if (const auto* kept = state_->cache.find(build_id, current.offset)) {
+    result = *kept;
+    for (SourceFrame& frame : result)
+      frame.module = current.module;
     return result;
   }
   current.function = demangle(dwfl_module_addrname(module, pc));
@@ -444,6 +553,10 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   if (current.function.empty())
     current.function = demangle(dwfl_module_addrname(module, pc));
   result.push_back(std::move(current));
+  // What debug information gave, for the next runs of this build.
+  if (std::any_of(result.begin(), result.end(),
+                  [](const SourceFrame& frame) { return frame.line > 0; }))
+    state_->cache.store(build_id, result.front().offset, result);
   return result;
 }
 
@@ -452,6 +565,7 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
 struct Symbolizer::State {};
 Symbolizer::Symbolizer() = default;
 Symbolizer::~Symbolizer() = default;
+void Symbolizer::save_cache() noexcept {}
 
 std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   std::vector<SourceFrame> result;

@@ -47,6 +47,11 @@ private:
 
   CallSite symbolize(const Entry& entry);
 
+public:
+  /// Symbolizer::save_cache.
+  void save_frame_cache() noexcept;
+
+private:
   std::deque<Entry> entries_;
   std::unordered_map<std::string, std::uint32_t> known_index_;
   std::unordered_multimap<std::uint64_t, std::uint32_t> stack_index_;
@@ -64,7 +69,9 @@ struct SourceFrame {
 };
 
 /// Turns return addresses into source frames with elfutils' libdw,
-/// following inlined calls; caches nothing itself (SiteTable caches sites).
+/// following inlined calls. What it read from debug information is kept
+/// between runs by module build id (frame_cache.hpp); within a run,
+/// SiteTable caches sites. libdw is set up at the first address.
 class Symbolizer {
 public:
   Symbolizer();
@@ -74,6 +81,10 @@ public:
 
   /// Source frames of the return address `pc`, innermost first.
   std::vector<SourceFrame> frames(const void* pc);
+
+  /// Writes the frames read from debug information in this run to the
+  /// cache. Never throws.
+  void save_cache() noexcept;
 
 private:
   struct State;

@@ -48,6 +48,10 @@ private:
 class RecorderLock {
 public:
   explicit RecorderLock(RecorderMutex& mutex) : lock_(mutex) {}
+  /// Held only if the mutex was free: owns() says.
+  RecorderLock(RecorderMutex& mutex, std::try_to_lock_t)
+      : lock_(mutex, std::try_to_lock) {}
+  bool owns() const noexcept { return lock_.owns_lock(); }
   RecorderLock(RecorderLock&&) noexcept = default;
   RecorderLock& operator=(RecorderLock&&) = delete;
   RecorderLock(const RecorderLock&) = delete;

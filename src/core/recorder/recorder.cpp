@@ -1,6 +1,7 @@
 #include "recorder/recorder.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <new>
 
@@ -76,8 +77,19 @@ Recorder::Recorder(const RecorderSettings& settings)
 
 Recorder& Recorder::instance() {
   // Never destroyed: Kokkos may report events during static destruction.
-  static Recorder* recorder =
-      new Recorder(RecorderSettings::from_environment());
+  static Recorder* recorder = [] {
+    auto* made = new Recorder(RecorderSettings::from_environment());
+    // The call sites symbolized by then, for the next runs (the plugin
+    // saves them at Kokkos' finalize already). Not while another thread
+    // holds the mutex: the exit never waits for it.
+    std::atexit([] {
+      Recorder& recorder = instance();
+      const RecorderLock lock = recorder.try_lock();
+      if (lock.owns())
+        recorder.save_site_cache(lock);
+    });
+    return made;
+  }();
   return *recorder;
 }
 

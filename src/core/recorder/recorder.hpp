@@ -74,6 +74,8 @@ public:
 
   /// Holds the mutex, without flushing (see lock_recorder).
   RecorderLock lock() { return RecorderLock(mutex_); }
+  /// The mutex if it is free (see RecorderLock::owns).
+  RecorderLock try_lock() { return RecorderLock(mutex_, std::try_to_lock); }
 
   /// Sinks receive every record while attached; attaching one twice counts
   /// once (the second attach only raises a reference count).
@@ -85,6 +87,11 @@ public:
 
   StringTable& strings(const RecorderLock&) noexcept { return strings_; }
   SiteTable& sites(const RecorderLock&) noexcept { return sites_; }
+  /// Writes the call sites' frames symbolized in this run to the frame
+  /// cache (frame_cache.hpp); also at the process' exit. Never throws.
+  void save_site_cache(const RecorderLock& lock) noexcept {
+    sites(lock).save_frame_cache();
+  }
 
   /// Gives every record queued by any thread to the sinks, in time order
   /// (each thread's in the order it queued them), then the losses counted

@@ -1,0 +1,139 @@
+"""The frame cache: the call sites read from debug information in one run
+are kept by the program's build id (CUNUMPY_SITE_CACHE) and found there by
+the next runs, which show the same sites without reading debug
+information."""
+
+import glob
+import json
+import os
+import re
+import subprocess
+
+from plugin_helpers import OUTPUT_COPY, one_warning, phase, program_ran, shown
+
+
+def build_id(path):
+    """The GNU build id of an ELF file, as readelf prints it."""
+    text = subprocess.run(["readelf", "-n", path], capture_output=True,
+                          text=True, check=True).stdout
+    found = re.search(r"Build ID: ([0-9a-f]+)", text)
+    assert found, f"{path} has a build id\n{text}"
+    return found.group(1)
+
+
+def output_site(report):
+    """(file, line) of the output phase's top site."""
+    top = phase(report, "output")["top_sites"][0]
+    return top["file"], top["line"]
+
+
+def sites_of(report):
+    """Every site the report names, in order."""
+    found = []
+
+    def walk(value):
+        if isinstance(value, dict):
+            if "file" in value and "line" in value:
+                found.append((value["file"], value["line"]))
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+    walk(report)
+    return found
+
+
+def test_sites_are_kept_by_build_id(case, budget):
+    cache = case.path("cache")
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="first.json", CUNUMPY_SITE_CACHE=cache)
+    program_ran(run)
+    first = case.json("first.json", run)
+    file, line = output_site(first)
+    assert line == case.source_line(OUTPUT_COPY), shown(phase(first, "output"))
+    kept = os.path.join(cache, build_id(case.program) + ".sites.json")
+    assert glob.glob(os.path.join(cache, "*")) == [kept], \
+        f"one file, named by the program's build id\n{run}"
+    assert oct(os.stat(cache).st_mode & 0o777) == "0o700"
+    with open(kept, encoding="utf-8") as stream:
+        content = json.load(stream)
+    assert (content["format"] == "cunumpy frame cache 1" and
+            content["build_id"] == build_id(case.program)), shown(content)
+
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="second.json", CUNUMPY_SITE_CACHE=cache)
+    program_ran(run)
+    second = case.json("second.json", run)
+    assert sites_of(second) == sites_of(first), \
+        "the second run, from the cache, shows the same sites"
+
+    # The cache is what the next run reads: moved lines show.
+    for frames in content["addresses"].values():
+        for frame in frames:
+            frame[1] += 10000
+    with open(kept, "w", encoding="utf-8") as stream:
+        json.dump(content, stream)
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="third.json", CUNUMPY_SITE_CACHE=cache)
+    program_ran(run)
+    assert output_site(case.json("third.json", run)) == (file, line + 10000), \
+        "the sites came from the cache"
+
+
+def test_a_broken_cache_file_is_replaced(case, budget):
+    cache = case.path("cache")
+    os.makedirs(cache, mode=0o700)
+    kept = os.path.join(cache, build_id(case.program) + ".sites.json")
+    for broken in ('{"format": "cunumpy frame cache 1", "addresses": {"zz": 1}}',
+                   "not json at all", '{"format": "another format"}', ""):
+        with open(kept, "w", encoding="utf-8") as stream:
+            stream.write(broken)
+        run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="report.json", CUNUMPY_SITE_CACHE=cache)
+        program_ran(run)
+        assert not run.cunumpy_lines(), f"nothing to say\n{run}"
+        report = case.json("report.json", run)
+        assert output_site(report)[1] == case.source_line(OUTPUT_COPY), \
+            f"sites read from debug information past {broken!r}"
+        with open(kept, encoding="utf-8") as stream:
+            assert json.load(stream)["addresses"], \
+                f"the file rewritten whole after {broken!r}"
+
+
+def test_where_the_cache_is(case, budget):
+    home = case.path("home")
+    os.makedirs(home)
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="report.json", CUNUMPY_SITE_CACHE=None,
+                   HOME=home, XDG_CACHE_HOME=None)
+    program_ran(run)
+    assert glob.glob(os.path.join(home, ".cache", "cunumpy", "*.sites.json")), \
+        "under $HOME/.cache/cunumpy by default"
+    xdg = case.path("xdg")
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="report.json", CUNUMPY_SITE_CACHE=None,
+                   HOME=home, XDG_CACHE_HOME=xdg)
+    program_ran(run)
+    assert glob.glob(os.path.join(xdg, "cunumpy", "*.sites.json")), \
+        "under $XDG_CACHE_HOME/cunumpy when it is set"
+    for off in ("0", "off"):
+        nowhere = case.path("nowhere-" + off)
+        run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="report.json", CUNUMPY_SITE_CACHE=off,
+                       HOME=nowhere, XDG_CACHE_HOME=None)
+        program_ran(run)
+        assert not os.path.exists(nowhere), f"CUNUMPY_SITE_CACHE={off}: none"
+        report = case.json("report.json", run)
+        assert output_site(report)[1] == case.source_line(OUTPUT_COPY)
+
+
+def test_a_cache_others_can_write_is_not_used(case, budget):
+    cache = case.path("shared")
+    os.makedirs(cache)
+    os.chmod(cache, 0o777)
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="report.json", CUNUMPY_SITE_CACHE=cache)
+    program_ran(run)
+    one_warning(run, r"^cunumpy: CUNUMPY_SITE_CACHE: cannot use '.*shared' "
+                     r"\(writable by others\); call sites are read from "
+                     r"debug information at every run$")
+    assert os.listdir(cache) == [], "nothing written there"
+    report = case.json("report.json", run)
+    assert output_site(report)[1] == case.source_line(OUTPUT_COPY)
+    a_file = case.write("a_file", "")
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="report.json", CUNUMPY_SITE_CACHE=a_file)
+    one_warning(run, r"^cunumpy: CUNUMPY_SITE_CACHE: cannot use '.*a_file' "
+                     r"\((Not a directory|File exists|not a directory)\)")
