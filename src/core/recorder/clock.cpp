@@ -24,25 +24,27 @@ bool invariant_tsc() {
 
 Clock::Clock() : epoch_(std::chrono::steady_clock::now()) {
 #ifdef CUNUMPY_HAVE_TSC
-  if (invariant_tsc()) {
-    // Calibrate against steady_clock over a quarter of a millisecond: a
-    // clock read costs tens of nanoseconds, so the rate is known to about
-    // 2e-4, and every process that loads cunumpy waits for it.
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::uint64_t c0 = __rdtsc();
-    auto t1 = t0;
-    while (t1 - t0 < std::chrono::microseconds(250))
-      t1 = std::chrono::steady_clock::now();
-    const std::uint64_t c1 = __rdtsc();
-    const double seconds = std::chrono::duration<double>(t1 - t0).count();
-    if (c1 > c0) {
-      seconds_per_tick_ = seconds / static_cast<double>(c1 - c0);
-      tsc_epoch_ = c0 - static_cast<std::uint64_t>(
-                            std::chrono::duration<double>(t0 - epoch_).count() /
-                            seconds_per_tick_);
-      use_tsc_ = true;
-    }
-  }
+  invariant_tsc_ = invariant_tsc();
+  tsc_start_ = __rdtsc();
+#endif
+}
+
+void Clock::calibrate() noexcept {
+#ifdef CUNUMPY_HAVE_TSC
+  if (!invariant_tsc_ || calibrated_.load(std::memory_order_relaxed))
+    return;
+  const auto t1 = std::chrono::steady_clock::now();
+  const std::uint64_t c1 = __rdtsc();
+  const double seconds = std::chrono::duration<double>(t1 - epoch_).count();
+  // The reads around epoch_ and t1 take tens of nanoseconds: over a
+  // millisecond, the rate is known to about 5e-5.
+  if (seconds < 1e-3 || c1 <= tsc_start_)
+    return;
+  // The rate of the two readings: at t1 the counter's time is
+  // steady_clock's, and goes on from it.
+  seconds_per_tick_ = seconds / static_cast<double>(c1 - tsc_start_);
+  tsc_epoch_ = tsc_start_;
+  calibrated_.store(true, std::memory_order_release);
 #endif
 }
 

@@ -209,6 +209,7 @@ void Recorder::before_read() noexcept {
 }
 
 void Recorder::flush(const RecorderLock& lock) {
+  clock_.calibrate(); // with the mutex: one caller at a time
   // Records a thread queues while this runs wait for the next flush.
   const std::size_t count = queues_.size();
   cursors_.resize(2 * count);
