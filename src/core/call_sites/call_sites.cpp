@@ -306,12 +306,19 @@ private:
 
 } // namespace
 
-/// The build id the loaded code of the module containing `pc` carries (its
-/// GNU build-id note, read in memory): empty when it has none.
-static std::string loaded_build_id(std::uintptr_t pc) {
+/// The module containing an address, as the dynamic loader knows it: where
+/// its lowest segment starts, and the build id its loaded code carries (its
+/// GNU build-id note, read in memory; empty when it has none). No file is
+/// opened, no debug information read.
+struct LoadedModule {
+  std::uintptr_t start = 0;
+  std::string build_id;
+};
+
+static LoadedModule loaded_module(std::uintptr_t pc) {
   struct Search {
     std::uintptr_t pc;
-    std::string id;
+    LoadedModule module;
   } search{pc, {}};
   ::dl_iterate_phdr(
       [](dl_phdr_info* info, std::size_t, void* data) {
@@ -325,6 +332,15 @@ static std::string loaded_build_id(std::uintptr_t pc) {
         }
         if (!inside)
           return 0;
+        std::uintptr_t start = ~std::uintptr_t(0);
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+          if (segment.p_type == PT_LOAD)
+            start = std::min<std::uintptr_t>(
+                start,
+                (info->dlpi_addr + segment.p_vaddr) & ~std::uintptr_t(4095));
+        }
+        search->module.start = start;
         for (int i = 0; i < info->dlpi_phnum; ++i) {
           const ElfW(Phdr)& segment = info->dlpi_phdr[i];
           if (segment.p_type != PT_NOTE)
@@ -351,8 +367,8 @@ static std::string loaded_build_id(std::uintptr_t pc) {
               static const char digits[] = "0123456789abcdef";
               for (std::size_t b = 0; b < header.n_descsz; ++b) {
                 const auto byte = static_cast<unsigned char>(description[b]);
-                search->id += digits[byte >> 4];
-                search->id += digits[byte & 15];
+                search->module.build_id += digits[byte >> 4];
+                search->module.build_id += digits[byte & 15];
               }
               return 1;
             }
@@ -362,58 +378,43 @@ static std::string loaded_build_id(std::uintptr_t pc) {
         return 1;
       },
       &search);
-  return search.id;
+  return search.module;
 }
 
 struct Symbolizer::State {
   Dwfl_Callbacks callbacks{};
   char* debuginfo_path = nullptr;
   Dwfl* dwfl = nullptr;
+  bool reported = false;
   std::map<std::pair<Dwfl_Module*, Dwarf_Off>, ScopeIndex> scope_indexes;
-  /// The build id of each module both in memory and in the file libdw
-  /// reads, empty when they differ (the file was rebuilt since it was
-  /// loaded) or it has none: then nothing of it is cached.
-  std::map<Dwfl_Module*, std::string> build_ids;
+  /// The build id of each module in the file libdw reads.
+  std::map<Dwfl_Module*, std::string> file_build_ids;
   FrameCache cache{FrameCache::from_environment()};
-
-  std::string build_id(Dwfl_Module* module, std::uintptr_t pc) {
-    auto found = build_ids.find(module);
-    if (found != build_ids.end())
-      return found->second;
-    std::string id = loaded_build_id(pc);
-    const unsigned char* bits = nullptr;
-    GElf_Addr where = 0;
-    Dwarf_Addr bias = 0;
-    int length = dwfl_module_build_id(module, &bits, &where);
-    if (length <= 0 && dwfl_module_getelf(module, &bias) != nullptr)
-      length = dwfl_module_build_id(module, &bits, &where);
-    std::string in_file;
-    static const char digits[] = "0123456789abcdef";
-    for (int b = 0; b < length; ++b) {
-      in_file += digits[bits[b] >> 4];
-      in_file += digits[bits[b] & 15];
-    }
-    if (id != in_file)
-      id.clear();
-    return build_ids.emplace(module, std::move(id)).first->second;
-  }
 
   State() {
     callbacks.find_elf = dwfl_linux_proc_find_elf;
     callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
     callbacks.debuginfo_path = &debuginfo_path;
-    report();
   }
   ~State() {
     if (dwfl != nullptr)
       dwfl_end(dwfl);
   }
 
+  /// libdw, set up at the first address the cache does not have.
+  bool begin() {
+    if (!reported) {
+      reported = true;
+      report();
+    }
+    return dwfl != nullptr;
+  }
+
   // (Re)reads the modules mapped into this process; called again when an
   // address falls in a library loaded after the last report.
   void report() {
     scope_indexes.clear(); // modules may go
-    build_ids.clear();
+    file_build_ids.clear();
     if (dwfl == nullptr)
       dwfl = dwfl_begin(&callbacks);
     if (dwfl == nullptr)
@@ -421,6 +422,33 @@ struct Symbolizer::State {
     dwfl_report_begin(dwfl);
     dwfl_linux_proc_report(dwfl, getpid());
     dwfl_report_end(dwfl, nullptr, nullptr);
+  }
+
+  /// What libdw read of an address is kept for the next runs only when the
+  /// file it read is the code loaded: the same build id in both (a library
+  /// rebuilt since it was loaded has another).
+  void store(Dwfl_Module* module, const LoadedModule& loaded, std::uintptr_t pc,
+             const std::vector<SourceFrame>& frames) {
+    if (loaded.build_id.empty())
+      return;
+    auto found = file_build_ids.find(module);
+    if (found == file_build_ids.end()) {
+      const unsigned char* bits = nullptr;
+      GElf_Addr where = 0;
+      Dwarf_Addr bias = 0;
+      int length = dwfl_module_build_id(module, &bits, &where);
+      if (length <= 0 && dwfl_module_getelf(module, &bias) != nullptr)
+        length = dwfl_module_build_id(module, &bits, &where);
+      std::string id;
+      static const char digits[] = "0123456789abcdef";
+      for (int b = 0; b < length; ++b) {
+        id += digits[bits[b] >> 4];
+        id += digits[bits[b] & 15];
+      }
+      found = file_build_ids.emplace(module, std::move(id)).first;
+    }
+    if (found->second == loaded.build_id)
+      cache.store(loaded.build_id, pc - loaded.start, frames);
   }
 
   /// The scopes of `unit` containing `pc`, innermost first.
@@ -466,10 +494,17 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   std::vector<SourceFrame> result;
   if (state_ == nullptr)
     state_ = std::make_unique<State>();
-  if (state_->dwfl == nullptr || return_address == nullptr)
+  if (return_address == nullptr)
     return result;
   // A return address points after the call; look up the call itself.
   const auto pc = reinterpret_cast<Dwarf_Addr>(return_address) - 1;
+  // A run of the same build read it already: no debug information read,
+  // not even libdw set up.
+  const LoadedModule loaded = loaded_module(pc);
+  if (const auto* kept = state_->cache.find(loaded.build_id, pc - loaded.start))
+    return *kept;
+  if (!state_->begin())
+    return result;
   Dwfl_Module* module = dwfl_addrmodule(state_->dwfl, pc);
   if (module == nullptr) {
     state_->report();
@@ -489,13 +524,7 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
     // Kokkos, cunumpy, the runtimes: never the call site, so their debug
     // information (cunumpy's own is large) is not even read.
     result.push_back(std::move(current));
-    return result;
-  }
-  const std::string build_id = state_->build_id(module, pc);
-  if (const auto* kept = state_->cache.find(build_id, current.offset)) {
-    result = *kept;
-    for (SourceFrame& frame : result)
-      frame.module = current.module;
+    state_->store(module, loaded, pc, result);
     return result;
   }
   current.function = demangle(dwfl_module_addrname(module, pc));
@@ -556,7 +585,7 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   // What debug information gave, for the next runs of this build.
   if (std::any_of(result.begin(), result.end(),
                   [](const SourceFrame& frame) { return frame.line > 0; }))
-    state_->cache.store(build_id, result.front().offset, result);
+    state_->store(module, loaded, pc, result);
   return result;
 }
 

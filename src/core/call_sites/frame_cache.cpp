@@ -17,7 +17,7 @@
 namespace cunumpy::Impl {
 namespace {
 
-constexpr const char* format_name = "cunumpy frame cache 1";
+constexpr const char* format_name = "cunumpy frame cache 2";
 /// Larger files are not read: no module has that many call sites.
 constexpr off_t max_file_bytes = off_t(64) << 20;
 
@@ -126,13 +126,15 @@ void FrameCache::read(const std::string& path, Entries& entries) {
       return;
     std::vector<SourceFrame> parsed;
     for (const auto& frame : frames) {
-      if (!frame.is_array() || frame.size() != 3 || !frame[0].is_string() ||
-          !frame[1].is_number_integer() || !frame[2].is_string())
+      if (!frame.is_array() || frame.size() != 4 || !frame[0].is_string() ||
+          !frame[1].is_string() || !frame[2].is_number_integer() ||
+          !frame[3].is_string())
         return;
       SourceFrame source;
-      source.file = frame[0].get<std::string>();
-      source.line = frame[1].get<int>();
-      source.function = frame[2].get<std::string>();
+      source.module = frame[0].get<std::string>();
+      source.file = frame[1].get<std::string>();
+      source.line = frame[2].get<int>();
+      source.function = frame[3].get<std::string>();
       source.offset = static_cast<std::uintptr_t>(offset);
       parsed.push_back(std::move(source));
     }
@@ -168,10 +170,7 @@ void FrameCache::store(const std::string& build_id, std::uintptr_t offset,
   File& kept = file(build_id);
   if (kept.entries.size() >= max_entries)
     return;
-  std::vector<SourceFrame> stored = frames;
-  for (SourceFrame& frame : stored)
-    frame.module.clear(); // the module's name is this run's
-  if (kept.entries.emplace(offset, std::move(stored)).second)
+  if (kept.entries.emplace(offset, frames).second)
     kept.dirty = true;
 }
 
@@ -188,7 +187,8 @@ void FrameCache::save() noexcept {
       for (const auto& [offset, frames] : kept.entries) {
         nlohmann::json list = nlohmann::json::array();
         for (const SourceFrame& frame : frames)
-          list.push_back({frame.file, frame.line, frame.function});
+          list.push_back(
+              {frame.module, frame.file, frame.line, frame.function});
         char key[32];
         std::snprintf(key, sizeof key, "%zx", static_cast<std::size_t>(offset));
         addresses[key] = std::move(list);

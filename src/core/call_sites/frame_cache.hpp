@@ -30,12 +30,14 @@ public:
 
   explicit FrameCache(Location location);
 
-  /// The frames kept for `offset` (the address minus the module's start)
-  /// of the module with build id `build_id`, module names left empty; null
+  /// The frames kept for `offset` (the address minus the start of the
+  /// module's lowest segment) of the module with build id `build_id`; null
   /// when none are.
   const std::vector<SourceFrame>* find(const std::string& build_id,
                                        std::uintptr_t offset);
-  /// Keeps `frames` (each with a line) for the next runs.
+  /// Keeps `frames` for the next runs: those of a library (skipped when
+  /// looking for a call site) or with a line (frames without one are read
+  /// again, in case debug information was installed since).
   void store(const std::string& build_id, std::uintptr_t offset,
              const std::vector<SourceFrame>& frames);
   /// Writes the frames stored since the files were read, merged with what
