@@ -58,9 +58,9 @@ void lost_record() noexcept {
 /// CUDA copied inside `copy`: its event (and a scalar read's wait) waits
 /// for CUDA's record of those copies instead of being queued. False when
 /// there is no CUDA view to wait in (the event is queued as usual).
-__attribute__((noinline, cold)) bool
-hold_for_cuda(Recorder& recorder, const InFlightCopy& copy,
-              const RawEvent& event) {
+__attribute__((noinline, cold)) bool hold_for_cuda(Recorder& recorder,
+                                                   const InFlightCopy& copy,
+                                                   const RawEvent& event) {
   LateSource* late = recorder.late_source();
   if (late == nullptr)
     return false;
@@ -199,19 +199,20 @@ void end_deep_copy() noexcept {
               ? api_description(recorder, copy.site.api, lock)
               : raw_copy_description(recorder, thread, copy, lock);
     }
-    if (__builtin_expect(copy.cuda_call == 0, 1) ||
-        !hold_for_cuda(recorder, copy, event)) {
+    // Held: the event waits for CUDA's record of its copies (src/core/cuda).
+    const bool held = __builtin_expect(copy.cuda_call != 0, 0) &&
+                      hold_for_cuda(recorder, copy, event);
+    if (!held)
       recorder.post(event);
-      if (copy.scalar) {
-        // Reading a device value into a host scalar makes the host wait.
-        RawEvent sync = event;
-        sync.kind = EventKind::sync;
-        sync.nbytes = 0;
-        sync.content = Content::not_checked;
-        sync.blocking = true;
-        sync.implicit = true;
-        recorder.post(sync);
-      }
+    if (copy.scalar && !held) {
+      // Reading a device value into a host scalar makes the host wait.
+      RawEvent sync = event;
+      sync.kind = EventKind::sync;
+      sync.nbytes = 0;
+      sync.content = Content::not_checked;
+      sync.blocking = true;
+      sync.implicit = true;
+      recorder.post(sync);
     }
     for (std::size_t i = 0; i < thread.copy_depth; ++i)
       thread.copies[i].has_recorded_child = true;
