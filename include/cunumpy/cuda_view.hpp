@@ -3,8 +3,24 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace cunumpy::profiling {
+
+/// Where the CUDA view stands: `not_built` (cunumpy was built without the
+/// CUDA toolkit), `not_started` (nothing has used cunumpy yet), `off`
+/// (CUNUMPY_CUPTI=0), `unavailable` (no CUDA driver, no libcupti, CUPTI
+/// taken by another tool, ...: `reason` says which) or `on`.
+enum class CudaViewState : std::uint8_t {
+  not_built,
+  not_started,
+  off,
+  unavailable,
+  on,
+};
+
+/// "not built", "not started", "off", "unavailable" or "on".
+std::string_view to_string(CudaViewState state) noexcept;
 
 /// Whether cunumpy sees CUDA's own record of the process (CUPTI): the
 /// copies Kokkos does not report (a raw cudaMemcpy, cuBLAS, Thrust,
@@ -13,7 +29,11 @@ namespace cunumpy::profiling {
 /// CUDA allows one CUPTI user per process, so under Nsight Systems or
 /// another CUPTI user it is off, and `reason` says so.
 struct CudaView {
-  /// CUDA's record of copies and waits is collected.
+  /// cunumpy was built with the CUPTI collector (CMake found the CUDA
+  /// toolkit).
+  bool built = false;
+  CudaViewState state = CudaViewState::not_started;
+  /// CUDA's record of copies and waits is collected (state is `on`).
   bool on = false;
   /// Why not, in one sentence ("" when on).
   std::string reason;
@@ -40,6 +60,11 @@ struct CudaView {
 
 /// What cunumpy sees of CUDA's record now.
 CudaView cuda_view();
+
+/// The line reports show: "CUDA view: on", "CUDA view: off
+/// (CUNUMPY_CUPTI=0)", "CUDA view: unavailable: <reason>", "CUDA view: not
+/// built (...)".
+std::string cuda_view_line(const CudaView& view);
 
 } // namespace cunumpy::profiling
 

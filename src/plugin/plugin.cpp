@@ -189,6 +189,7 @@ bool Plugin::finish() {
       report.metadata = metadata_;
     }
     report.unwatched = unwatched_;
+    report.cuda_view = profiling::cuda_view();
     report.all_regions = config_.all_regions;
     report.dual_view_syncs = dual_views_.syncs(lock);
     report.unsynced_modifies = dual_views_.unsynced_modifies(lock);

@@ -145,12 +145,11 @@ void Attribution::on_copy(const CopyRecord& record) {
   if (found == tokens_.end() && record.runtime_correlation != 0)
     found = tokens_.find(record.runtime_correlation);
   if (found == tokens_.end()) {
-    const bool gone =
-        std::find(gone_.begin(), gone_.end(), record.correlation) !=
-            gone_.end() ||
-        (record.runtime_correlation != 0 &&
-         std::find(gone_.begin(), gone_.end(), record.runtime_correlation) !=
-             gone_.end());
+    const bool gone = std::find(gone_.begin(), gone_.end(),
+                                record.correlation) != gone_.end() ||
+                      (record.runtime_correlation != 0 &&
+                       std::find(gone_.begin(), gone_.end(),
+                                 record.runtime_correlation) != gone_.end());
     ++(gone ? stats_.too_late : stats_.unmatched);
     return;
   }

@@ -33,14 +33,14 @@ inline constexpr std::uint32_t device_thread = 0xffffffffu;
 
 /// How an event's waiting ended, and the records that described nothing.
 struct AttributionStats {
-  std::uint64_t copy_records = 0;       ///< copy records received
-  std::uint64_t described = 0;          ///< that described a waiting event
-  std::uint64_t unmatched = 0;          ///< of copies no event waited for
-  std::uint64_t too_late = 0;           ///< after their event had gone on
-  std::uint64_t without_record = 0;     ///< events that went on without one
-  std::uint64_t unknown_direction = 0;  ///< CUDA copies not counted
-  std::uint64_t migration_records = 0;  ///< unified-memory records
-  std::uint64_t migrated_bytes = 0;     ///< in transfer records
+  std::uint64_t copy_records = 0;      ///< copy records received
+  std::uint64_t described = 0;         ///< that described a waiting event
+  std::uint64_t unmatched = 0;         ///< of copies no event waited for
+  std::uint64_t too_late = 0;          ///< after their event had gone on
+  std::uint64_t without_record = 0;    ///< events that went on without one
+  std::uint64_t unknown_direction = 0; ///< CUDA copies not counted
+  std::uint64_t migration_records = 0; ///< unified-memory records
+  std::uint64_t migrated_bytes = 0;    ///< in transfer records
 };
 
 /// "unified memory host to device (page fault)", "unified memory GPU page

@@ -15,6 +15,9 @@ namespace cunumpy::Impl::cuda {
 /// says why (and, for the last two, one line on stderr). Never throws.
 void start_collector() noexcept;
 
+/// True in builds with the CUPTI collector (cupti_collector.cpp).
+extern const bool collector_built;
+
 } // namespace cunumpy::Impl::cuda
 
 #endif

@@ -51,7 +51,7 @@ enum class CallFamily : std::uint8_t {
 /// A CUDA API call, at its entry, as CUPTI's callback reports it on the
 /// thread that makes it.
 struct ApiCall {
-  const char* name = "";  ///< "cudaMemcpyAsync" (static storage)
+  const char* name = ""; ///< "cudaMemcpyAsync" (static storage)
   CallFamily family = CallFamily::copy;
   bool driver = false;      ///< a driver API function (cuMemcpy*)
   bool synchronous = false; ///< the call returns when the copy is done

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "cuda/collector.hpp"
 #include "recorder/thread_state.hpp"
 #include "support/fast_thread_local.hpp"
 
@@ -85,11 +86,11 @@ void CudaView::become_source() noexcept {
   Recorder::instance().set_late_source(this);
 }
 
-void CudaView::set_status(bool on, std::string reason) {
+void CudaView::set_status(profiling::CudaViewState state, std::string reason) {
   const std::lock_guard lock(mutex_);
-  on_ = on;
+  state_ = state;
   reason_ = std::move(reason);
-  if (on)
+  if (state == profiling::CudaViewState::on)
     become_source();
 }
 
@@ -112,7 +113,8 @@ void CudaView::api_enter(const ApiCall& call) noexcept {
     if (cuda.depth == cuda.calls.size())
       cuda.calls.emplace_back();
     OpenCall& open = cuda.calls[cuda.depth];
-    const OpenCall* outer = cuda.depth > 0 ? &cuda.calls[cuda.depth - 1] : nullptr;
+    const OpenCall* outer =
+        cuda.depth > 0 ? &cuda.calls[cuda.depth - 1] : nullptr;
     ++cuda.depth;
     open.correlation = call.correlation;
     open.role = Role::ignored;
@@ -343,13 +345,15 @@ double CudaView::horizon() const noexcept {
 profiling::CudaView CudaView::status() const {
   const std::lock_guard lock(mutex_);
   profiling::CudaView view;
-  view.on = on_;
-  view.reason = on_ ? std::string() : reason_;
-  view.unified_memory = on_ && unified_memory_;
+  view.built = collector_built;
+  view.state = state_;
+  view.on = state_ == profiling::CudaViewState::on;
+  view.reason = view.on ? std::string() : reason_;
+  view.unified_memory = view.on && unified_memory_;
   view.unified_memory_reason =
       view.unified_memory ? std::string()
-                          : (on_ ? unified_memory_reason_
-                                 : std::string("CUDA's record is off"));
+                          : (view.on ? unified_memory_reason_
+                                     : std::string("CUDA's record is off"));
   const AttributionStats& stats = attribution_.stats();
   view.copy_records = stats.copy_records;
   view.described = stats.described;
@@ -368,6 +372,37 @@ namespace cunumpy::profiling {
 
 CudaView cuda_view() {
   return Impl::cuda::CudaView::instance().status();
+}
+
+std::string_view to_string(CudaViewState state) noexcept {
+  switch (state) {
+  case CudaViewState::not_built:
+    return "not built";
+  case CudaViewState::not_started:
+    return "not started";
+  case CudaViewState::off:
+    return "off";
+  case CudaViewState::unavailable:
+    return "unavailable";
+  case CudaViewState::on:
+    break;
+  }
+  return "on";
+}
+
+std::string cuda_view_line(const CudaView& view) {
+  std::string line = "CUDA view: " + std::string(to_string(view.state));
+  switch (view.state) {
+  case CudaViewState::on:
+    if (!view.unified_memory && !view.unified_memory_reason.empty())
+      line +=
+          " (no unified-memory counters: " + view.unified_memory_reason + ")";
+    return line;
+  case CudaViewState::unavailable:
+    return line + ": " + view.reason;
+  default:
+    return view.reason.empty() ? line : line + " (" + view.reason + ")";
+  }
 }
 
 } // namespace cunumpy::profiling

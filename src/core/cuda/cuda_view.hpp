@@ -29,7 +29,7 @@ public:
   static CudaView& instance();
 
   // What the collector says of itself.
-  void set_status(bool on, std::string reason);
+  void set_status(profiling::CudaViewState state, std::string reason);
   void set_unified_memory(bool on, std::string reason);
   void set_time_mapping(const TimeMapping& mapping);
   /// CUDA's flush of its buffers, called by collect() before reads.
@@ -77,9 +77,8 @@ private:
 
   mutable std::mutex mutex_;
   Attribution attribution_;
-  bool on_ = false;
-  std::string reason_ = "not started: no counter, budget or plugin used "
-                        "cunumpy yet";
+  profiling::CudaViewState state_ = profiling::CudaViewState::not_started;
+  std::string reason_ = "no counter, budget or plugin has used cunumpy yet";
   bool unified_memory_ = false;
   std::string unified_memory_reason_ = "CUDA's record is off";
   /// Every late event that starts before this time has reached the

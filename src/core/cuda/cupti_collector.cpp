@@ -21,14 +21,14 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <cuda.h>
+#include <cupti.h> // with the parameter structs of every API call
 #include <dlfcn.h>
+#include <link.h>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <cuda.h>
-#include <cupti.h> // with the parameter structs of every API call
 
 #include "cuda/collector.hpp"
 #include "cuda/cuda_view.hpp"
@@ -40,6 +40,9 @@
 #endif
 
 namespace cunumpy::Impl::cuda {
+
+const bool collector_built = true;
+
 namespace {
 
 /// The few functions of libcupti the collector calls, found with dlsym.
@@ -100,12 +103,12 @@ bool on_device(const void* pointer) {
   if (driver.pointer_attribute == nullptr || pointer == nullptr)
     return false;
   unsigned int type = 0;
-  const CUresult result = driver.pointer_attribute(
-      &type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-      reinterpret_cast<CUdeviceptr>(pointer));
+  const CUresult result =
+      driver.pointer_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                               reinterpret_cast<CUdeviceptr>(pointer));
   // Pageable host memory is unknown to CUDA: an error, and the host.
-  return result == CUDA_SUCCESS && (type == CU_MEMORYTYPE_DEVICE ||
-                                    type == CU_MEMORYTYPE_ARRAY);
+  return result == CUDA_SUCCESS &&
+         (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_ARRAY);
 }
 
 CopyDirection by_pointers(const void* dst, const void* src) {
@@ -213,20 +216,18 @@ template <class P> void driver_2d(const void* params, ApiCall& call) {
   if (p == nullptr)
     return;
   call.bytes = p->WidthInBytes * p->Height;
-  call.direction = by_memory_types(
-      p->dstMemoryType, p->srcMemoryType,
-      reinterpret_cast<const void*>(p->dstDevice),
-      reinterpret_cast<const void*>(p->srcDevice));
+  call.direction = by_memory_types(p->dstMemoryType, p->srcMemoryType,
+                                   reinterpret_cast<const void*>(p->dstDevice),
+                                   reinterpret_cast<const void*>(p->srcDevice));
 }
 template <class P> void driver_3d(const void* params, ApiCall& call) {
   const CUDA_MEMCPY3D* p = static_cast<const P*>(params)->pCopy;
   if (p == nullptr)
     return;
   call.bytes = p->WidthInBytes * p->Height * p->Depth;
-  call.direction = by_memory_types(
-      p->dstMemoryType, p->srcMemoryType,
-      reinterpret_cast<const void*>(p->dstDevice),
-      reinterpret_cast<const void*>(p->srcDevice));
+  call.direction = by_memory_types(p->dstMemoryType, p->srcMemoryType,
+                                   reinterpret_cast<const void*>(p->dstDevice),
+                                   reinterpret_cast<const void*>(p->srcDevice));
 }
 
 /// cudaMemPrefetchAsync before CUDA 12.2: (pointer, count, device, stream),
@@ -295,8 +296,8 @@ const Watched watched[] = {
      count_and_kind<cudaMemcpy_v3020_params>},
     {runtime, CUNUMPY_RT(cudaMemcpy_ptds_v7000), "cudaMemcpy", copy, true,
      count_and_kind<cudaMemcpy_ptds_v7000_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpyAsync_v3020), "cudaMemcpyAsync", copy,
-     false, count_and_kind<cudaMemcpyAsync_v3020_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpyAsync_v3020), "cudaMemcpyAsync", copy, false,
+     count_and_kind<cudaMemcpyAsync_v3020_params>},
     {runtime, CUNUMPY_RT(cudaMemcpyAsync_ptsz_v7000), "cudaMemcpyAsync", copy,
      false, count_and_kind<cudaMemcpyAsync_ptsz_v7000_params>},
     {runtime, CUNUMPY_RT(cudaMemcpy2D_v3020), "cudaMemcpy2D", copy, true,
@@ -413,10 +414,10 @@ const Watched watched[] = {
      prefetch, false, prefetch_to_device},
     {driver_api, CUNUMPY_DRV(cuMemPrefetchAsync_v2), "cuMemPrefetchAsync",
      prefetch, false, prefetch_to_location},
-    {driver_api, CUNUMPY_DRV(cuCtxSynchronize), "cuCtxSynchronize", wait,
+    {driver_api, CUNUMPY_DRV(cuCtxSynchronize), "cuCtxSynchronize", wait, true,
+     no_parameters},
+    {driver_api, CUNUMPY_DRV(cuStreamSynchronize), "cuStreamSynchronize", wait,
      true, no_parameters},
-    {driver_api, CUNUMPY_DRV(cuStreamSynchronize), "cuStreamSynchronize",
-     wait, true, no_parameters},
     {driver_api, CUNUMPY_DRV(cuStreamSynchronize_ptsz), "cuStreamSynchronize",
      wait, true, no_parameters},
     {driver_api, CUNUMPY_DRV(cuEventSynchronize), "cuEventSynchronize", wait,
@@ -554,11 +555,10 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream,
       } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY2) {
         const auto* memcpy =
             reinterpret_cast<CUpti_ActivityMemcpyPtoP4*>(record);
-        copies.push_back({memcpy->correlationId, 0,
-                          CopyDirection::device_to_device,
-                          memory_kind(memcpy->srcKind),
-                          memory_kind(memcpy->dstKind), memcpy->bytes,
-                          memcpy->start, memcpy->end});
+        copies.push_back(
+            {memcpy->correlationId, 0, CopyDirection::device_to_device,
+             memory_kind(memcpy->srcKind), memory_kind(memcpy->dstKind),
+             memcpy->bytes, memcpy->start, memcpy->end});
       } else if (record->kind == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) {
         const auto* counter =
             reinterpret_cast<CUpti_ActivityUnifiedMemoryCounter3*>(record);
@@ -587,8 +587,7 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream,
 }
 
 uint64_t CUPTIAPI recorder_timestamp() {
-  return static_cast<uint64_t>(std::max(0.0, Recorder::instance().now()) *
-                               1e9);
+  return static_cast<uint64_t>(std::max(0.0, Recorder::instance().now()) * 1e9);
 }
 
 /// CUDA's buffers handed over now, whole (before reads).
@@ -715,40 +714,88 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
   view.api_enter(call);
 }
 
+/// The directory of the CUDA runtime this process uses (a shared
+/// libcudart), "" when none is loaded.
+std::string cudart_directory() {
+  std::string found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        const char* name = info->dlpi_name;
+        if (name == nullptr || std::strstr(name, "libcudart.so") == nullptr)
+          return 0;
+        std::string path = name;
+        const auto slash = path.rfind('/');
+        if (slash == std::string::npos)
+          return 0;
+        *static_cast<std::string*>(data) = path.substr(0, slash);
+        return 1;
+      },
+      &found);
+  return found;
+}
+
+/// libcupti: CUNUMPY_CUPTI_LIBRARY, next to the CUDA runtime in use, the
+/// loader's search path, CUDA_HOME's and CUDA_PATH's lib directories, and
+/// the one cunumpy was built against. `tried` lists what failed.
+void* load_cupti(std::string& tried) {
+  std::vector<std::string> candidates;
+  if (const auto path = environment("CUNUMPY_CUPTI_LIBRARY"))
+    candidates.push_back(*path);
+  const char* const names[] = {"libcupti.so", "libcupti.so.13",
+                               "libcupti.so.12"};
+  if (const std::string dir = cudart_directory(); !dir.empty())
+    for (const char* name : names)
+      candidates.push_back(dir + "/" + name);
+  for (const char* name : names)
+    candidates.emplace_back(name);
+  for (const char* variable : {"CUDA_HOME", "CUDA_PATH"})
+    if (const auto root = environment(variable))
+      for (const char* dir : {"/lib64/", "/lib/", "/extras/CUPTI/lib64/"})
+        candidates.push_back(*root + dir + "libcupti.so");
+  if (*CUNUMPY_CUPTI_LIBRARY != '\0')
+    candidates.emplace_back(CUNUMPY_CUPTI_LIBRARY);
+  for (const std::string& candidate : candidates) {
+    if (void* library = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL))
+      return library;
+    tried += (tried.empty() ? "" : ", ") + candidate;
+  }
+  return nullptr;
+}
+
 void start() {
   CudaView& view = CudaView::instance();
   if (!Recorder::instance().settings().cupti) {
-    view.set_status(false, "turned off by CUNUMPY_CUPTI=0");
+    view.set_status(profiling::CudaViewState::off, "CUNUMPY_CUPTI=0");
     return;
   }
   // No driver, no CUDA: a CUDA build on a machine without a GPU. Nothing to
-  // say beyond the report's line.
+  // say beyond the reports' line.
   void* cuda = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
   if (cuda == nullptr) {
-    view.set_status(false, "this machine has no CUDA driver (libcuda.so.1)");
+    view.set_status(profiling::CudaViewState::unavailable,
+                    "no CUDA driver on this machine (libcuda.so.1 cannot be "
+                    "loaded)");
+    return;
+  }
+  CUresult (*driver_version)(int*) = nullptr;
+  int version = 0;
+  if (!find(cuda, "cuDriverGetVersion", driver_version) ||
+      driver_version(&version) != CUDA_SUCCESS) {
+    view.set_status(profiling::CudaViewState::unavailable,
+                    "the CUDA driver does not answer (cuDriverGetVersion "
+                    "failed)");
     return;
   }
   find(cuda, "cuPointerGetAttribute", driver.pointer_attribute);
   find(cuda, "cuDeviceGetCount", driver.device_count);
-  void* library = nullptr;
-  std::string errors;
-  for (const char* name :
-       {CUNUMPY_CUPTI_LIBRARY, "libcupti.so", "libcupti.so.13",
-        "libcupti.so.12"}) {
-    if (*name == '\0')
-      continue;
-    library = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (library != nullptr)
-      break;
-    if (const char* error = ::dlerror(); error != nullptr && errors.empty())
-      errors = error;
-  }
+  std::string tried;
+  void* library = load_cupti(tried);
   if (library == nullptr) {
     const std::string reason =
-        "libcupti could not be loaded (" + errors +
-        "); add the CUDA toolkit's lib64 (or extras/CUPTI/lib64) to "
-        "LD_LIBRARY_PATH";
-    view.set_status(false, reason);
+        "libcupti cannot be loaded (tried " + tried +
+        "); set CUNUMPY_CUPTI_LIBRARY to its path, or add the CUDA "
+        "toolkit's lib64 (or extras/CUPTI/lib64) to LD_LIBRARY_PATH";
+    view.set_status(profiling::CudaViewState::unavailable, reason);
     Impl::warn("note: CUDA's own record of copies and migrations is off: " +
                reason + "; cunumpy counts the copies Kokkos reports");
     return;
@@ -768,8 +815,9 @@ void start() {
       !find(library, "cuptiActivityFlushAll", cupti.flush_all) ||
       !find(library, "cuptiActivityConfigureUnifiedMemoryCounter",
             cupti.configure_unified_memory)) {
-    view.set_status(false, "the libcupti found lacks functions cunumpy "
-                           "needs (a CUPTI older than CUDA 11?)");
+    view.set_status(profiling::CudaViewState::unavailable,
+                    "the libcupti found lacks functions cunumpy "
+                    "needs (a CUPTI older than CUDA 11?)");
     return;
   }
 
@@ -792,14 +840,14 @@ void start() {
         "CUPTI is taken by another CUPTI user" + holder +
         " (Nsight Systems, Nsight Compute, Caliper's cupti service, ...), "
         "and CUDA allows one per process";
-    view.set_status(false, reason);
+    view.set_status(profiling::CudaViewState::unavailable, reason);
     Impl::warn("note: CUDA's own record of copies and migrations is off: " +
                reason + "; cunumpy goes on with the copies Kokkos reports");
     return;
   }
   if (result != CUPTI_SUCCESS) {
-    view.set_status(false, "CUPTI refused a subscriber (" +
-                               result_text(result) + ")");
+    view.set_status(profiling::CudaViewState::unavailable,
+                    "CUPTI refused a subscriber (" + result_text(result) + ")");
     return;
   }
   for (const Watched& entry : watched)
@@ -812,18 +860,19 @@ void start() {
   if (cupti.register_timestamp != nullptr &&
       cupti.register_timestamp(recorder_timestamp) == CUPTI_SUCCESS) {
     view.set_time_mapping(TimeMapping{});
-  } else if (uint64_t ns = 0;
-             cupti.timestamp != nullptr && cupti.timestamp(&ns) == CUPTI_SUCCESS) {
+  } else if (uint64_t ns = 0; cupti.timestamp != nullptr &&
+                              cupti.timestamp(&ns) == CUPTI_SUCCESS) {
     view.set_time_mapping(TimeMapping{ns, Recorder::instance().now()});
   }
   result = cupti.register_buffers(buffer_requested, buffer_completed);
   if (result != CUPTI_SUCCESS) {
-    view.set_status(false, "CUPTI refused activity buffers (" +
-                               result_text(result) + ")");
+    view.set_status(profiling::CudaViewState::unavailable,
+                    "CUPTI refused activity buffers (" + result_text(result) +
+                        ")");
     return;
   }
   view.set_flush(flush_buffers);
-  view.set_status(true, "");
+  view.set_status(profiling::CudaViewState::on, "");
   if (driver_initialized())
     enable_activities();
 }

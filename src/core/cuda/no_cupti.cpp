@@ -1,15 +1,18 @@
-// A build without the CUDA toolkit: CUDA's record is off, and says why.
+// A build without the CUDA toolkit: CUDA's record is not built, and the
+// CUDA view says so (in the JSON report; text reports leave it out).
 
 #include "cuda/collector.hpp"
 #include "cuda/cuda_view.hpp"
 
 namespace cunumpy::Impl::cuda {
 
+const bool collector_built = false;
+
 void start_collector() noexcept {
   try {
     CudaView::instance().set_status(
-        false, "cunumpy was built without the CUDA toolkit (CMake found no "
-               "CUPTI), so it sees only the copies Kokkos reports");
+        profiling::CudaViewState::not_built,
+        "cunumpy was built without the CUDA toolkit (CMake found no CUPTI)");
   } catch (...) {
   }
 }
