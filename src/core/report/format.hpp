@@ -29,16 +29,15 @@ std::string summary_line(const profiling::KindTable& totals);
 /// migrations.
 std::string migration_text(const profiling::KindTable& totals);
 
-/// One report line for a site: "file:line: description (xN) [async]",
-/// `[cuda]` for an event only CUDA's record saw; a migration without a call
-/// site: "description (xN), B bytes".
-
 /// The report of `summaries`: the summary line, then one section per kind
 /// with a line per call site. `indent` prefixes every line.
 std::string format_report(const profiling::KindTable& totals,
                           const std::vector<profiling::SiteSummary>& summaries,
                           const std::string& indent = "");
 
+/// One report line for a site: "file:line: description (xN) [async]",
+/// `[cuda]` for an event only CUDA's record saw; a migration without a call
+/// site: "description (xN), B bytes".
 std::string format_site_line(const profiling::SiteSummary& summary);
 
 /// `value` written by snprintf's `format` ("%.2f").
