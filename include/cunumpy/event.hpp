@@ -29,8 +29,8 @@ inline constexpr std::size_t event_kind_count = 7;
 
 /// Every kind, in the order reports list them.
 inline constexpr std::array<EventKind, event_kind_count> all_event_kinds = {
-    EventKind::to_host,     EventKind::to_device, EventKind::kernel_conversion,
-    EventKind::fallback,    EventKind::device_copy, EventKind::sync,
+    EventKind::to_host,  EventKind::to_device,   EventKind::kernel_conversion,
+    EventKind::fallback, EventKind::device_copy, EventKind::sync,
     EventKind::migration};
 
 /// The name of `kind` as it appears in reports and rule files: "to_host".

@@ -417,7 +417,7 @@ TEST(CudaRecords, AKokkosCopyWhoseRecordIsLateIsCountedAtTheRead) {
 }
 
 /// A raw CUDA call made at the line of the macro (its call site).
-#define CUNUMPY_TEST_CUDA_CALL_HERE(call)                                     \
+#define CUNUMPY_TEST_CUDA_CALL_HERE(call)                                      \
   do {                                                                         \
     view().api_enter(call);                                                    \
     view().api_exit((call).correlation);                                       \
@@ -431,10 +431,9 @@ TEST(CudaRecords, ACudaCopyOutsideKokkosIsACudaEventAtItsCallSite) {
   const int line = __LINE__ + 1;
   CUNUMPY_TEST_CUDA_CALL_HERE(call);
   const std::uint64_t start = ns_now();
-  const CopyRecord copy =
-      record(call.correlation, CopyDirection::device_to_host,
-             MemoryKind::device, MemoryKind::pageable, 4096, start,
-             start + 2000);
+  const CopyRecord copy = record(
+      call.correlation, CopyDirection::device_to_host, MemoryKind::device,
+      MemoryKind::pageable, 4096, start, start + 2000);
   view().copy_records(&copy, 1);
   const auto& counter = counted.counter();
   EXPECT_EQ(counter.to_host(), 1u);
@@ -502,9 +501,9 @@ TEST(CudaRecords, WaitsInsideKokkosFencesAndCopiesAreKokkosEvents) {
   cunumpy::Impl::ensure_hooks();
   auto counted = cunumpy::profiling::count_transfers();
   std::uint64_t handle = 0;
-  Kokkos::Tools::beginFence("Kokkos::fence: Unnamed Global Fence",
-                            synthetic::global_id(synthetic::ExecutionSpace::cuda),
-                            &handle);
+  Kokkos::Tools::beginFence(
+      "Kokkos::fence: Unnamed Global Fence",
+      synthetic::global_id(synthetic::ExecutionSpace::cuda), &handle);
   const ApiCall wait = api_call("cudaDeviceSynchronize", CallFamily::wait,
                                 CopyDirection::unknown, 0, true);
   CUNUMPY_TEST_CUDA_CALL_HERE(wait);
@@ -541,9 +540,8 @@ TEST(CudaRecords, CallsWhileNothingCountsAreNotEvents) {
 TEST(CudaRecords, MigrationsCountInThePhaseOpenAtTheirTime) {
   TransferBudget budget;
   budget.require("step", Rule());
-  budget.require("output",
-                 Rule().allow(EventKind::migration,
-                              Limits().max_total_bytes(1 << 20)));
+  budget.require("output", Rule().allow(EventKind::migration,
+                                        Limits().max_total_bytes(1 << 20)));
   double step_start = 0.0;
   double step_end = 0.0;
   {
@@ -552,9 +550,7 @@ TEST(CudaRecords, MigrationsCountInThePhaseOpenAtTheirTime) {
     synthetic::Region solve("solve"); // a library's region inside
     step_end = cunumpy::Impl::Recorder::instance().now();
   }
-  {
-    synthetic::Region output("output");
-  }
+  { synthetic::Region output("output"); }
   // The records come after both regions ended: one from inside 'step', one
   // after it.
   const auto ns = [](double seconds) {
@@ -601,8 +597,8 @@ allow.migration = { max_total_bytes = 8192 }
   const UnifiedMemoryRecord records[] = {
       {UnifiedMemoryCounter::bytes_to_device, MigrationCause::coherence, 8192,
        at, at + 1},
-      {UnifiedMemoryCounter::bytes_to_host, MigrationCause::coherence, 4096,
-       at, at + 1},
+      {UnifiedMemoryCounter::bytes_to_host, MigrationCause::coherence, 4096, at,
+       at + 1},
   };
   view().unified_memory_records(records, 2);
   const auto violations = budget.violations();

@@ -468,8 +468,7 @@ void BudgetState::phase_counter(const std::string& name, CounterState& into,
     into.merge(found->second.counter, lock);
     into.ring = std::move(found->second.events);
     into.ring_next = 0;
-    into.dropped =
-        events_counted(found->second.counter) - into.ring.size();
+    into.dropped = events_counted(found->second.counter) - into.ring.size();
     if (calls != nullptr)
       *calls = found->second.calls;
   } else if (calls != nullptr) {

@@ -69,7 +69,7 @@ struct Aggregate {
   double seconds = 0.0;
   double device_seconds = 0.0; ///< CUDA's record of the copies
   std::uint64_t order = 0;     ///< when first seen, for stable reports
-  double first = 0.0;      ///< the first event's start (for merges)
+  double first = 0.0;          ///< the first event's start (for merges)
 };
 
 /// What a TransferCounter holds. Written by the recorder and read by the

@@ -106,7 +106,7 @@ void CounterState::add(const RawEvent& event, const RecorderLock&) {
   kind.async_count += event.async() ? 1 : 0;
   kind.implicit_count += event.implicit ? 1 : 0;
 
-  AggregateKey key{event.kind,         event.blocking, event.implicit,
+  AggregateKey key{event.kind,          event.blocking, event.implicit,
                    event.cuda_detail(), event.site,     event.description};
   if (last_aggregate == nullptr || !(last_aggregate->first == key)) {
     auto found = aggregates.find(key);
@@ -293,19 +293,18 @@ std::vector<Event> CounterState::events(const RecorderLock& lock) const {
   // Events that waited for CUDA's record came after later ones: put them
   // in the order the others are in, that of their ends.
   if (late)
-    std::stable_sort(result.begin(), result.end(),
-                     [](const Event& a, const Event& b) {
-                       return a.timestamp + a.duration <
-                              b.timestamp + b.duration;
-                     });
+    std::stable_sort(
+        result.begin(), result.end(), [](const Event& a, const Event& b) {
+          return a.timestamp + a.duration < b.timestamp + b.duration;
+        });
   return result;
 }
 
 void throw_if_transfers(const profiling::TransferCounter& counter,
                         SourceLocation where) {
-  const std::uint64_t transfers =
-      counter.to_host() + counter.to_device() + counter.kernel_conversion() +
-      counter.fallback() + counter.migrations();
+  const std::uint64_t transfers = counter.to_host() + counter.to_device() +
+                                  counter.kernel_conversion() +
+                                  counter.fallback() + counter.migrations();
   const bool complete = counter.complete();
   if (transfers == 0 && complete)
     return;

@@ -67,10 +67,10 @@ struct RawEvent {
   }
   void set_cuda(EventSource from, bool is_late, MemoryKind src,
                 MemoryKind dst) noexcept {
-    cuda = static_cast<std::uint8_t>(
-        (from == EventSource::cuda ? 1u : 0u) | (is_late ? 2u : 0u) |
-        (static_cast<unsigned>(src) & 7u) << 2 |
-        (static_cast<unsigned>(dst) & 7u) << 5);
+    cuda = static_cast<std::uint8_t>((from == EventSource::cuda ? 1u : 0u) |
+                                     (is_late ? 2u : 0u) |
+                                     (static_cast<unsigned>(src) & 7u) << 2 |
+                                     (static_cast<unsigned>(dst) & 7u) << 5);
   }
 
   // RawEvent::device_time: the seconds the copy took on the device (CUDA's
