@@ -8,6 +8,7 @@
 #include <cunumpy/assert_no_transfers.hpp>
 #include <cunumpy/budget_snapshot.hpp>
 #include <cunumpy/conversions.hpp>
+#include <cunumpy/cuda_view.hpp>
 #include <cunumpy/debug_sync.hpp>
 #include <cunumpy/device_mirror.hpp>
 #include <cunumpy/event.hpp>

@@ -11,7 +11,10 @@ namespace cunumpy {
 
 /// What an event is. `to_host`, `to_device` and `device_copy` are physical
 /// copies; `kernel_conversion` and `fallback` are markers without bytes;
-/// `sync` is a host wait, counted apart from the transfers.
+/// `sync` is a host wait, counted apart from the transfers; `migration` is
+/// unified memory that CUDA moved between host and device on its own (page
+/// faults, evictions, prefetches), counted in bytes apart from the
+/// transfers (docs/cuda.md).
 enum class EventKind : std::uint8_t {
   to_host,
   to_device,
@@ -19,14 +22,16 @@ enum class EventKind : std::uint8_t {
   kernel_conversion,
   fallback,
   sync,
+  migration,
 };
 
-inline constexpr std::size_t event_kind_count = 6;
+inline constexpr std::size_t event_kind_count = 7;
 
 /// Every kind, in the order reports list them.
 inline constexpr std::array<EventKind, event_kind_count> all_event_kinds = {
     EventKind::to_host,  EventKind::to_device,   EventKind::kernel_conversion,
-    EventKind::fallback, EventKind::device_copy, EventKind::sync};
+    EventKind::fallback, EventKind::device_copy, EventKind::sync,
+    EventKind::migration};
 
 /// The name of `kind` as it appears in reports and rule files: "to_host".
 std::string_view to_string(EventKind kind) noexcept;
@@ -39,6 +44,34 @@ constexpr bool is_copy(EventKind kind) noexcept {
   return kind == EventKind::to_host || kind == EventKind::to_device ||
          kind == EventKind::device_copy;
 }
+
+/// True for the kinds whose bytes reports and limits count: the copies and
+/// the unified-memory migrations.
+constexpr bool moves_bytes(EventKind kind) noexcept {
+  return is_copy(kind) || kind == EventKind::migration;
+}
+
+/// Who reported an event: Kokkos Tools (with cunumpy's own calls), or
+/// CUDA's own record of the process (CUPTI), for copies, waits and
+/// migrations that did not pass through Kokkos.
+enum class EventSource : std::uint8_t { kokkos, cuda };
+
+/// "kokkos" or "cuda", as reports, the JSON and Python spell it.
+std::string_view to_string(EventSource source) noexcept;
+
+/// The memory a copy read or wrote, as CUDA's record of the copy names it;
+/// `unknown` without that record.
+enum class MemoryKind : std::uint8_t {
+  unknown,
+  pageable,
+  pinned,
+  device,
+  managed,
+  array,
+};
+
+/// "unknown", "pageable", "pinned", "device", "managed" or "array".
+std::string_view to_string(MemoryKind kind) noexcept;
 
 /// Where an event was caused: the caller of a cunumpy function, or the first
 /// stack frame outside Kokkos, cunumpy and the system libraries for a raw
@@ -78,6 +111,16 @@ struct Event {
   /// Seconds since cunumpy started recording, and the event's duration.
   double timestamp = 0.0;
   double duration = 0.0;
+  /// `cuda` for an event only CUDA's own record saw (a raw cudaMemcpy, a
+  /// copy inside cuBLAS, a migration); a Kokkos copy that CUDA's record
+  /// describes stays `kokkos`, with the fields below filled in.
+  EventSource source = EventSource::kokkos;
+  /// The memory kinds of a copy, from CUDA's record of it.
+  MemoryKind src_memory = MemoryKind::unknown;
+  MemoryKind dst_memory = MemoryKind::unknown;
+  /// Seconds the copy took on the device, from CUDA's record; 0 when no
+  /// record described it.
+  double device_duration = 0.0;
 };
 
 } // namespace cunumpy

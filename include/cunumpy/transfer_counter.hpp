@@ -26,6 +26,10 @@ struct KindTotals {
   std::uint64_t async_count = 0;    ///< copies the host did not wait for
   std::uint64_t implicit_count = 0; ///< waits the program did not ask for
   double seconds = 0.0;             ///< time spent in the events
+  /// Time on the device of the copies CUDA's record describes, and their
+  /// bytes (for their bandwidth).
+  double device_seconds = 0.0;
+  std::uint64_t device_timed_nbytes = 0;
 };
 
 /// Totals of every kind, indexed by the kind's value
@@ -33,8 +37,9 @@ struct KindTotals {
 using KindTable = std::array<KindTotals, event_kind_count>;
 
 /// Events aggregated by call site: every event of one kind, site,
-/// description and blocking/implicit flags adds to one summary, so a counter's
-/// memory depends on the number of sites, not on the number of events.
+/// description, blocking/implicit flags, source and memory kinds adds to one
+/// summary, so a counter's memory depends on the number of sites, not on the
+/// number of events.
 struct SiteSummary {
   EventKind kind = EventKind::to_host;
   CallSite site;
@@ -46,6 +51,13 @@ struct SiteSummary {
   std::uint64_t nbytes = 0;     ///< sum over the events
   std::uint64_t max_nbytes = 0; ///< largest single event
   double seconds = 0.0;         ///< time spent in the events
+  /// `cuda` for events only CUDA's own record saw (shown `[cuda]`).
+  EventSource source = EventSource::kokkos;
+  /// The memory kinds of the copies, from CUDA's record.
+  MemoryKind src_memory = MemoryKind::unknown;
+  MemoryKind dst_memory = MemoryKind::unknown;
+  /// Their time on the device, from CUDA's record (0 without it).
+  double device_seconds = 0.0;
 };
 
 /// Counts the events recorded while it is attached (by count_transfers or a
@@ -79,10 +91,15 @@ public:
   std::uint64_t kernel_conversion() const;
   std::uint64_t fallback() const;
   std::uint64_t syncs() const;
+  /// Unified-memory records (migrations, page faults) of CUDA's record; not
+  /// in total(): their bytes, bytes(EventKind::migration), are what counts.
+  std::uint64_t migrations() const;
   std::uint64_t count(EventKind kind) const;
 
   std::uint64_t bytes_to_host() const;
   std::uint64_t bytes_to_device() const;
+  /// Bytes unified memory migrated (CUDA's record).
+  std::uint64_t bytes_migrated() const;
   std::uint64_t bytes(EventKind kind) const;
   /// Seconds spent in events of `kind` (copy time, or wait time for syncs).
   double seconds(EventKind kind) const;

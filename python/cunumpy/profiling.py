@@ -25,6 +25,7 @@ from ._core import (
     SiteSummary,
     TransferCounter,
     Violation,
+    cuda_view,
 )
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "advice_thresholds",
     "assert_no_transfers",
     "count_transfers",
+    "cuda_view",
     "event_kinds",
     "record_marker",
 ]

@@ -10,6 +10,7 @@
 #include <string>
 
 #include <cunumpy/assert_no_transfers.hpp>
+#include <cunumpy/cuda_view.hpp>
 #include <cunumpy/event.hpp>
 #include <cunumpy/transfer_counter.hpp>
 #include <cunumpy/transfer_error.hpp>
@@ -144,6 +145,16 @@ void bind_profiling(py::module_& module) {
       .def_readonly("thread", &Event::thread)
       .def_readonly("timestamp", &Event::timestamp)
       .def_readonly("duration", &Event::duration)
+      .def_property_readonly(
+          "source",
+          [](const Event& e) { return std::string(to_string(e.source)); })
+      .def_property_readonly(
+          "src_memory",
+          [](const Event& e) { return std::string(to_string(e.src_memory)); })
+      .def_property_readonly(
+          "dst_memory",
+          [](const Event& e) { return std::string(to_string(e.dst_memory)); })
+      .def_readonly("device_duration", &Event::device_duration)
       .def("__repr__", &event_repr);
 
   py::class_<SiteSummary>(module, "SiteSummary",
@@ -167,6 +178,10 @@ void bind_profiling(py::module_& module) {
       .def_readonly("nbytes", &SiteSummary::nbytes)
       .def_readonly("max_nbytes", &SiteSummary::max_nbytes)
       .def_readonly("seconds", &SiteSummary::seconds)
+      .def_property_readonly(
+          "source",
+          [](const SiteSummary& s) { return std::string(to_string(s.source)); })
+      .def_readonly("device_seconds", &SiteSummary::device_seconds)
       .def("__repr__", [](const SiteSummary& s) {
         return "SiteSummary('" + std::string(to_string(s.kind)) + "', '" +
                s.site.str() + ": " + s.what + " (x" + std::to_string(s.count) +
@@ -327,6 +342,24 @@ void bind_profiling(py::module_& module) {
       },
       py::arg("kind"), py::arg("what"));
 
+  module.def(
+      "cuda_view",
+      [] {
+        const profiling::CudaView view = profiling::cuda_view();
+        py::dict result;
+        result["built"] = view.built;
+        result["state"] = std::string(to_string(view.state));
+        result["reason"] = view.reason;
+        result["unified_memory"] = view.unified_memory;
+        result["copy_records"] = view.copy_records;
+        result["migration_records"] = view.migration_records;
+        result["migrated_bytes"] = view.migrated_bytes;
+        result["line"] = profiling::cuda_view_line(view);
+        return result;
+      },
+      "What cunumpy sees of CUDA's own record of the process (CUPTI): its "
+      "state ('on', 'off', 'unavailable', 'not built', 'not started'), why, "
+      "and what it received (docs/cuda.md).");
   module.attr("event_kinds") = [] {
     py::list kinds;
     for (EventKind kind : all_event_kinds)

@@ -11,6 +11,7 @@
 #include <cunumpy/budget_snapshot.hpp>
 #include <cunumpy/spaces.hpp>
 
+#include "cuda/collector.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder/spaces.hpp"
 #include "report.hpp"
@@ -140,6 +141,7 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
   }
   recorder.attach(&dual_views_);
   unwatched_ = watch_callbacks();
+  Impl::cuda::start_collector();
 }
 
 Plugin::~Plugin() {
@@ -187,6 +189,7 @@ bool Plugin::finish() {
       report.metadata = metadata_;
     }
     report.unwatched = unwatched_;
+    report.cuda_view = profiling::cuda_view();
     report.all_regions = config_.all_regions;
     report.dual_view_syncs = dual_views_.syncs(lock);
     report.unsynced_modifies = dual_views_.unsynced_modifies(lock);

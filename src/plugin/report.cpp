@@ -82,7 +82,7 @@ std::string kinds_text(const KindTable& totals) {
       continue;
     text += (text.empty() ? "" : ", ") + std::to_string(entry.count) + " " +
             std::string(to_string(kind));
-    if (is_copy(kind))
+    if (moves_bytes(kind))
       text += " (" + std::to_string(entry.nbytes) + " bytes)";
   }
   return text.empty() ? "no transfers" : text;
@@ -94,6 +94,13 @@ std::string site_line(const SiteSummary& summary) {
     line += ", " + std::to_string(summary.nbytes) + " bytes";
   if (summary.seconds > 0.0)
     line += printf_string(", %.6f s", summary.seconds);
+  // What CUDA's record of the copies adds: memory kinds, time on the device.
+  if (summary.src_memory != MemoryKind::unknown ||
+      summary.dst_memory != MemoryKind::unknown)
+    line += ", " + std::string(to_string(summary.src_memory)) + " -> " +
+            std::string(to_string(summary.dst_memory));
+  if (summary.device_seconds > 0.0)
+    line += printf_string(", %.6f s on the device", summary.device_seconds);
   return line;
 }
 
@@ -114,7 +121,7 @@ void append_body(std::string& text, const KindTable& totals,
     const KindTotals& entry = of(totals, kind);
     if (entry.count == 0)
       continue;
-    if (is_copy(kind)) {
+    if (moves_bytes(kind)) {
       std::snprintf(
           line, sizeof line, "  %-18s %8llu %14llu %9llu %7llu %12.6f  %s\n",
           std::string(to_string(kind)).c_str(),
@@ -248,7 +255,27 @@ nlohmann::json site_json(const SiteSummary& summary) {
           {"seconds", summary.seconds},
           {"blocking", summary.blocking},
           {"async", summary.async},
-          {"implicit", summary.implicit}};
+          {"implicit", summary.implicit},
+          {"source", std::string(to_string(summary.source))},
+          {"src_memory", std::string(to_string(summary.src_memory))},
+          {"dst_memory", std::string(to_string(summary.dst_memory))},
+          {"device_seconds", summary.device_seconds}};
+}
+
+nlohmann::json cuda_view_json(const profiling::CudaView& view) {
+  return {{"built", view.built},
+          {"state", std::string(to_string(view.state))},
+          {"reason", view.reason},
+          {"unified_memory", view.unified_memory},
+          {"unified_memory_reason", view.unified_memory_reason},
+          {"copy_records", view.copy_records},
+          {"described", view.described},
+          {"unmatched", view.unmatched},
+          {"too_late", view.too_late},
+          {"without_record", view.without_record},
+          {"migration_records", view.migration_records},
+          {"migrated_bytes", view.migrated_bytes},
+          {"dropped_records", view.dropped_records}};
 }
 
 nlohmann::json kinds_json(const KindTable& totals) {
@@ -262,7 +289,9 @@ nlohmann::json kinds_json(const KindTable& totals) {
         {"async", entry.async_count},
         {"implicit", entry.implicit_count},
         {"seconds", entry.seconds},
-        {"bandwidth_bytes_per_second", bandwidth(entry)}};
+        {"bandwidth_bytes_per_second", bandwidth(entry)},
+        {"device_seconds", entry.device_seconds},
+        {"device_timed_bytes", entry.device_timed_nbytes}};
   }
   return kinds;
 }
@@ -458,6 +487,9 @@ std::string format_text(const Report& report) {
   text += budget_verdict(report) + "\n";
   for (const std::string& note : report_notes(report))
     text += "note: " + note + "\n";
+  // Builds without the CUDA toolkit leave it to the JSON report.
+  if (report.cuda_view.built)
+    text += profiling::cuda_view_line(report.cuda_view) + "\n";
   text += "\ntotal:\n";
   append_body(text, report.budget.total, report.budget.total_sites,
               top_sites_total);
@@ -643,6 +675,7 @@ std::string format_json(const Report& report) {
       {"complete", report.budget.losses.empty()},
       {"losses", report.budget.losses},
       {"callbacks_watched", report.unwatched.empty()},
+      {"cuda_view", cuda_view_json(report.cuda_view)},
       {"budget",
        {{"file", report.budget_path.empty()
                      ? nlohmann::json(nullptr)

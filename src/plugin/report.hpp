@@ -8,6 +8,7 @@
 
 #include <cunumpy/advice.hpp>
 #include <cunumpy/budget_snapshot.hpp>
+#include <cunumpy/cuda_view.hpp>
 
 #include "dual_view_records.hpp"
 
@@ -55,6 +56,8 @@ struct Report {
 
   std::string trace_path;
   std::uint64_t trace_dropped = 0;
+  /// What CUDA's own record of the process (CUPTI) added, or why not.
+  profiling::CudaView cuda_view;
   std::vector<std::pair<std::string, std::string>> metadata;
 
   /// The budget asked for is broken, could not be checked, or may have

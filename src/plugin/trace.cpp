@@ -48,6 +48,7 @@ void Trace::on_event(const Impl::RawEvent& event, const Impl::RecorderLock&) {
   slice.kind = event.kind;
   slice.blocking = event.blocking;
   slice.implicit = event.implicit;
+  slice.cuda = event.cuda_detail();
   slice.thread = event.thread;
   slice.name = event.label;
   slice.description = event.description;
@@ -146,11 +147,16 @@ std::string Trace::write(double end, const std::string& program,
   std::set<std::uint32_t> threads;
   for (const Slice& slice : slices_)
     threads.insert(slice.thread);
-  for (std::uint32_t thread : threads)
+  for (std::uint32_t thread : threads) {
+    // Unified-memory migrations are the device's, on a row of their own.
+    const std::string name = thread == 0xffffffffu
+                                 ? std::string("CUDA unified memory")
+                                 : "host thread " + std::to_string(thread);
     std::fprintf(out,
                  ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%s,"
-                 "\"tid\":%u,\"args\":{\"name\":\"host thread %u\"}}",
-                 pid.c_str(), thread, thread);
+                 "\"tid\":%u,\"args\":{\"name\":\"%s\"}}",
+                 pid.c_str(), thread, name.c_str());
+  }
   for (const Slice& slice : slices_) {
     const std::string common = "\"pid\":" + pid +
                                ",\"tid\":" + std::to_string(slice.thread) +
@@ -220,6 +226,15 @@ std::string Trace::write(double end, const std::string& program,
                 ",\"async\":" + (slice.blocking ? "false" : "true");
       if (slice.implicit)
         args += ",\"implicit\":true";
+      Impl::RawEvent detail; // to read the packed source and memory kinds
+      detail.cuda = slice.cuda;
+      args += ",\"source\":\"" + std::string(to_string(detail.source())) + "\"";
+      if (detail.src_memory() != MemoryKind::unknown ||
+          detail.dst_memory() != MemoryKind::unknown)
+        args += ",\"memory\":\"" + std::string(to_string(detail.src_memory())) +
+                " -> " + std::string(to_string(detail.dst_memory())) + "\"";
+      if (slice.kind == EventKind::migration)
+        args += ",\"bytes\":" + std::to_string(slice.nbytes);
       std::fprintf(out,
                    ",\n{\"name\":%s,\"cat\":\"%s\",\"ph\":\"X\",%s,"
                    "\"dur\":%s,\"args\":{%s}}",

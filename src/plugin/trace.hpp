@@ -52,9 +52,10 @@ private:
     EventKind kind = EventKind::to_host;
     bool blocking = true;
     bool implicit = false;
-    bool sync = false;   ///< DualView: sync (else modify)
-    bool device = false; ///< DualView: to / on the device
-    bool copied = false; ///< DualView sync that copied
+    bool sync = false;     ///< DualView: sync (else modify)
+    bool device = false;   ///< DualView: to / on the device
+    bool copied = false;   ///< DualView sync that copied
+    std::uint8_t cuda = 0; ///< RawEvent::cuda: source and memory kinds
     std::uint32_t thread = 0;
     std::uint32_t name = 0; ///< label, region or kernel name
     std::uint32_t description = 0;

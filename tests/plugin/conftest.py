@@ -60,6 +60,8 @@ def pytest_addoption(parser):
                     help="a copy of libkp_cunumpy.so under another name")
     group.addoption("--mpirun", help="mpirun or mpiexec")
     group.addoption("--report-tool", help="cunumpy-report")
+    group.addoption("--cupti-built", choices=["ON", "OFF"],
+                    help="whether cunumpy was built with the CUPTI collector")
 
 
 def _option(request, name):
@@ -125,6 +127,11 @@ def mpirun(request):
 @pytest.fixture
 def report_tool(request):
     return _path(request, "report_tool")
+
+
+@pytest.fixture
+def cupti_built(request):
+    return _option(request, "cupti_built") == "ON"
 
 
 @pytest.fixture

@@ -370,3 +370,34 @@ def test_optional_in_the_rule_file(tmp_path):
     budget = xp.profiling.TransferBudget.from_file(rules)
     assert budget.rule("checkpoint").optional
     budget.check()
+
+
+def test_migration_rules_read_alike_from_python_and_a_rule_file():
+    """allow.migration limits the bytes unified memory migrated in a phase
+    (CUDA's own record, docs/cuda.md): the same rule from require() and from
+    TOML, and a phase that never ran is a violation like any other."""
+    assert "migration" in xp.profiling.event_kinds
+    from_python = xp.profiling.TransferBudget()
+    from_python.require("step", allow={"migration": {"max_total_bytes": 1 << 20}})
+    from_toml = xp.profiling.TransferBudget()
+    from_toml.require_toml(
+        "[phases.step]\nallow.migration = { max_total_bytes = 1048576 }\n"
+    )
+    expected = "allow migration (max_total_bytes=1048576); ignore device_copy, sync"
+    assert str(from_python.rule("step")) == expected
+    assert str(from_toml.rule("step")) == expected
+    assert [v.limit for v in from_python.violations()] == ["never_entered"]
+    optional = xp.profiling.TransferBudget()
+    optional.require_toml(
+        "[phases.step]\noptional = true\n"
+        "allow.migration = { max_total_bytes = 1048576 }\n"
+    )
+    assert optional.violations() == []
+
+
+def test_cuda_view_says_where_it_stands():
+    view = xp.profiling.cuda_view()
+    assert view["state"] in ("on", "off", "unavailable", "not built", "not started")
+    assert view["line"].startswith("CUDA view: " + view["state"])
+    if view["state"] != "on":
+        assert view["reason"] != ""

@@ -16,6 +16,30 @@ std::string_view to_string(EventKind kind) noexcept {
     return "fallback";
   case EventKind::sync:
     return "sync";
+  case EventKind::migration:
+    return "migration";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(EventSource source) noexcept {
+  return source == EventSource::cuda ? "cuda" : "kokkos";
+}
+
+std::string_view to_string(MemoryKind kind) noexcept {
+  switch (kind) {
+  case MemoryKind::pageable:
+    return "pageable";
+  case MemoryKind::pinned:
+    return "pinned";
+  case MemoryKind::device:
+    return "device";
+  case MemoryKind::managed:
+    return "managed";
+  case MemoryKind::array:
+    return "array";
+  case MemoryKind::unknown:
+    break;
   }
   return "unknown";
 }

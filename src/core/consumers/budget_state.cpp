@@ -127,6 +127,14 @@ std::string bool_text(bool value) {
   return value ? "true" : "false";
 }
 
+/// Every event a counter counted, of every kind.
+std::uint64_t events_counted(const CounterState& counter) {
+  std::uint64_t sum = 0;
+  for (const KindTotals& totals : counter.totals)
+    sum += totals.count;
+  return sum;
+}
+
 /// The distinct names of the nodes that ran while counting.
 std::vector<std::string> names_that_ran(const BudgetState& state,
                                         const RecorderLock& lock) {
@@ -329,12 +337,37 @@ std::uint32_t BudgetState::child(std::uint32_t parent, std::uint32_t name) {
   return index;
 }
 
+void BudgetState::note_change(double time) {
+  timeline.record(time, {current(), started});
+  // Forgetting needs the recorder's horizon: ask for it once in a while.
+  if (timeline.size() >= 2 * timeline_trimmed_at) {
+    timeline.forget_before(Recorder::instance().late_horizon());
+    timeline_trimmed_at = std::max<std::size_t>(timeline.size(), 64);
+  }
+}
+
+void BudgetState::set_started(bool value, double time) {
+  started = value;
+  note_change(time);
+}
+
 void BudgetState::on_event(const RawEvent& event, const RecorderLock& lock) {
-  if (!started)
+  if (!event.late()) {
+    if (!started)
+      return;
+    nodes[current()].own.add(event, lock);
+    if (advice)
+      advice->on_event(event, lock);
     return;
-  nodes[current()].own.add(event, lock);
-  if (advice)
-    advice->on_event(event, lock);
+  }
+  // An event that waited for CUDA's record counts where it happened.
+  RegionTimeline::State state;
+  if (!timeline.at(event.start, state)) {
+    losses.add({LossReason::late_record_unplaced, 1, 0});
+    return;
+  }
+  if (state.counting)
+    nodes[state.node].own.add(event, lock);
 }
 
 void BudgetState::on_region_push(const RegionPush& push, const RecorderLock&) {
@@ -349,6 +382,7 @@ void BudgetState::on_region_push(const RegionPush& push, const RecorderLock&) {
   open.push_back({index, 0, time, started});
   if (advice)
     advice->push(push.name, 0, started);
+  note_change(time);
 }
 
 void BudgetState::on_region_pop(const RegionPop& pop, const RecorderLock&) {
@@ -363,6 +397,7 @@ void BudgetState::on_region_pop(const RegionPop& pop, const RecorderLock&) {
       open.erase(std::next(it).base());
       if (advice)
         advice->pop_region();
+      note_change(time);
       return;
     }
   }
@@ -385,17 +420,20 @@ std::uint64_t BudgetState::open_phase(const std::string& name,
   open.push_back({index, token, time, started});
   if (advice)
     advice->push(id, token, started);
+  note_change(time);
   return token;
 }
 
 void BudgetState::close_phase(std::uint64_t token, const RecorderLock&) {
   for (auto it = open.rbegin(); it != open.rend(); ++it) {
     if (it->token == token) {
+      const double time = Recorder::instance().now();
       if (it->counted)
-        nodes[it->node].seconds += Recorder::instance().now() - it->since;
+        nodes[it->node].seconds += time - it->since;
       open.erase(std::next(it).base());
       if (advice)
         advice->close_phase(token);
+      note_change(time);
       return;
     }
   }
@@ -430,10 +468,7 @@ void BudgetState::phase_counter(const std::string& name, CounterState& into,
     into.merge(found->second.counter, lock);
     into.ring = std::move(found->second.events);
     into.ring_next = 0;
-    into.dropped =
-        found->second.counter.total(lock) +
-        found->second.counter.totals[index_of(EventKind::sync)].count -
-        into.ring.size();
+    into.dropped = events_counted(found->second.counter) - into.ring.size();
     if (calls != nullptr)
       *calls = found->second.calls;
   } else if (calls != nullptr) {
@@ -493,9 +528,7 @@ profiling::TransferCounter& BudgetState::total_view(const RecorderLock&) {
       if (events.size() > state.max_events)
         events.erase(events.begin(),
                      events.end() - static_cast<long>(state.max_events));
-      state.dropped = state.total(lock) +
-                      state.totals[index_of(EventKind::sync)].count -
-                      events.size();
+      state.dropped = events_counted(state) - events.size();
       state.ring = std::move(events);
       state.ring_next = 0;
       state.losses = losses;
@@ -550,6 +583,8 @@ BudgetState::snapshot(const RecorderLock& lock) const {
       parent[k].async_count += mine[k].async_count;
       parent[k].implicit_count += mine[k].implicit_count;
       parent[k].seconds += mine[k].seconds;
+      parent[k].device_seconds += mine[k].device_seconds;
+      parent[k].device_timed_nbytes += mine[k].device_timed_nbytes;
     }
   }
   result.total = result.regions[0].inclusive;
@@ -673,7 +708,8 @@ std::string BudgetState::report(const RecorderLock& lock) const {
   }
   const profiling::PhaseSummary& outside = snap.outside;
   if (transfers(outside.totals) +
-          outside.totals[index_of(EventKind::sync)].count >
+          outside.totals[index_of(EventKind::sync)].count +
+          outside.totals[index_of(EventKind::migration)].count >
       0) {
     text += "outside any phase:\n";
     text += format_report(outside.totals, outside.sites, "  ");

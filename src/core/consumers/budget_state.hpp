@@ -16,6 +16,7 @@
 #include <cunumpy/transfer_budget.hpp>
 
 #include "consumers/counter_state.hpp"
+#include "consumers/region_timeline.hpp"
 #include "recorder/records.hpp"
 #include "report/format.hpp"
 
@@ -68,6 +69,9 @@ struct BudgetState final : EventSink {
     return advice != nullptr && advice->contents();
   }
 
+  /// Starts or stops counting (TransferBudget::start, stop) at `time`.
+  void set_started(bool value, double time);
+
   /// Opens an explicit phase; returns the token that closes it.
   std::uint64_t open_phase(const std::string& name, const RecorderLock& lock);
   void close_phase(std::uint64_t token, const RecorderLock& lock);
@@ -117,9 +121,15 @@ struct BudgetState final : EventSink {
   std::unique_ptr<profiling::TransferCounter> total;
   LossLog losses;
   std::unique_ptr<AdviceState> advice; ///< null: AdviceRecording::off
+  /// The innermost node over time, for late events (CUDA's record).
+  RegionTimeline timeline{{0, started}};
+  std::size_t timeline_trimmed_at = 1;
 
 private:
   std::uint32_t child(std::uint32_t parent, std::uint32_t name);
+  /// The innermost node changed at `time` (or counting started or
+  /// stopped).
+  void note_change(double time);
   std::uint32_t current() const noexcept {
     return open.empty() ? 0 : open.back().node;
   }

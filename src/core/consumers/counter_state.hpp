@@ -41,21 +41,22 @@ struct AggregateKey {
   EventKind kind;
   bool blocking;
   bool implicit;
+  std::uint8_t cuda; ///< RawEvent::cuda_detail(): source and memory kinds
   std::uint32_t site;
   std::uint32_t description;
 
   bool operator==(const AggregateKey& other) const noexcept {
     return kind == other.kind && blocking == other.blocking &&
-           implicit == other.implicit && site == other.site &&
-           description == other.description;
+           implicit == other.implicit && cuda == other.cuda &&
+           site == other.site && description == other.description;
   }
 };
 
 struct AggregateKeyHash {
   std::size_t operator()(const AggregateKey& key) const noexcept {
     std::uint64_t h = (std::uint64_t(key.site) << 32) ^ key.description;
-    h ^= (std::uint64_t(key.kind) << 2 | std::uint64_t(key.blocking) << 1 |
-          std::uint64_t(key.implicit)) *
+    h ^= (std::uint64_t(key.cuda) << 11 | std::uint64_t(key.kind) << 2 |
+          std::uint64_t(key.blocking) << 1 | std::uint64_t(key.implicit)) *
          0x9e3779b97f4a7c15ull;
     return static_cast<std::size_t>(h * 0xff51afd7ed558ccdull);
   }
@@ -66,8 +67,9 @@ struct Aggregate {
   std::uint64_t nbytes = 0;
   std::uint64_t max_nbytes = 0;
   double seconds = 0.0;
-  std::uint64_t order = 0; ///< when first seen, for stable reports
-  double first = 0.0;      ///< the first event's start (for merges)
+  double device_seconds = 0.0; ///< CUDA's record of the copies
+  std::uint64_t order = 0;     ///< when first seen, for stable reports
+  double first = 0.0;          ///< the first event's start (for merges)
 };
 
 /// What a TransferCounter holds. Written by the recorder and read by the

@@ -107,12 +107,12 @@ TransferBudget& TransferBudget::require_toml(std::string_view toml,
 
 void TransferBudget::start() {
   const RecorderLock lock = lock_recorder();
-  state_->started = true;
+  state_->set_started(true, Impl::Recorder::instance().now());
 }
 
 void TransferBudget::stop() {
   const RecorderLock lock = lock_recorder();
-  state_->started = false;
+  state_->set_started(false, Impl::Recorder::instance().now());
 }
 
 bool TransferBudget::started() const {

@@ -62,6 +62,11 @@ std::vector<std::string> LossLog::describe(const RecorderLock& lock) const {
                     " copy(ies) ended whose begin another tool took from "
                     "cunumpy (its Kokkos Tools begin_deep_copy callback was "
                     "replaced); they were not counted");
+  if (const auto n = count(LossReason::late_record_unplaced))
+    lines.push_back(std::to_string(n) +
+                    " record(s) of CUDA's came later than cunumpy remembers "
+                    "which region was open at their time; they were not "
+                    "counted in any phase");
   // One line per kind of incident (a tool that replaces its callback at
   // every step makes many of one text).
   const Recorder& recorder = Recorder::instance();
@@ -101,8 +106,8 @@ void CounterState::add(const RawEvent& event, const RecorderLock&) {
   kind.async_count += event.async() ? 1 : 0;
   kind.implicit_count += event.implicit ? 1 : 0;
 
-  AggregateKey key{event.kind, event.blocking, event.implicit, event.site,
-                   event.description};
+  AggregateKey key{event.kind,          event.blocking, event.implicit,
+                   event.cuda_detail(), event.site,     event.description};
   if (last_aggregate == nullptr || !(last_aggregate->first == key)) {
     auto found = aggregates.find(key);
     if (found == aggregates.end()) {
@@ -124,6 +129,12 @@ void CounterState::add(const RawEvent& event, const RecorderLock&) {
   aggregate.nbytes += event.nbytes;
   aggregate.max_nbytes = std::max(aggregate.max_nbytes, event.nbytes);
   aggregate.seconds += event.duration;
+  if (event.device_time != 0) { // CUDA's record timed it on the device
+    const double device = event.device_seconds();
+    kind.device_seconds += device;
+    kind.device_timed_nbytes += event.nbytes;
+    aggregate.device_seconds += device;
+  }
 
   if (max_events == 0) {
     ++dropped;
@@ -148,6 +159,8 @@ void CounterState::merge(const CounterState& other, const RecorderLock& lock,
     into.async_count += from.async_count;
     into.implicit_count += from.implicit_count;
     into.seconds += from.seconds;
+    into.device_seconds += from.device_seconds;
+    into.device_timed_nbytes += from.device_timed_nbytes;
   }
   for (const auto& entry : other.aggregates) {
     auto [it, inserted] = aggregates.try_emplace(entry.first);
@@ -159,6 +172,7 @@ void CounterState::merge(const CounterState& other, const RecorderLock& lock,
     aggregate.max_nbytes =
         std::max(aggregate.max_nbytes, entry.second.max_nbytes);
     aggregate.seconds += entry.second.seconds;
+    aggregate.device_seconds += entry.second.device_seconds;
   }
   last_aggregate = nullptr;
   dropped += other.dropped;
@@ -202,7 +216,8 @@ std::vector<profiling::SiteSummary>
 CounterState::summaries(const RecorderLock& lock) const {
   Recorder& recorder = Recorder::instance();
   // Different stacks can resolve to the same line: merge them.
-  using MergeKey = std::tuple<int, std::string, int, std::string, bool, bool>;
+  using MergeKey =
+      std::tuple<int, std::string, int, std::string, bool, bool, int>;
   std::map<MergeKey, std::size_t> merged;
   std::vector<std::pair<std::uint64_t, profiling::SiteSummary>> ordered;
   for (const auto& [key, aggregate] : aggregates) {
@@ -216,9 +231,12 @@ CounterState::summaries(const RecorderLock& lock) const {
                        site.line,
                        description,
                        key.blocking,
-                       key.implicit};
+                       key.implicit,
+                       key.cuda};
     auto [it, inserted] = merged.try_emplace(merge_key, ordered.size());
     if (inserted) {
+      RawEvent detail; // to read the packed source and memory kinds
+      detail.cuda = key.cuda;
       profiling::SiteSummary summary;
       summary.kind = key.kind;
       summary.site = site;
@@ -226,6 +244,9 @@ CounterState::summaries(const RecorderLock& lock) const {
       summary.blocking = key.blocking;
       summary.async = is_copy(key.kind) && !key.blocking;
       summary.implicit = key.implicit;
+      summary.source = detail.source();
+      summary.src_memory = detail.src_memory();
+      summary.dst_memory = detail.dst_memory();
       ordered.emplace_back(aggregate.order, std::move(summary));
     }
     auto& [order, summary] = ordered[it->second];
@@ -234,6 +255,7 @@ CounterState::summaries(const RecorderLock& lock) const {
     summary.nbytes += aggregate.nbytes;
     summary.max_nbytes = std::max(summary.max_nbytes, aggregate.max_nbytes);
     summary.seconds += aggregate.seconds;
+    summary.device_seconds += aggregate.device_seconds;
   }
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const auto& a, const auto& b) {
@@ -262,8 +284,19 @@ std::string CounterState::report(const RecorderLock& lock) const {
 std::vector<Event> CounterState::events(const RecorderLock& lock) const {
   std::vector<Event> result;
   result.reserve(ring.size());
-  for (std::size_t i = 0; i < ring.size(); ++i)
-    result.push_back(to_public(ring[(ring_next + i) % ring.size()], lock));
+  bool late = false;
+  for (std::size_t i = 0; i < ring.size(); ++i) {
+    const RawEvent& event = ring[(ring_next + i) % ring.size()];
+    late = late || event.late();
+    result.push_back(to_public(event, lock));
+  }
+  // Events that waited for CUDA's record came after later ones: put them
+  // in the order the others are in, that of their ends.
+  if (late)
+    std::stable_sort(
+        result.begin(), result.end(), [](const Event& a, const Event& b) {
+          return a.timestamp + a.duration < b.timestamp + b.duration;
+        });
   return result;
 }
 
@@ -271,7 +304,7 @@ void throw_if_transfers(const profiling::TransferCounter& counter,
                         SourceLocation where) {
   const std::uint64_t transfers = counter.to_host() + counter.to_device() +
                                   counter.kernel_conversion() +
-                                  counter.fallback();
+                                  counter.fallback() + counter.migrations();
   const bool complete = counter.complete();
   if (transfers == 0 && complete)
     return;
@@ -347,6 +380,9 @@ std::uint64_t TransferCounter::fallback() const {
 std::uint64_t TransferCounter::syncs() const {
   return count(EventKind::sync);
 }
+std::uint64_t TransferCounter::migrations() const {
+  return count(EventKind::migration);
+}
 std::uint64_t TransferCounter::bytes(EventKind kind) const {
   return read(state_, [&](const CounterState& s, const RecorderLock&) {
     return s.totals[index_of(kind)].nbytes;
@@ -357,6 +393,9 @@ std::uint64_t TransferCounter::bytes_to_host() const {
 }
 std::uint64_t TransferCounter::bytes_to_device() const {
   return bytes(EventKind::to_device);
+}
+std::uint64_t TransferCounter::bytes_migrated() const {
+  return bytes(EventKind::migration);
 }
 double TransferCounter::seconds(EventKind kind) const {
   return read(state_, [&](const CounterState& s, const RecorderLock&) {

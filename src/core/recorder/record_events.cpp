@@ -55,6 +55,35 @@ void lost_record() noexcept {
   Recorder::instance().count_lost(LossReason::record_failed);
 }
 
+/// CUDA copied inside `copy`: its event (and a scalar read's wait) waits
+/// for CUDA's record of those copies instead of being queued. False when
+/// there is no CUDA view to wait in (the event is queued as usual).
+__attribute__((noinline, cold)) bool hold_for_cuda(Recorder& recorder,
+                                                   const InFlightCopy& copy,
+                                                   const RawEvent& event) {
+  LateSource* late = recorder.late_source();
+  if (late == nullptr)
+    return false;
+  if (!copy.scalar) {
+    late->hold(copy.cuda_call, event, nullptr);
+    return true;
+  }
+  RawEvent sync = event;
+  sync.kind = EventKind::sync;
+  sync.nbytes = 0;
+  sync.content = Content::not_checked;
+  sync.blocking = true;
+  sync.implicit = true;
+  late->hold(copy.cuda_call, event, &sync);
+  return true;
+}
+
+/// The Kokkos copy of `token` made no event of its own.
+__attribute__((noinline, cold)) void forget_for_cuda(std::uint32_t token) {
+  if (LateSource* late = Recorder::instance().late_source())
+    late->forget(token);
+}
+
 } // namespace
 
 namespace record {
@@ -73,6 +102,7 @@ void begin_deep_copy(const char* dst_space, const char* dst_label,
     copy->saw_fence = false;
     copy->has_recorded_child = false;
     copy->hash_contents = false;
+    copy->cuda_call = 0;
     Recorder& recorder = Recorder::instance();
     if (!recorder.has_sinks())
       return;
@@ -132,8 +162,11 @@ void end_deep_copy() noexcept {
     }
     InFlightCopy& copy = thread.copies[--thread.copy_depth];
     // A copy made of inner deep copies is recorded through them only.
-    if (!copy.transfer || copy.has_recorded_child)
+    if (!copy.transfer || copy.has_recorded_child) {
+      if (__builtin_expect(copy.cuda_call != 0, 0))
+        forget_for_cuda(copy.cuda_call);
       return;
+    }
     Recorder& recorder = Recorder::instance();
     RawEvent event;
     event.kind = copy.kind;
@@ -166,8 +199,12 @@ void end_deep_copy() noexcept {
               ? api_description(recorder, copy.site.api, lock)
               : raw_copy_description(recorder, thread, copy, lock);
     }
-    recorder.post(event);
-    if (copy.scalar) {
+    // Held: the event waits for CUDA's record of its copies (src/core/cuda).
+    const bool held = __builtin_expect(copy.cuda_call != 0, 0) &&
+                      hold_for_cuda(recorder, copy, event);
+    if (!held)
+      recorder.post(event);
+    if (copy.scalar && !held) {
       // Reading a device value into a host scalar makes the host wait.
       RawEvent sync = event;
       sync.kind = EventKind::sync;

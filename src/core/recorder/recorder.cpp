@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <new>
 
@@ -67,11 +68,13 @@ RecorderSettings RecorderSettings::from_environment() {
   if (const auto list = environment("CUNUMPY_DEVICE_SPACES"))
     settings.device_spaces = split_names(*list);
   settings.debug_sync = environment_integer("CUNUMPY_DEBUG_SYNC", 0, 0, 1) == 1;
+  settings.cupti = environment_integer("CUNUMPY_CUPTI", 1, 0, 1) == 1;
   return settings;
 }
 
 Recorder::Recorder(const RecorderSettings& settings)
-    : kokkos_(build_kokkos_traits()), spaces_(settings.device_spaces),
+    : settings_(settings), kokkos_(build_kokkos_traits()),
+      spaces_(settings.device_spaces),
       backtrace_depth_(settings.backtrace_depth),
       debug_sync_(settings.debug_sync ? 1 : 0) {}
 
@@ -112,6 +115,9 @@ void Recorder::attach(EventSink* sink) {
 }
 
 void Recorder::detach(EventSink* sink) {
+  // What happened until now includes the events waiting for CUDA's record.
+  if (LateSource* late = late_source_.load(std::memory_order_acquire))
+    late->collect();
   const RecorderLock lock(mutex_);
   flush(lock); // what happened until now is still the sink's
   auto it = std::find_if(sinks_.begin(), sinks_.end(), [&](const auto& entry) {
@@ -206,6 +212,14 @@ void Recorder::retract_incident(std::uint32_t id, std::string why,
 void Recorder::before_read() noexcept {
   if (const ReadCheck check = read_check_.load(std::memory_order_acquire))
     check();
+  if (LateSource* late = late_source_.load(std::memory_order_acquire))
+    late->collect();
+}
+
+double Recorder::late_horizon() const noexcept {
+  if (const LateSource* late = late_source_.load(std::memory_order_acquire))
+    return late->horizon();
+  return std::numeric_limits<double>::infinity();
 }
 
 void Recorder::flush(const RecorderLock& lock) {
@@ -249,6 +263,14 @@ void Recorder::flush(const RecorderLock& lock) {
     }
     for (std::size_t i = 0; i < count; ++i)
       queues_[i]->consume_until(end[i], lock);
+  }
+  if (LateSource* late = late_source_.load(std::memory_order_acquire)) {
+    // After the queued records: a sink places a late event among the
+    // regions it has seen by then.
+    late_events_.clear();
+    late->drain(late_events_, lock);
+    for (const RawEvent& event : late_events_)
+      deliver(event, lock);
   }
   deliver_losses(lock);
 }
@@ -308,6 +330,10 @@ Event to_public(const RawEvent& raw, const RecorderLock& lock) {
   event.thread = raw.thread;
   event.timestamp = raw.start;
   event.duration = raw.duration;
+  event.source = raw.source();
+  event.src_memory = raw.src_memory();
+  event.dst_memory = raw.dst_memory();
+  event.device_duration = raw.device_seconds();
   return event;
 }
 

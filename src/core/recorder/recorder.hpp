@@ -47,6 +47,34 @@ struct Incident {
   std::string retraction;
 };
 
+/// Events that reach the recorder after the calls that made them: CUDA's
+/// own record of the process (src/core/cuda), whose events wait for the
+/// activity records CUDA hands over later. The recorder asks for what CUDA
+/// holds before every read of a sink, and gives the sinks what is ready at
+/// the end of every flush; they are marked RawEvent::late(), and sinks that
+/// depend on when an event happened place them by their time.
+class LateSource {
+public:
+  virtual ~LateSource() = default;
+  /// Before a read, an attach or a detach, without the recorder's mutex:
+  /// fetch what CUDA holds, so that the next flush gives the sinks every
+  /// event made before the read.
+  virtual void collect() noexcept = 0;
+  /// At the end of a flush, with the mutex: the events ready, oldest first.
+  virtual void drain(std::vector<RawEvent>& out,
+                     const RecorderLock& lock) noexcept = 0;
+  /// No late event still to come starts before this time (seconds on the
+  /// recorder's clock).
+  virtual double horizon() const noexcept = 0;
+  /// The event of a Kokkos copy inside which CUDA copied (`token` is the
+  /// one the source gave the copy), and the wait of a scalar read: they
+  /// wait for CUDA's record instead of being queued.
+  virtual void hold(std::uint32_t token, const RawEvent& event,
+                    const RawEvent* wait) noexcept = 0;
+  /// The Kokkos copy of `token` made no event (its inner copies did).
+  virtual void forget(std::uint32_t token) noexcept = 0;
+};
+
 /// What the recorder takes from the environment, read in one place, once,
 /// when the recorder is made.
 struct RecorderSettings {
@@ -56,6 +84,8 @@ struct RecorderSettings {
   std::vector<std::string> device_spaces;
   /// CUNUMPY_DEBUG_SYNC=1: the host waits after every kernel.
   bool debug_sync = false;
+  /// CUNUMPY_CUPTI=0 turns CUDA's own record of the process off.
+  bool cupti = true;
 
   static RecorderSettings from_environment();
 };
@@ -176,6 +206,22 @@ public:
     return site_provider_.load(std::memory_order_acquire);
   }
 
+  /// The settings read from the environment when the recorder was made.
+  const RecorderSettings& settings() const noexcept { return settings_; }
+
+  /// The source of late events (CUDA's record), set once it feeds the
+  /// recorder; null until then, and the flush then costs one load more.
+  void set_late_source(LateSource* source) noexcept {
+    late_source_.store(source, std::memory_order_release);
+  }
+  LateSource* late_source() const noexcept {
+    return late_source_.load(std::memory_order_acquire);
+  }
+  /// No late event still to come starts before this time (+infinity
+  /// without a source of late events): what sinks placing late events by
+  /// their time must remember.
+  double late_horizon() const noexcept;
+
   /// Run before every read of a sink (lock_recorder), without the mutex:
   /// the Kokkos Tools layer checks there that its callbacks are still the
   /// ones Kokkos calls.
@@ -209,6 +255,7 @@ private:
   void deliver_losses(const RecorderLock& lock) noexcept;
 
   RecorderMutex mutex_;
+  RecorderSettings settings_;
   Clock clock_;
   KokkosTraits kokkos_;
   SpaceRegistry spaces_;
@@ -228,6 +275,8 @@ private:
   std::atomic<int> contents_wanted_{0};
   std::atomic<int> debug_sync_{0};
   std::atomic<DeviceFence> device_fence_{nullptr};
+  std::atomic<LateSource*> late_source_{nullptr};
+  std::vector<RawEvent> late_events_; ///< flush's scratch space
   std::array<std::atomic<std::uint64_t>, loss_reason_count> lost_{};
   std::vector<Incident> incidents_;
 };

@@ -5,6 +5,7 @@
 // DualView events, kernel spans and losses, and the interface of a sink.
 
 #include <cstdint>
+#include <cstring>
 #include <variant>
 
 #include <cunumpy/event.hpp>
@@ -32,7 +33,12 @@ struct RawEvent {
   std::uint32_t src_space = 0;   ///< StringTable id
   std::uint32_t dst_space = 0;   ///< StringTable id
   bool scalar = false;           ///< a copy into a host scalar
-  double start = 0.0;            ///< seconds since the recorder started
+  /// What CUDA's own record says of the event (src/core/cuda), packed into
+  /// the bytes free here (see the accessors): 0 for an event only Kokkos
+  /// reported, and without a time on the device.
+  std::uint8_t cuda = 0;
+  std::uint16_t device_time = 0;
+  double start = 0.0; ///< seconds since the recorder started
   double duration = 0.0;
   /// The data a copy wrote and read, as Kokkos reported them (advice pairs
   /// the copies of one allocation); null for syncs and markers.
@@ -40,6 +46,49 @@ struct RawEvent {
   const void* src_ptr = nullptr;
 
   bool async() const noexcept { return is_copy(kind) && !blocking; }
+
+  // RawEvent::cuda: bit 0 the event was seen by CUDA only; bit 1 it reaches
+  // the sinks after records that came later (it waited for CUDA's record),
+  // so a sink places it by its time (BudgetState); bits 2-4 and 5-7 the
+  // memory kinds of the copy's source and destination.
+  EventSource source() const noexcept {
+    return (cuda & 1u) != 0 ? EventSource::cuda : EventSource::kokkos;
+  }
+  bool late() const noexcept { return (cuda & 2u) != 0; }
+  MemoryKind src_memory() const noexcept {
+    return static_cast<MemoryKind>((cuda >> 2) & 7u);
+  }
+  MemoryKind dst_memory() const noexcept {
+    return static_cast<MemoryKind>((cuda >> 5) & 7u);
+  }
+  /// The bits of `cuda` that tell events apart in aggregates: all but late.
+  std::uint8_t cuda_detail() const noexcept {
+    return static_cast<std::uint8_t>(cuda & ~2u);
+  }
+  void set_cuda(EventSource from, bool is_late, MemoryKind src,
+                MemoryKind dst) noexcept {
+    cuda = static_cast<std::uint8_t>((from == EventSource::cuda ? 1u : 0u) |
+                                     (is_late ? 2u : 0u) |
+                                     (static_cast<unsigned>(src) & 7u) << 2 |
+                                     (static_cast<unsigned>(dst) & 7u) << 5);
+  }
+
+  // RawEvent::device_time: the seconds the copy took on the device (CUDA's
+  // record) as the upper 16 bits of a float (8 bits of exponent, 7 of
+  // mantissa: within 0.4%), rounded to nearest; 0: not measured.
+  double device_seconds() const noexcept {
+    const std::uint32_t bits = std::uint32_t(device_time) << 16;
+    float value;
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
+  }
+  void set_device_seconds(double seconds) noexcept {
+    const float value = seconds > 0.0 ? static_cast<float>(seconds) : 0.0f;
+    std::uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    bits += 0x7fffu + ((bits >> 16) & 1u); // round to nearest even
+    device_time = static_cast<std::uint16_t>(bits >> 16);
+  }
 };
 
 /// A DualView sync or modify, with the copy a sync caused (if any).
@@ -93,6 +142,8 @@ struct Allocation {
 /// What a thread queues for the sinks: 80 bytes.
 using PendingRecord = std::variant<RawEvent, RegionPush, RegionPop,
                                    DualViewEvent, KernelSpan, Allocation>;
+static_assert(sizeof(RawEvent) == 72,
+              "RawEvent's CUDA fields live in its padding: it stays 72 bytes");
 
 /// Why events may be missing from what the sinks received.
 enum class LossReason : std::uint8_t {
@@ -107,8 +158,11 @@ enum class LossReason : std::uint8_t {
   /// reported until cunumpy noticed went to that tool only. The number of
   /// events is unknown: the count is 0 and the incident says what happened.
   callbacks_replaced,
+  /// A record of CUDA's came later than the sink remembers which region was
+  /// open at its time (BudgetState's timeline): its phase is not known.
+  late_record_unplaced,
 };
-inline constexpr std::size_t loss_reason_count = 4;
+inline constexpr std::size_t loss_reason_count = 5;
 
 /// Events a sink may have missed: `count` of them (0: an unknown number),
 /// and for callbacks_replaced the id of the incident (Recorder::incident).

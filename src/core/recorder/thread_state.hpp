@@ -119,6 +119,10 @@ struct InFlightCopy {
   /// Contents hashed for advice (recorder/contents.hpp): the host side may
   /// be read, and a copy to the host's destination before the copy.
   bool hash_contents = false;
+  /// The CUDA view's token when CUDA copies were made inside this copy:
+  /// then its event waits for CUDA's record of them (src/core/cuda). In
+  /// the padding before content_before: the copy's state does not grow.
+  std::uint32_t cuda_call = 0;
   std::uint64_t content_before = 0;
   std::string label;          ///< set when label_id is 0
   std::uint32_t label_id = 0; ///< StringTable id, when already known

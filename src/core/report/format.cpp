@@ -33,18 +33,25 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 std::uint64_t transfers(const KindTable& totals) noexcept {
   std::uint64_t sum = 0;
   for (EventKind kind : all_event_kinds)
-    if (kind != EventKind::sync)
+    if (kind != EventKind::sync && kind != EventKind::migration)
       sum += totals[index_of(kind)].count;
   return sum;
 }
 
 std::string format_site_line(const profiling::SiteSummary& summary) {
-  std::string line = summary.site.str() + ": " + summary.what + " (x" +
-                     std::to_string(summary.count) + ")";
+  // A migration CUDA's record reports has no call site: its bytes say more.
+  std::string line =
+      summary.kind == EventKind::migration && !summary.site.known()
+          ? summary.what + " (x" + std::to_string(summary.count) + "), " +
+                std::to_string(summary.nbytes) + " bytes"
+          : summary.site.str() + ": " + summary.what + " (x" +
+                std::to_string(summary.count) + ")";
   if (summary.async)
     line += " [async]";
   if (summary.implicit)
     line += " [implicit]";
+  if (summary.source == EventSource::cuda)
+    line += " [cuda]";
   return line;
 }
 
@@ -57,7 +64,17 @@ std::string summary_line(const KindTable& totals) {
          count(EventKind::to_device) + " to_device, " +
          count(EventKind::kernel_conversion) + " kernel_conversion, " +
          count(EventKind::fallback) + " fallback, " +
-         count(EventKind::device_copy) + " device_copy)";
+         count(EventKind::device_copy) + " device_copy)" +
+         migration_text(totals);
+}
+
+std::string migration_text(const KindTable& totals) {
+  const profiling::KindTotals& migrations =
+      totals[index_of(EventKind::migration)];
+  if (migrations.count == 0)
+    return {};
+  return "; unified memory migrated " + std::to_string(migrations.nbytes) +
+         " bytes (" + std::to_string(migrations.count) + " record(s))";
 }
 
 std::string format_report(const KindTable& totals,

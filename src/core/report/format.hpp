@@ -17,13 +17,17 @@ constexpr std::size_t index_of(EventKind kind) noexcept {
   return static_cast<std::size_t>(kind);
 }
 
-/// Transfers and markers: every kind but sync.
+/// Transfers and markers: every kind but sync and migration.
 std::uint64_t transfers(const profiling::KindTable& totals) noexcept;
 
 /// "N transfer(s) through cunumpy (a to_host, b to_device, c
 /// kernel_conversion, d fallback, e device_copy)": the first line of every
-/// report.
+/// report, followed by migration_text when CUDA reported migrations.
 std::string summary_line(const profiling::KindTable& totals);
+
+/// "; unified memory migrated B bytes (N record(s))", or "" without
+/// migrations.
+std::string migration_text(const profiling::KindTable& totals);
 
 /// The report of `summaries`: the summary line, then one section per kind
 /// with a line per call site. `indent` prefixes every line.
@@ -31,7 +35,9 @@ std::string format_report(const profiling::KindTable& totals,
                           const std::vector<profiling::SiteSummary>& summaries,
                           const std::string& indent = "");
 
-/// One report line for a site: "file:line: description (xN) [async]".
+/// One report line for a site: "file:line: description (xN) [async]",
+/// `[cuda]` for an event only CUDA's record saw; a migration without a call
+/// site: "description (xN), B bytes".
 std::string format_site_line(const profiling::SiteSummary& summary);
 
 /// `value` written by snprintf's `format` ("%.2f").

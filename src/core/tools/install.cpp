@@ -13,6 +13,7 @@
 
 #include <cunumpy/impl/api_scope.hpp>
 
+#include "cuda/collector.hpp"
 #include "recorder/recorder.hpp"
 #include "tools/callbacks.hpp"
 
@@ -92,6 +93,8 @@ void ensure_hooks() {
     tools::watch(tools::linked_kokkos_table(), entries, true);
     Recorder::instance().set_device_fence(&tools::fence_for_debug_sync);
   }
+  // CUDA's own record of the copies Kokkos does not report.
+  cuda::start_collector();
   installed.store(true, std::memory_order_release);
 }
 

@@ -1,0 +1,75 @@
+#ifndef CUNUMPY_SRC_CONSUMERS_REGION_TIMELINE_HPP
+#define CUNUMPY_SRC_CONSUMERS_REGION_TIMELINE_HPP
+
+// Which node of a budget's tree of region paths was innermost at a given
+// time, and whether the budget was counting then: for the events that reach
+// a budget after records that came later (RawEvent::late, CUDA's record),
+// which count where they happened, not where the budget is when they
+// arrive. It keeps the changes since the recorder's horizon (no late event
+// still to come starts before it), so without late events it holds one.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <iterator>
+#include <limits>
+
+namespace cunumpy::Impl {
+
+class RegionTimeline {
+public:
+  struct State {
+    std::uint32_t node = 0;
+    bool counting = false;
+  };
+
+  /// Changes kept at most: older ones are forgotten (16 MiB).
+  static constexpr std::size_t max_changes = std::size_t(1) << 20;
+
+  explicit RegionTimeline(State initial) {
+    changes_.push_back({-std::numeric_limits<double>::infinity(), initial});
+  }
+
+  /// From `time` on, `state` holds. Times only grow (a time before the
+  /// last change is taken as the last change's).
+  void record(double time, State state) {
+    if (time < changes_.back().time)
+      time = changes_.back().time;
+    changes_.push_back({time, state});
+    if (changes_.size() > max_changes)
+      changes_.pop_front();
+  }
+
+  /// Forgets the changes no event still to come can need: those before
+  /// the one in force at `horizon`.
+  void forget_before(double horizon) {
+    while (changes_.size() > 1 && changes_[1].time <= horizon)
+      changes_.pop_front();
+  }
+
+  /// The state at `time`; false when the change in force then is forgotten.
+  bool at(double time, State& state) const {
+    if (time < changes_.front().time)
+      return false;
+    // The last change at or before `time`.
+    const auto after = std::upper_bound(
+        changes_.begin(), changes_.end(), time,
+        [](double t, const Change& change) { return t < change.time; });
+    state = std::prev(after)->state;
+    return true;
+  }
+
+  std::size_t size() const noexcept { return changes_.size(); }
+
+private:
+  struct Change {
+    double time;
+    State state;
+  };
+  std::deque<Change> changes_;
+};
+
+} // namespace cunumpy::Impl
+
+#endif

@@ -1,0 +1,126 @@
+#ifndef CUNUMPY_SRC_CUDA_CUDA_RECORDS_HPP
+#define CUNUMPY_SRC_CUDA_CUDA_RECORDS_HPP
+
+// What CUDA's own record of the process gives cunumpy, as plain structs: the
+// API calls CUPTI's callbacks report on the calling thread, and the records
+// of its activity buffers (copies, unified-memory counters). The CUPTI
+// collector (cupti_collector.cpp) fills them from CUPTI's structs; the
+// attribution unit (attribution.hpp) and the tests take them as they are.
+// No CUDA header is needed to use them.
+
+#include <cstdint>
+
+#include <cunumpy/event.hpp>
+
+namespace cunumpy::Impl::cuda {
+
+/// Which way a copy goes, as cudaMemcpyKind and CUPTI's copy kinds say.
+enum class CopyDirection : std::uint8_t {
+  unknown,
+  host_to_device,
+  device_to_host,
+  device_to_device, ///< on one device, or between two (peer)
+  host_to_host,
+};
+
+/// The kind of a copy in that direction: nothing for host to host (not a
+/// transfer) or an unknown direction.
+inline bool kind_of(CopyDirection direction, EventKind& kind) noexcept {
+  switch (direction) {
+  case CopyDirection::host_to_device:
+    kind = EventKind::to_device;
+    return true;
+  case CopyDirection::device_to_host:
+    kind = EventKind::to_host;
+    return true;
+  case CopyDirection::device_to_device:
+    kind = EventKind::device_copy;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// What a CUDA API call of interest does.
+enum class CallFamily : std::uint8_t {
+  copy,     ///< cudaMemcpy*, cuMemcpy*
+  prefetch, ///< cudaMemPrefetchAsync: asks CUDA to migrate managed memory
+  wait,     ///< cudaDeviceSynchronize, cudaStreamSynchronize, ...
+};
+
+/// A CUDA API call, at its entry, as CUPTI's callback reports it on the
+/// thread that makes it.
+struct ApiCall {
+  const char* name = ""; ///< "cudaMemcpyAsync" (static storage)
+  CallFamily family = CallFamily::copy;
+  bool driver = false;      ///< a driver API function (cuMemcpy*)
+  bool synchronous = false; ///< the call returns when the copy is done
+  CopyDirection direction = CopyDirection::unknown;
+  std::uint64_t bytes = 0; ///< 0 when the arguments do not say
+  std::uint32_t correlation = 0;
+};
+
+/// CUDA's record of one copy (CUPTI_ACTIVITY_KIND_MEMCPY). `correlation` is
+/// the driver call's, `runtime_correlation` the runtime call's (0 when the
+/// copy was made through the driver API).
+struct CopyRecord {
+  std::uint32_t correlation = 0;
+  std::uint32_t runtime_correlation = 0;
+  CopyDirection direction = CopyDirection::unknown;
+  MemoryKind src = MemoryKind::unknown;
+  MemoryKind dst = MemoryKind::unknown;
+  std::uint64_t bytes = 0;
+  std::uint64_t start_ns = 0; ///< 0 and 0: not timed
+  std::uint64_t end_ns = 0;
+};
+
+/// What a unified-memory counter record counts.
+enum class UnifiedMemoryCounter : std::uint8_t {
+  bytes_to_device,
+  bytes_to_host,
+  bytes_device_to_device,
+  gpu_page_fault,
+  cpu_page_fault,
+  thrashing,
+  throttling,
+  remote_map,
+};
+
+/// Why CUDA migrated the bytes of a transfer record.
+enum class MigrationCause : std::uint8_t {
+  unknown,
+  user,            ///< cudaMemPrefetchAsync
+  coherence,       ///< a page fault
+  prefetch,        ///< the driver's speculative prefetch
+  eviction,        ///< evicted to make room on the device
+  access_counters, ///< frequently accessed pages moved
+};
+
+/// CUDA's record of unified memory (CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_
+/// COUNTER): bytes migrated, or one page fault, thrashing, throttling or
+/// remote map.
+struct UnifiedMemoryRecord {
+  UnifiedMemoryCounter counter = UnifiedMemoryCounter::bytes_to_device;
+  MigrationCause cause = MigrationCause::unknown;
+  std::uint64_t value = 0; ///< bytes for the transfer counters
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0; ///< 0 for the counters without an end
+};
+
+/// CUDA's timestamps (nanoseconds) on the recorder's clock (seconds): the
+/// collector has CUPTI take its timestamps from that clock when it can
+/// (then `ns_origin` and `seconds_origin` are 0), else it maps one reading
+/// of each taken together.
+struct TimeMapping {
+  std::uint64_t ns_origin = 0;
+  double seconds_origin = 0.0;
+
+  double seconds(std::uint64_t ns) const noexcept {
+    return seconds_origin +
+           (static_cast<double>(ns) - static_cast<double>(ns_origin)) * 1e-9;
+  }
+};
+
+} // namespace cunumpy::Impl::cuda
+
+#endif

@@ -1,0 +1,408 @@
+// The CUDA view's two sides: the API calls CUPTI reports on the threads that
+// make them (placed among the Kokkos events in flight there), and the
+// activity records, which go through the attribution unit to the sinks.
+
+#include "cuda/cuda_view.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "cuda/collector.hpp"
+#include "recorder/thread_state.hpp"
+#include "support/fast_thread_local.hpp"
+
+namespace cunumpy::Impl::cuda {
+namespace {
+
+/// What an open API call is to cunumpy.
+enum class Role : std::uint8_t {
+  ignored,   ///< part of something else, or nothing counts
+  own_copy,  ///< a CUDA copy no Kokkos copy contains: an event of its own
+  in_kokkos, ///< a CUDA copy inside a Kokkos deep copy: describes it
+  alias,     ///< a driver call inside one of the above
+  wait,      ///< a wait outside Kokkos' fences and copies: a sync
+  prefetch,  ///< a request to migrate managed memory
+};
+
+struct OpenCall {
+  std::uint32_t correlation = 0;
+  Role role = Role::ignored;
+  std::uint32_t token = 0;
+  ApiCall call;
+  CapturedSite site;
+  double start = 0.0;
+};
+
+/// The CUDA calls open on a thread (a runtime call, the driver calls
+/// inside it).
+struct CudaThread {
+  std::vector<OpenCall> calls;
+  std::size_t depth = 0;
+};
+
+CudaThread& cuda_thread() {
+  return FastThreadLocal<CudaThread>::get();
+}
+
+std::string describe(const ApiCall& call) {
+  std::string text = call.name;
+  if (call.family == CallFamily::wait)
+    return text + "()";
+  text += "(nbytes=" + std::to_string(call.bytes);
+  if (call.family == CallFamily::prefetch)
+    text += call.direction == CopyDirection::device_to_host ? ", to host"
+                                                            : ", to device";
+  return text + ")";
+}
+
+const char* host_side_space(CopyDirection direction, bool source) {
+  switch (direction) {
+  case CopyDirection::host_to_device:
+    return source ? "Host" : "Cuda";
+  case CopyDirection::device_to_host:
+    return source ? "Cuda" : "Host";
+  case CopyDirection::device_to_device:
+    return "Cuda";
+  default:
+    return "";
+  }
+}
+
+void lost() noexcept {
+  Recorder::instance().count_lost(LossReason::record_failed);
+}
+
+} // namespace
+
+CudaView& CudaView::instance() {
+  // Never destroyed: CUDA may call back during static destruction.
+  static CudaView* view = new CudaView();
+  return *view;
+}
+
+void CudaView::become_source() noexcept {
+  if (source_.exchange(true, std::memory_order_acq_rel))
+    return;
+  Recorder::instance().set_late_source(this);
+}
+
+void CudaView::set_status(profiling::CudaViewState state, std::string reason) {
+  const std::lock_guard lock(mutex_);
+  state_ = state;
+  reason_ = std::move(reason);
+  if (state == profiling::CudaViewState::on)
+    become_source();
+}
+
+void CudaView::set_unified_memory(bool on, std::string reason) {
+  const std::lock_guard lock(mutex_);
+  unified_memory_ = on;
+  unified_memory_reason_ = std::move(reason);
+}
+
+void CudaView::set_time_mapping(const TimeMapping& mapping) {
+  const std::lock_guard lock(mutex_);
+  attribution_.set_time_mapping(mapping);
+}
+
+void CudaView::api_enter(const ApiCall& call) noexcept {
+  try {
+    become_source();
+    Recorder& recorder = Recorder::instance();
+    CudaThread& cuda = cuda_thread();
+    if (cuda.depth == cuda.calls.size())
+      cuda.calls.emplace_back();
+    OpenCall& open = cuda.calls[cuda.depth];
+    const OpenCall* outer =
+        cuda.depth > 0 ? &cuda.calls[cuda.depth - 1] : nullptr;
+    ++cuda.depth;
+    open.correlation = call.correlation;
+    open.role = Role::ignored;
+    open.token = 0;
+    open.call = call;
+    if (!recorder.has_sinks())
+      return;
+    if (outer != nullptr && outer->role != Role::ignored) {
+      // Inside a call cunumpy follows: the same copy at the driver level,
+      // or a part of it (a copy's own wait).
+      if (call.family == CallFamily::copy &&
+          (outer->role == Role::own_copy || outer->role == Role::in_kokkos ||
+           outer->role == Role::alias)) {
+        open.role = Role::alias;
+        open.token = outer->token;
+        const std::lock_guard lock(mutex_);
+        attribution_.alias(open.token, call.correlation);
+      }
+      return;
+    }
+    if (outer != nullptr)
+      return; // inside an ignored call
+    ThreadState& thread = thread_state();
+    const double now = recorder.now();
+    switch (call.family) {
+    case CallFamily::wait:
+      // Kokkos' fences wait through CUDA, and so do its blocking copies:
+      // those waits are Kokkos events already.
+      if (thread.fence_depth > 0 || thread.copy_depth > 0)
+        return;
+      open.role = Role::wait;
+      break;
+    case CallFamily::copy:
+      if (thread.copy_depth > 0) {
+        InFlightCopy& copy = thread.copies[thread.copy_depth - 1];
+        if (!copy.transfer)
+          return; // host to host, or not counted
+        const std::lock_guard lock(mutex_);
+        if (copy.cuda_call == 0)
+          copy.cuda_call = attribution_.open(copy.start, now);
+        attribution_.expect(copy.cuda_call, call.correlation);
+        open.role = Role::in_kokkos;
+        open.token = copy.cuda_call;
+        return;
+      }
+      if (call.direction == CopyDirection::host_to_host)
+        return; // not a transfer
+      {
+        const std::lock_guard lock(mutex_);
+        open.token = attribution_.open(now, now);
+        attribution_.expect(open.token, call.correlation);
+      }
+      open.role = Role::own_copy;
+      break;
+    case CallFamily::prefetch:
+      if (thread.copy_depth > 0)
+        return;
+      open.role = Role::prefetch;
+      break;
+    }
+    open.site.capture(recorder);
+    open.start = recorder.now();
+  } catch (...) {
+    lost();
+  }
+}
+
+void CudaView::api_exit(std::uint32_t correlation) noexcept {
+  try {
+    CudaThread& cuda = cuda_thread();
+    // The innermost call of this correlation (an enter whose exit CUPTI
+    // did not report is closed with it).
+    std::size_t index = cuda.depth;
+    while (index > 0 && cuda.calls[index - 1].correlation != correlation)
+      --index;
+    if (index == 0)
+      return;
+    cuda.depth = index - 1;
+    OpenCall& open = cuda.calls[index - 1];
+    if (open.role != Role::own_copy && open.role != Role::wait &&
+        open.role != Role::prefetch)
+      return;
+    Recorder& recorder = Recorder::instance();
+    ThreadState& thread = thread_state();
+    RawEvent event;
+    event.thread = thread.index;
+    event.start = open.start;
+    event.duration = recorder.now() - open.start;
+    event.nbytes = open.call.bytes;
+    event.set_cuda(EventSource::cuda, open.role == Role::own_copy,
+                   MemoryKind::unknown, MemoryKind::unknown);
+    switch (open.role) {
+    case Role::wait:
+      event.kind = EventKind::sync;
+      event.nbytes = 0;
+      break;
+    case Role::prefetch:
+      event.kind = EventKind::migration;
+      event.nbytes = 0; // the migration records count the bytes moved
+      event.blocking = false;
+      break;
+    default:
+      event.kind = EventKind::to_device; // CUDA's record may tell otherwise
+      kind_of(open.call.direction, event.kind);
+      event.blocking = open.call.synchronous;
+      break;
+    }
+    {
+      const RecorderLock lock = recorder.lock();
+      allocation_point();
+      event.site = open.site.intern(recorder, thread.sites, lock);
+      StringTable& strings = recorder.strings(lock);
+      event.description = strings.intern(describe(open.call));
+      if (open.role == Role::own_copy) {
+        event.src_space =
+            strings.intern(host_side_space(open.call.direction, true));
+        event.dst_space =
+            strings.intern(host_side_space(open.call.direction, false));
+      }
+    }
+    if (open.role != Role::own_copy) {
+      recorder.post(event);
+      return;
+    }
+    if (open.call.synchronous) {
+      // The host waited for the device: a wait the program did not ask
+      // for, as for a scalar read.
+      RawEvent wait = event;
+      wait.kind = EventKind::sync;
+      wait.nbytes = 0;
+      wait.blocking = true;
+      wait.implicit = true;
+      wait.src_space = 0;
+      wait.dst_space = 0;
+      const std::lock_guard lock(mutex_);
+      attribution_.hold(open.token, event, &wait, EventSource::cuda,
+                        open.call.direction);
+    } else {
+      const std::lock_guard lock(mutex_);
+      attribution_.hold(open.token, event, nullptr, EventSource::cuda,
+                        open.call.direction);
+    }
+  } catch (...) {
+    lost();
+  }
+}
+
+void CudaView::hold(std::uint32_t token, const RawEvent& event,
+                    const RawEvent* wait) noexcept {
+  try {
+    const std::lock_guard lock(mutex_);
+    attribution_.hold(token, event, wait, EventSource::kokkos,
+                      CopyDirection::unknown);
+  } catch (...) {
+    lost();
+  }
+}
+
+void CudaView::forget(std::uint32_t token) noexcept {
+  const std::lock_guard lock(mutex_);
+  attribution_.cancel(token);
+}
+
+void CudaView::copy_records(const CopyRecord* records,
+                            std::size_t count) noexcept {
+  become_source();
+  const std::lock_guard lock(mutex_);
+  for (std::size_t i = 0; i < count; ++i)
+    attribution_.on_copy(records[i]);
+}
+
+void CudaView::unified_memory_records(const UnifiedMemoryRecord* records,
+                                      std::size_t count) noexcept {
+  become_source();
+  try {
+    const std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < count; ++i)
+      attribution_.on_unified_memory(records[i]);
+  } catch (...) {
+    Recorder::instance().count_lost(LossReason::record_failed, count);
+  }
+}
+
+void CudaView::buffer_delivered(double now) noexcept {
+  const std::lock_guard lock(mutex_);
+  settled_ = std::max(settled_, now - settle_time);
+}
+
+void CudaView::collect() noexcept {
+  const double now = Recorder::instance().now();
+  if (const Flush flush = flush_.load(std::memory_order_acquire))
+    flush();
+  const std::lock_guard lock(mutex_);
+  // A forced flush handed over every record CUDA held.
+  settled_ = std::max(settled_, now);
+  everything_ = true;
+}
+
+void CudaView::drain(std::vector<RawEvent>& out,
+                     const RecorderLock& lock) noexcept {
+  Recorder& recorder = Recorder::instance();
+  std::uint64_t unknown = 0;
+  try {
+    StringTable& strings = recorder.strings(lock);
+    const std::lock_guard own(mutex_);
+    attribution_.release(
+        recorder.now(), everything_,
+        [&](std::string_view text) { return strings.intern(text); }, out);
+    everything_ = false;
+    const std::uint64_t seen = attribution_.stats().unknown_direction;
+    unknown = seen - unknown_direction_seen_;
+    unknown_direction_seen_ = seen;
+  } catch (...) {
+    recorder.count_lost(LossReason::record_failed);
+  }
+  // A CUDA copy whose direction neither the call nor CUDA's record told is
+  // an event missed.
+  if (unknown > 0)
+    recorder.count_lost(LossReason::record_failed, unknown);
+}
+
+double CudaView::horizon() const noexcept {
+  const double now = Recorder::instance().now();
+  const std::lock_guard lock(mutex_);
+  return std::min(settled_, attribution_.oldest_pending(now));
+}
+
+profiling::CudaView CudaView::status() const {
+  const std::lock_guard lock(mutex_);
+  profiling::CudaView view;
+  view.built = collector_built;
+  view.state = state_;
+  view.on = state_ == profiling::CudaViewState::on;
+  view.reason = view.on ? std::string() : reason_;
+  view.unified_memory = view.on && unified_memory_;
+  view.unified_memory_reason =
+      view.unified_memory ? std::string()
+                          : (view.on ? unified_memory_reason_
+                                     : std::string("CUDA's record is off"));
+  const AttributionStats& stats = attribution_.stats();
+  view.copy_records = stats.copy_records;
+  view.described = stats.described;
+  view.unmatched = stats.unmatched;
+  view.too_late = stats.too_late;
+  view.without_record = stats.without_record;
+  view.migration_records = stats.migration_records;
+  view.migrated_bytes = stats.migrated_bytes;
+  view.dropped_records = dropped_.load(std::memory_order_relaxed);
+  return view;
+}
+
+} // namespace cunumpy::Impl::cuda
+
+namespace cunumpy::profiling {
+
+CudaView cuda_view() {
+  return Impl::cuda::CudaView::instance().status();
+}
+
+std::string_view to_string(CudaViewState state) noexcept {
+  switch (state) {
+  case CudaViewState::not_built:
+    return "not built";
+  case CudaViewState::not_started:
+    return "not started";
+  case CudaViewState::off:
+    return "off";
+  case CudaViewState::unavailable:
+    return "unavailable";
+  case CudaViewState::on:
+    break;
+  }
+  return "on";
+}
+
+std::string cuda_view_line(const CudaView& view) {
+  std::string line = "CUDA view: " + std::string(to_string(view.state));
+  switch (view.state) {
+  case CudaViewState::on:
+    if (!view.unified_memory && !view.unified_memory_reason.empty())
+      line +=
+          " (no unified-memory counters: " + view.unified_memory_reason + ")";
+    return line;
+  case CudaViewState::unavailable:
+    return line + ": " + view.reason;
+  default:
+    return view.reason.empty() ? line : line + " (" + view.reason + ")";
+  }
+}
+
+} // namespace cunumpy::profiling

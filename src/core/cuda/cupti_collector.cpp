@@ -1,0 +1,891 @@
+// The CUPTI collector: CUDA's own record of the process, for every front
+// end. libcupti is loaded when the collector starts (dlopen), so a machine
+// without it runs on with Kokkos' events; CUPTI allows one subscriber per
+// process, so under Nsight Systems, Nsight Compute or another CUPTI user
+// cunumpy steps aside. What CUPTI reports is turned into the plain records
+// of cuda_records.hpp here and nowhere else:
+//
+// - API callbacks, on the thread of the call: the copy families
+//   (cudaMemcpy*, cuMemcpy*), cudaMemPrefetchAsync, and the waits
+//   (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize and
+//   their driver forms);
+// - activity records, from CUPTI's buffers: copies (memory kinds, bytes,
+//   time on the device) and unified-memory counters (migrations, faults).
+//
+// CUPTI takes its timestamps from the recorder's clock, so activity records
+// and Kokkos events share one time line.
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <cuda.h>
+#include <cupti.h> // with the parameter structs of every API call
+#include <dlfcn.h>
+#include <link.h>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cuda/collector.hpp"
+#include "cuda/cuda_view.hpp"
+#include "recorder/recorder.hpp"
+#include "support/environment.hpp"
+
+#ifndef CUNUMPY_CUPTI_LIBRARY
+#define CUNUMPY_CUPTI_LIBRARY ""
+#endif
+
+namespace cunumpy::Impl::cuda {
+
+const bool collector_built = true;
+
+namespace {
+
+/// The few functions of libcupti the collector calls, found with dlsym.
+struct Cupti {
+  CUptiResult (*subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc,
+                           void*) = nullptr;
+  CUptiResult (*subscribe_v2)(CUpti_SubscriberHandle*, CUpti_CallbackFunc,
+                              void*, CUpti_SubscriberParams*) = nullptr;
+  CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle,
+                                 CUpti_CallbackDomain,
+                                 CUpti_CallbackId) = nullptr;
+  CUptiResult (*register_buffers)(CUpti_BuffersCallbackRequestFunc,
+                                  CUpti_BuffersCallbackCompleteFunc) = nullptr;
+  CUptiResult (*register_timestamp)(CUpti_TimestampCallbackFunc) = nullptr;
+  CUptiResult (*enable_activity)(CUpti_ActivityKind) = nullptr;
+  CUptiResult (*next_record)(uint8_t*, size_t, CUpti_Activity**) = nullptr;
+  CUptiResult (*flush_all)(uint32_t) = nullptr;
+  CUptiResult (*dropped)(CUcontext, uint32_t, size_t*) = nullptr;
+  CUptiResult (*configure_unified_memory)(
+      CUpti_ActivityUnifiedMemoryCounterConfig*, uint32_t) = nullptr;
+  CUptiResult (*timestamp)(uint64_t*) = nullptr;
+  CUptiResult (*result_string)(CUptiResult, const char**) = nullptr;
+};
+
+/// The driver functions the collector asks about pointers and
+/// initialization (libcuda is loaded already where CUDA is used).
+struct Driver {
+  CUresult (*pointer_attribute)(void*, CUpointer_attribute,
+                                CUdeviceptr) = nullptr;
+  CUresult (*device_count)(int*) = nullptr;
+};
+
+Cupti cupti;
+Driver driver;
+CUpti_SubscriberHandle subscriber = nullptr;
+std::once_flag started;
+std::once_flag activities_enabled;
+
+std::string result_text(CUptiResult result) {
+  const char* text = nullptr;
+  if (cupti.result_string != nullptr &&
+      cupti.result_string(result, &text) == CUPTI_SUCCESS && text != nullptr)
+    return text;
+  return "CUPTI error " + std::to_string(static_cast<int>(result));
+}
+
+template <class Function>
+bool find(void* library, const char* name, Function& function) {
+  function = reinterpret_cast<Function>(::dlsym(library, name));
+  return function != nullptr;
+}
+
+// ---------------------------------------------------------------- API calls
+
+/// The side of a pointer, for copies whose kind CUDA infers from the
+/// pointers (cudaMemcpyDefault, cuMemcpy).
+bool on_device(const void* pointer) {
+  if (driver.pointer_attribute == nullptr || pointer == nullptr)
+    return false;
+  unsigned int type = 0;
+  const CUresult result =
+      driver.pointer_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                               reinterpret_cast<CUdeviceptr>(pointer));
+  // Pageable host memory is unknown to CUDA: an error, and the host.
+  return result == CUDA_SUCCESS &&
+         (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_ARRAY);
+}
+
+CopyDirection by_pointers(const void* dst, const void* src) {
+  const bool dst_device = on_device(dst);
+  const bool src_device = on_device(src);
+  if (dst_device && src_device)
+    return CopyDirection::device_to_device;
+  if (dst_device)
+    return CopyDirection::host_to_device;
+  if (src_device)
+    return CopyDirection::device_to_host;
+  return CopyDirection::host_to_host;
+}
+
+CopyDirection by_kind(cudaMemcpyKind kind, const void* dst, const void* src) {
+  switch (kind) {
+  case cudaMemcpyHostToHost:
+    return CopyDirection::host_to_host;
+  case cudaMemcpyHostToDevice:
+    return CopyDirection::host_to_device;
+  case cudaMemcpyDeviceToHost:
+    return CopyDirection::device_to_host;
+  case cudaMemcpyDeviceToDevice:
+    return CopyDirection::device_to_device;
+  default: // cudaMemcpyDefault: the pointers say
+    return by_pointers(dst, src);
+  }
+}
+
+CopyDirection by_memory_types(CUmemorytype dst, CUmemorytype src,
+                              const void* dst_pointer,
+                              const void* src_pointer) {
+  const auto device = [](CUmemorytype type, const void* pointer) {
+    if (type == CU_MEMORYTYPE_UNIFIED)
+      return on_device(pointer);
+    return type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_ARRAY;
+  };
+  const bool dst_device = device(dst, dst_pointer);
+  const bool src_device = device(src, src_pointer);
+  if (dst_device && src_device)
+    return CopyDirection::device_to_device;
+  return dst_device   ? CopyDirection::host_to_device
+         : src_device ? CopyDirection::device_to_host
+                      : CopyDirection::host_to_host;
+}
+
+// Decoders of the parameters of each family of calls.
+template <class P> void count_and_kind(const void* params, ApiCall& call) {
+  const auto* p = static_cast<const P*>(params);
+  call.bytes = p->count;
+  call.direction = by_kind(p->kind, p->dst, p->src);
+}
+template <class P> void to_symbol(const void* params, ApiCall& call) {
+  const auto* p = static_cast<const P*>(params);
+  call.bytes = p->count;
+  call.direction = p->kind == cudaMemcpyDeviceToDevice
+                       ? CopyDirection::device_to_device
+                       : CopyDirection::host_to_device;
+}
+template <class P> void from_symbol(const void* params, ApiCall& call) {
+  const auto* p = static_cast<const P*>(params);
+  call.bytes = p->count;
+  call.direction = p->kind == cudaMemcpyDeviceToDevice
+                       ? CopyDirection::device_to_device
+                       : CopyDirection::device_to_host;
+}
+template <class P> void two_d(const void* params, ApiCall& call) {
+  const auto* p = static_cast<const P*>(params);
+  call.bytes = p->width * p->height;
+  call.direction = by_kind(p->kind, p->dst, p->src);
+}
+template <class P> void three_d(const void* params, ApiCall& call) {
+  const cudaMemcpy3DParms* p = static_cast<const P*>(params)->p;
+  if (p == nullptr)
+    return;
+  // Bytes of a linear copy; a copy to or from an array counts elements:
+  // CUDA's record gives its bytes.
+  if (p->srcArray == nullptr && p->dstArray == nullptr)
+    call.bytes = p->extent.width * p->extent.height * p->extent.depth;
+  call.direction = by_kind(p->kind, p->dstPtr.ptr, p->srcPtr.ptr);
+}
+template <class P> void peer(const void* params, ApiCall& call) {
+  call.bytes = static_cast<const P*>(params)->count;
+  call.direction = CopyDirection::device_to_device;
+}
+template <class P> void peer_3d(const void* params, ApiCall& call) {
+  const cudaMemcpy3DPeerParms* p = static_cast<const P*>(params)->p;
+  if (p != nullptr && p->srcArray == nullptr && p->dstArray == nullptr)
+    call.bytes = p->extent.width * p->extent.height * p->extent.depth;
+  call.direction = CopyDirection::device_to_device;
+}
+template <class P, CopyDirection direction>
+void byte_count(const void* params, ApiCall& call) {
+  call.bytes = static_cast<const P*>(params)->ByteCount;
+  call.direction = direction;
+}
+template <class P> void unified(const void* params, ApiCall& call) {
+  const auto* p = static_cast<const P*>(params);
+  call.bytes = p->ByteCount;
+  call.direction = by_pointers(reinterpret_cast<const void*>(p->dst),
+                               reinterpret_cast<const void*>(p->src));
+}
+template <class P> void driver_2d(const void* params, ApiCall& call) {
+  const CUDA_MEMCPY2D* p = static_cast<const P*>(params)->pCopy;
+  if (p == nullptr)
+    return;
+  call.bytes = p->WidthInBytes * p->Height;
+  call.direction = by_memory_types(p->dstMemoryType, p->srcMemoryType,
+                                   reinterpret_cast<const void*>(p->dstDevice),
+                                   reinterpret_cast<const void*>(p->srcDevice));
+}
+template <class P> void driver_3d(const void* params, ApiCall& call) {
+  const CUDA_MEMCPY3D* p = static_cast<const P*>(params)->pCopy;
+  if (p == nullptr)
+    return;
+  call.bytes = p->WidthInBytes * p->Height * p->Depth;
+  call.direction = by_memory_types(p->dstMemoryType, p->srcMemoryType,
+                                   reinterpret_cast<const void*>(p->dstDevice),
+                                   reinterpret_cast<const void*>(p->srcDevice));
+}
+
+/// cudaMemPrefetchAsync before CUDA 12.2: (pointer, count, device, stream),
+/// the device cudaCpuDeviceId (-1) for the host.
+struct PrefetchToDevice {
+  const void* pointer;
+  size_t count;
+  int device;
+  cudaStream_t stream;
+};
+/// From CUDA 12.2 (and cuMemPrefetchAsync_v2): a location.
+struct PrefetchToLocation {
+  const void* pointer;
+  size_t count;
+  struct {
+    int type;
+    int id;
+  } location;
+  unsigned int flags;
+  cudaStream_t stream;
+};
+void prefetch_to_device(const void* params, ApiCall& call) {
+  const auto* p = static_cast<const PrefetchToDevice*>(params);
+  call.bytes = p->count;
+  call.direction = p->device < 0 ? CopyDirection::device_to_host
+                                 : CopyDirection::host_to_device;
+}
+void prefetch_to_location(const void* params, ApiCall& call) {
+  const auto* p = static_cast<const PrefetchToLocation*>(params);
+  call.bytes = p->count;
+  // cudaMemLocationTypeDevice is 1; the host types come after it.
+  call.direction = p->location.type == 1 ? CopyDirection::host_to_device
+                                         : CopyDirection::device_to_host;
+}
+void no_parameters(const void*, ApiCall&) {}
+
+/// A call the collector follows: its callback id, how to read it.
+struct Watched {
+  CUpti_CallbackDomain domain;
+  CUpti_CallbackId id;
+  const char* name;
+  CallFamily family;
+  bool synchronous;
+  void (*decode)(const void* params, ApiCall& call);
+};
+
+constexpr auto runtime = CUPTI_CB_DOMAIN_RUNTIME_API;
+constexpr auto driver_api = CUPTI_CB_DOMAIN_DRIVER_API;
+constexpr auto copy = CallFamily::copy;
+constexpr auto wait = CallFamily::wait;
+constexpr auto prefetch = CallFamily::prefetch;
+constexpr auto h2d = CopyDirection::host_to_device;
+constexpr auto d2h = CopyDirection::device_to_host;
+constexpr auto d2d = CopyDirection::device_to_device;
+// Callback ids that not every CUPTI header names (the enums only grow).
+constexpr CUpti_CallbackId cudaMemPrefetchAsync_v12020 = 449;
+constexpr CUpti_CallbackId cudaMemPrefetchAsync_ptsz_v12020 = 450;
+
+#define CUNUMPY_RT(name) CUPTI_RUNTIME_TRACE_CBID_##name
+#define CUNUMPY_DRV(name) CUPTI_DRIVER_TRACE_CBID_##name
+
+const Watched watched[] = {
+    // Runtime copies; the per-thread default stream forms (_ptds, _ptsz)
+    // have the same parameters.
+    {runtime, CUNUMPY_RT(cudaMemcpy_v3020), "cudaMemcpy", copy, true,
+     count_and_kind<cudaMemcpy_v3020_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpy_ptds_v7000), "cudaMemcpy", copy, true,
+     count_and_kind<cudaMemcpy_ptds_v7000_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpyAsync_v3020), "cudaMemcpyAsync", copy, false,
+     count_and_kind<cudaMemcpyAsync_v3020_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpyAsync_ptsz_v7000), "cudaMemcpyAsync", copy,
+     false, count_and_kind<cudaMemcpyAsync_ptsz_v7000_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpy2D_v3020), "cudaMemcpy2D", copy, true,
+     two_d<cudaMemcpy2D_v3020_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpy2D_ptds_v7000), "cudaMemcpy2D", copy, true,
+     two_d<cudaMemcpy2D_ptds_v7000_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpy2DAsync_v3020), "cudaMemcpy2DAsync", copy,
+     false, two_d<cudaMemcpy2DAsync_v3020_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpy2DAsync_ptsz_v7000), "cudaMemcpy2DAsync",
+     copy, false, two_d<cudaMemcpy2DAsync_ptsz_v7000_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpy3D_v3020), "cudaMemcpy3D", copy, true,
+     three_d<cudaMemcpy3D_v3020_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpy3D_ptds_v7000), "cudaMemcpy3D", copy, true,
+     three_d<cudaMemcpy3D_ptds_v7000_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpy3DAsync_v3020), "cudaMemcpy3DAsync", copy,
+     false, three_d<cudaMemcpy3DAsync_v3020_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpy3DAsync_ptsz_v7000), "cudaMemcpy3DAsync",
+     copy, false, three_d<cudaMemcpy3DAsync_ptsz_v7000_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpyPeer_v4000), "cudaMemcpyPeer", copy, true,
+     peer<cudaMemcpyPeer_v4000_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpyPeerAsync_v4000), "cudaMemcpyPeerAsync",
+     copy, false, peer<cudaMemcpyPeerAsync_v4000_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpy3DPeer_v4000), "cudaMemcpy3DPeer", copy,
+     true, peer_3d<cudaMemcpy3DPeer_v4000_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpy3DPeerAsync_v4000), "cudaMemcpy3DPeerAsync",
+     copy, false, peer_3d<cudaMemcpy3DPeerAsync_v4000_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpyToSymbol_v3020), "cudaMemcpyToSymbol", copy,
+     true, to_symbol<cudaMemcpyToSymbol_v3020_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpyToSymbolAsync_v3020),
+     "cudaMemcpyToSymbolAsync", copy, false,
+     to_symbol<cudaMemcpyToSymbolAsync_v3020_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpyFromSymbol_v3020), "cudaMemcpyFromSymbol",
+     copy, true, from_symbol<cudaMemcpyFromSymbol_v3020_params>},
+    {runtime, CUNUMPY_RT(cudaMemcpyFromSymbolAsync_v3020),
+     "cudaMemcpyFromSymbolAsync", copy, false,
+     from_symbol<cudaMemcpyFromSymbolAsync_v3020_params>},
+    // Runtime prefetches and waits.
+    {runtime, CUNUMPY_RT(cudaMemPrefetchAsync_v8000), "cudaMemPrefetchAsync",
+     prefetch, false, prefetch_to_device},
+    {runtime, CUNUMPY_RT(cudaMemPrefetchAsync_ptsz_v8000),
+     "cudaMemPrefetchAsync", prefetch, false, prefetch_to_device},
+    {runtime, cudaMemPrefetchAsync_v12020, "cudaMemPrefetchAsync", prefetch,
+     false, prefetch_to_location},
+    {runtime, cudaMemPrefetchAsync_ptsz_v12020, "cudaMemPrefetchAsync",
+     prefetch, false, prefetch_to_location},
+    {runtime, CUNUMPY_RT(cudaDeviceSynchronize_v3020), "cudaDeviceSynchronize",
+     wait, true, no_parameters},
+    {runtime, CUNUMPY_RT(cudaThreadSynchronize_v3020), "cudaThreadSynchronize",
+     wait, true, no_parameters},
+    {runtime, CUNUMPY_RT(cudaStreamSynchronize_v3020), "cudaStreamSynchronize",
+     wait, true, no_parameters},
+    {runtime, CUNUMPY_RT(cudaStreamSynchronize_ptsz_v7000),
+     "cudaStreamSynchronize", wait, true, no_parameters},
+    {runtime, CUNUMPY_RT(cudaEventSynchronize_v3020), "cudaEventSynchronize",
+     wait, true, no_parameters},
+    // Driver copies: inside a runtime call they are that call; alone (a
+    // library on the driver API) they are copies of their own.
+    {driver_api, CUNUMPY_DRV(cuMemcpyHtoD_v2), "cuMemcpyHtoD", copy, true,
+     byte_count<cuMemcpyHtoD_v2_params, h2d>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyHtoD_v2_ptds), "cuMemcpyHtoD", copy, true,
+     byte_count<cuMemcpyHtoD_v2_ptds_params, h2d>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyDtoH_v2), "cuMemcpyDtoH", copy, true,
+     byte_count<cuMemcpyDtoH_v2_params, d2h>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyDtoH_v2_ptds), "cuMemcpyDtoH", copy, true,
+     byte_count<cuMemcpyDtoH_v2_ptds_params, d2h>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyDtoD_v2), "cuMemcpyDtoD", copy, true,
+     byte_count<cuMemcpyDtoD_v2_params, d2d>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyDtoD_v2_ptds), "cuMemcpyDtoD", copy, true,
+     byte_count<cuMemcpyDtoD_v2_ptds_params, d2d>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyHtoDAsync_v2), "cuMemcpyHtoDAsync", copy,
+     false, byte_count<cuMemcpyHtoDAsync_v2_params, h2d>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyHtoDAsync_v2_ptsz), "cuMemcpyHtoDAsync",
+     copy, false, byte_count<cuMemcpyHtoDAsync_v2_ptsz_params, h2d>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyDtoHAsync_v2), "cuMemcpyDtoHAsync", copy,
+     false, byte_count<cuMemcpyDtoHAsync_v2_params, d2h>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyDtoHAsync_v2_ptsz), "cuMemcpyDtoHAsync",
+     copy, false, byte_count<cuMemcpyDtoHAsync_v2_ptsz_params, d2h>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyDtoDAsync_v2), "cuMemcpyDtoDAsync", copy,
+     false, byte_count<cuMemcpyDtoDAsync_v2_params, d2d>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyDtoDAsync_v2_ptsz), "cuMemcpyDtoDAsync",
+     copy, false, byte_count<cuMemcpyDtoDAsync_v2_ptsz_params, d2d>},
+    {driver_api, CUNUMPY_DRV(cuMemcpy), "cuMemcpy", copy, true,
+     unified<cuMemcpy_params>},
+    {driver_api, CUNUMPY_DRV(cuMemcpy_ptds), "cuMemcpy", copy, true,
+     unified<cuMemcpy_ptds_params>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyAsync), "cuMemcpyAsync", copy, false,
+     unified<cuMemcpyAsync_params>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyAsync_ptsz), "cuMemcpyAsync", copy, false,
+     unified<cuMemcpyAsync_ptsz_params>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyPeer), "cuMemcpyPeer", copy, true,
+     byte_count<cuMemcpyPeer_params, d2d>},
+    {driver_api, CUNUMPY_DRV(cuMemcpyPeerAsync), "cuMemcpyPeerAsync", copy,
+     false, byte_count<cuMemcpyPeerAsync_params, d2d>},
+    {driver_api, CUNUMPY_DRV(cuMemcpy2D_v2), "cuMemcpy2D", copy, true,
+     driver_2d<cuMemcpy2D_v2_params>},
+    {driver_api, CUNUMPY_DRV(cuMemcpy2D_v2_ptds), "cuMemcpy2D", copy, true,
+     driver_2d<cuMemcpy2D_v2_ptds_params>},
+    {driver_api, CUNUMPY_DRV(cuMemcpy2DUnaligned_v2), "cuMemcpy2DUnaligned",
+     copy, true, driver_2d<cuMemcpy2DUnaligned_v2_params>},
+    {driver_api, CUNUMPY_DRV(cuMemcpy2DAsync_v2), "cuMemcpy2DAsync", copy,
+     false, driver_2d<cuMemcpy2DAsync_v2_params>},
+    {driver_api, CUNUMPY_DRV(cuMemcpy2DAsync_v2_ptsz), "cuMemcpy2DAsync", copy,
+     false, driver_2d<cuMemcpy2DAsync_v2_ptsz_params>},
+    {driver_api, CUNUMPY_DRV(cuMemcpy3D_v2), "cuMemcpy3D", copy, true,
+     driver_3d<cuMemcpy3D_v2_params>},
+    {driver_api, CUNUMPY_DRV(cuMemcpy3D_v2_ptds), "cuMemcpy3D", copy, true,
+     driver_3d<cuMemcpy3D_v2_ptds_params>},
+    {driver_api, CUNUMPY_DRV(cuMemcpy3DAsync_v2), "cuMemcpy3DAsync", copy,
+     false, driver_3d<cuMemcpy3DAsync_v2_params>},
+    {driver_api, CUNUMPY_DRV(cuMemcpy3DAsync_v2_ptsz), "cuMemcpy3DAsync", copy,
+     false, driver_3d<cuMemcpy3DAsync_v2_ptsz_params>},
+    // Driver prefetches and waits.
+    {driver_api, CUNUMPY_DRV(cuMemPrefetchAsync), "cuMemPrefetchAsync",
+     prefetch, false, prefetch_to_device},
+    {driver_api, CUNUMPY_DRV(cuMemPrefetchAsync_v2), "cuMemPrefetchAsync",
+     prefetch, false, prefetch_to_location},
+    {driver_api, CUNUMPY_DRV(cuCtxSynchronize), "cuCtxSynchronize", wait, true,
+     no_parameters},
+    {driver_api, CUNUMPY_DRV(cuStreamSynchronize), "cuStreamSynchronize", wait,
+     true, no_parameters},
+    {driver_api, CUNUMPY_DRV(cuStreamSynchronize_ptsz), "cuStreamSynchronize",
+     wait, true, no_parameters},
+    {driver_api, CUNUMPY_DRV(cuEventSynchronize), "cuEventSynchronize", wait,
+     true, no_parameters},
+};
+
+#undef CUNUMPY_RT
+#undef CUNUMPY_DRV
+
+const Watched* find_watched(CUpti_CallbackDomain domain, CUpti_CallbackId id) {
+  // A few dozen entries: a linear search costs less than the call itself.
+  for (const Watched& entry : watched)
+    if (entry.id == id && entry.domain == domain)
+      return &entry;
+  return nullptr;
+}
+
+// --------------------------------------------------------- activity records
+
+constexpr std::size_t buffer_size = std::size_t(1) << 20;
+
+MemoryKind memory_kind(uint8_t kind) {
+  switch (kind) {
+  case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+    return MemoryKind::pageable;
+  case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+    return MemoryKind::pinned;
+  case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+  case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+    return MemoryKind::device;
+  case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+  case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+    return MemoryKind::managed;
+  case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+    return MemoryKind::array;
+  default:
+    return MemoryKind::unknown;
+  }
+}
+
+CopyDirection copy_direction(uint8_t kind) {
+  switch (kind) {
+  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+    return CopyDirection::host_to_device;
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+  case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+    return CopyDirection::device_to_host;
+  case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+  case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+  case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+    return CopyDirection::device_to_device;
+  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+    return CopyDirection::host_to_host;
+  default:
+    return CopyDirection::unknown;
+  }
+}
+
+bool unified_memory_counter(CUpti_ActivityUnifiedMemoryCounterKind kind,
+                            UnifiedMemoryCounter& counter) {
+  switch (kind) {
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
+    counter = UnifiedMemoryCounter::bytes_to_device;
+    return true;
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
+    counter = UnifiedMemoryCounter::bytes_to_host;
+    return true;
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD:
+    counter = UnifiedMemoryCounter::bytes_device_to_device;
+    return true;
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
+    counter = UnifiedMemoryCounter::gpu_page_fault;
+    return true;
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT:
+    counter = UnifiedMemoryCounter::cpu_page_fault;
+    return true;
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING:
+    counter = UnifiedMemoryCounter::thrashing;
+    return true;
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING:
+    counter = UnifiedMemoryCounter::throttling;
+    return true;
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP:
+    counter = UnifiedMemoryCounter::remote_map;
+    return true;
+  default:
+    return false;
+  }
+}
+
+MigrationCause migration_cause(uint32_t flags) {
+  switch (flags) {
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER:
+    return MigrationCause::user;
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE:
+    return MigrationCause::coherence;
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_PREFETCH:
+    return MigrationCause::prefetch;
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_EVICTION:
+    return MigrationCause::eviction;
+  case CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_ACCESS_COUNTERS:
+    return MigrationCause::access_counters;
+  default:
+    return MigrationCause::unknown;
+  }
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size,
+                               size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, buffer_size));
+  *size = *buffer != nullptr ? buffer_size : 0;
+  *max_records = 0; // as many as fit
+}
+
+void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream,
+                               uint8_t* buffer, size_t, size_t valid) {
+  // Only the leading fields of the records are read: every version of
+  // CUPTI's structs has them where the newest has them.
+  std::vector<CopyRecord> copies;
+  std::vector<UnifiedMemoryRecord> migrations;
+  try {
+    CUpti_Activity* record = nullptr;
+    while (buffer != nullptr &&
+           cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
+      if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+        const auto* memcpy = reinterpret_cast<CUpti_ActivityMemcpy6*>(record);
+        copies.push_back({memcpy->correlationId, memcpy->runtimeCorrelationId,
+                          copy_direction(memcpy->copyKind),
+                          memory_kind(memcpy->srcKind),
+                          memory_kind(memcpy->dstKind), memcpy->bytes,
+                          memcpy->start, memcpy->end});
+      } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY2) {
+        const auto* memcpy =
+            reinterpret_cast<CUpti_ActivityMemcpyPtoP4*>(record);
+        copies.push_back(
+            {memcpy->correlationId, 0, CopyDirection::device_to_device,
+             memory_kind(memcpy->srcKind), memory_kind(memcpy->dstKind),
+             memcpy->bytes, memcpy->start, memcpy->end});
+      } else if (record->kind == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) {
+        const auto* counter =
+            reinterpret_cast<CUpti_ActivityUnifiedMemoryCounter3*>(record);
+        UnifiedMemoryRecord entry;
+        if (!unified_memory_counter(counter->counterKind, entry.counter))
+          continue;
+        entry.cause = migration_cause(counter->flags);
+        entry.value = counter->value;
+        entry.start_ns = counter->start;
+        entry.end_ns = counter->end;
+        migrations.push_back(entry);
+      }
+    }
+  } catch (...) {
+    Recorder::instance().count_lost(LossReason::record_failed);
+  }
+  size_t dropped = 0;
+  if (cupti.dropped != nullptr &&
+      cupti.dropped(context, stream, &dropped) == CUPTI_SUCCESS && dropped > 0)
+    CudaView::instance().add_dropped_records(dropped);
+  std::free(buffer);
+  CudaView& view = CudaView::instance();
+  view.copy_records(copies.data(), copies.size());
+  view.unified_memory_records(migrations.data(), migrations.size());
+  view.buffer_delivered(Recorder::instance().now());
+}
+
+uint64_t CUPTIAPI recorder_timestamp() {
+  return static_cast<uint64_t>(std::max(0.0, Recorder::instance().now()) * 1e9);
+}
+
+/// CUDA's buffers handed over now, whole (before reads).
+void flush_buffers() {
+  if (cupti.flush_all != nullptr)
+    cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+/// Hands over the completed buffers a few times a second, so that the
+/// sinks learn that older records have all come (and forget the regions
+/// before them), in a run that reads nothing until its end.
+class Flusher {
+public:
+  void start() {
+    thread_ = std::thread([this] { run(); });
+  }
+  void stop() {
+    {
+      const std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable())
+      thread_.join();
+  }
+
+private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(250),
+                           [this] { return stopping_; })) {
+      lock.unlock();
+      cupti.flush_all(0);
+      lock.lock();
+    }
+  }
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+};
+
+Flusher* flusher = nullptr;
+
+void stop_flusher() {
+  if (flusher != nullptr)
+    flusher->stop();
+}
+
+/// Activity records: from the first context on (unified-memory counters
+/// need an initialized driver), once.
+void enable_activities() {
+  std::call_once(activities_enabled, [] {
+    CudaView& view = CudaView::instance();
+    CUptiResult result = cupti.enable_activity(CUPTI_ACTIVITY_KIND_MEMCPY);
+    if (result == CUPTI_SUCCESS)
+      cupti.enable_activity(CUPTI_ACTIVITY_KIND_MEMCPY2);
+    else
+      Impl::warn("note: CUDA's records of copies are off (" +
+                 result_text(result) +
+                 "): raw CUDA copies are counted without their memory kinds "
+                 "and time on the device");
+    std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> configs;
+    for (auto kind : {
+             CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+             CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+             CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
+             CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
+             CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING,
+         })
+      configs.push_back(
+          {CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE,
+           kind, 0, 1});
+    result = cupti.configure_unified_memory(
+        configs.data(), static_cast<uint32_t>(configs.size()));
+    if (result == CUPTI_SUCCESS)
+      result =
+          cupti.enable_activity(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+    if (result == CUPTI_SUCCESS)
+      view.set_unified_memory(true, "");
+    else
+      view.set_unified_memory(false, "CUDA does not give unified-memory "
+                                     "counters here (" +
+                                         result_text(result) + ")");
+    flusher = new Flusher();
+    flusher->start();
+    std::atexit(stop_flusher); // before CUDA's own exit handlers run
+  });
+}
+
+bool driver_initialized() {
+  int count = 0;
+  return driver.device_count != nullptr &&
+         driver.device_count(&count) == CUDA_SUCCESS;
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
+                          CUpti_CallbackId id, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED ||
+        id == CUPTI_CBID_RESOURCE_CU_INIT_FINISHED)
+      enable_activities();
+    return;
+  }
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (info == nullptr)
+    return;
+  CudaView& view = CudaView::instance();
+  if (info->callbackSite == CUPTI_API_EXIT) {
+    view.api_exit(info->correlationId);
+    return;
+  }
+  const Watched* entry = find_watched(domain, id);
+  if (entry == nullptr)
+    return;
+  ApiCall call;
+  call.name = entry->name;
+  call.family = entry->family;
+  call.driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+  call.synchronous = entry->synchronous;
+  call.correlation = info->correlationId;
+  if (info->functionParams != nullptr)
+    entry->decode(info->functionParams, call);
+  view.api_enter(call);
+}
+
+/// The directory of the CUDA runtime this process uses (a shared
+/// libcudart), "" when none is loaded.
+std::string cudart_directory() {
+  std::string found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        const char* name = info->dlpi_name;
+        if (name == nullptr || std::strstr(name, "libcudart.so") == nullptr)
+          return 0;
+        std::string path = name;
+        const auto slash = path.rfind('/');
+        if (slash == std::string::npos)
+          return 0;
+        *static_cast<std::string*>(data) = path.substr(0, slash);
+        return 1;
+      },
+      &found);
+  return found;
+}
+
+/// libcupti: CUNUMPY_CUPTI_LIBRARY, next to the CUDA runtime in use, the
+/// loader's search path, CUDA_HOME's and CUDA_PATH's lib directories, and
+/// the one cunumpy was built against. `tried` lists what failed.
+void* load_cupti(std::string& tried) {
+  std::vector<std::string> candidates;
+  if (const auto path = environment("CUNUMPY_CUPTI_LIBRARY"))
+    candidates.push_back(*path);
+  const char* const names[] = {"libcupti.so", "libcupti.so.13",
+                               "libcupti.so.12"};
+  if (const std::string dir = cudart_directory(); !dir.empty())
+    for (const char* name : names)
+      candidates.push_back(dir + "/" + name);
+  for (const char* name : names)
+    candidates.emplace_back(name);
+  for (const char* variable : {"CUDA_HOME", "CUDA_PATH"})
+    if (const auto root = environment(variable))
+      for (const char* dir : {"/lib64/", "/lib/", "/extras/CUPTI/lib64/"})
+        candidates.push_back(*root + dir + "libcupti.so");
+  if (*CUNUMPY_CUPTI_LIBRARY != '\0')
+    candidates.emplace_back(CUNUMPY_CUPTI_LIBRARY);
+  for (const std::string& candidate : candidates) {
+    if (void* library = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL))
+      return library;
+    tried += (tried.empty() ? "" : ", ") + candidate;
+  }
+  return nullptr;
+}
+
+void start() {
+  CudaView& view = CudaView::instance();
+  if (!Recorder::instance().settings().cupti) {
+    view.set_status(profiling::CudaViewState::off, "CUNUMPY_CUPTI=0");
+    return;
+  }
+  // No driver, no CUDA: a CUDA build on a machine without a GPU. Nothing to
+  // say beyond the reports' line.
+  void* cuda = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (cuda == nullptr) {
+    view.set_status(profiling::CudaViewState::unavailable,
+                    "no CUDA driver on this machine (libcuda.so.1 cannot be "
+                    "loaded)");
+    return;
+  }
+  CUresult (*driver_version)(int*) = nullptr;
+  int version = 0;
+  if (!find(cuda, "cuDriverGetVersion", driver_version) ||
+      driver_version(&version) != CUDA_SUCCESS) {
+    view.set_status(profiling::CudaViewState::unavailable,
+                    "the CUDA driver does not answer (cuDriverGetVersion "
+                    "failed)");
+    return;
+  }
+  find(cuda, "cuPointerGetAttribute", driver.pointer_attribute);
+  find(cuda, "cuDeviceGetCount", driver.device_count);
+  std::string tried;
+  void* library = load_cupti(tried);
+  if (library == nullptr) {
+    const std::string reason =
+        "libcupti cannot be loaded (tried " + tried +
+        "); set CUNUMPY_CUPTI_LIBRARY to its path, or add the CUDA "
+        "toolkit's lib64 (or extras/CUPTI/lib64) to LD_LIBRARY_PATH";
+    view.set_status(profiling::CudaViewState::unavailable, reason);
+    Impl::warn("note: CUDA's own record of copies and migrations is off: " +
+               reason + "; cunumpy counts the copies Kokkos reports");
+    return;
+  }
+  find(library, "cuptiGetResultString", cupti.result_string);
+  find(library, "cuptiSubscribe_v2", cupti.subscribe_v2);
+  find(library, "cuptiActivityRegisterTimestampCallback",
+       cupti.register_timestamp);
+  find(library, "cuptiActivityGetNumDroppedRecords", cupti.dropped);
+  find(library, "cuptiGetTimestamp", cupti.timestamp);
+  if (!find(library, "cuptiSubscribe", cupti.subscribe) ||
+      !find(library, "cuptiEnableCallback", cupti.enable_callback) ||
+      !find(library, "cuptiActivityRegisterCallbacks",
+            cupti.register_buffers) ||
+      !find(library, "cuptiActivityEnable", cupti.enable_activity) ||
+      !find(library, "cuptiActivityGetNextRecord", cupti.next_record) ||
+      !find(library, "cuptiActivityFlushAll", cupti.flush_all) ||
+      !find(library, "cuptiActivityConfigureUnifiedMemoryCounter",
+            cupti.configure_unified_memory)) {
+    view.set_status(profiling::CudaViewState::unavailable,
+                    "the libcupti found lacks functions cunumpy "
+                    "needs (a CUPTI older than CUDA 11?)");
+    return;
+  }
+
+  char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};
+  CUptiResult result;
+  if (cupti.subscribe_v2 != nullptr) {
+    CUpti_SubscriberParams params{};
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "cunumpy";
+    params.oldSubscriberName = other;
+    params.oldSubscriberSize = sizeof other - 1;
+    result = cupti.subscribe_v2(&subscriber, on_callback, nullptr, &params);
+  } else {
+    result = cupti.subscribe(&subscriber, on_callback, nullptr);
+  }
+  if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    const std::string holder =
+        other[0] != '\0' ? std::string(" (") + other + ")" : std::string();
+    const std::string reason =
+        "CUPTI is taken by another CUPTI user" + holder +
+        " (Nsight Systems, Nsight Compute, Caliper's cupti service, ...), "
+        "and CUDA allows one per process";
+    view.set_status(profiling::CudaViewState::unavailable, reason);
+    Impl::warn("note: CUDA's own record of copies and migrations is off: " +
+               reason + "; cunumpy goes on with the copies Kokkos reports");
+    return;
+  }
+  if (result != CUPTI_SUCCESS) {
+    view.set_status(profiling::CudaViewState::unavailable,
+                    "CUPTI refused a subscriber (" + result_text(result) + ")");
+    return;
+  }
+  for (const Watched& entry : watched)
+    cupti.enable_callback(1, subscriber, entry.domain, entry.id);
+  cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                        CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                        CUPTI_CBID_RESOURCE_CU_INIT_FINISHED);
+  // One time line: CUPTI stamps its records with the recorder's clock.
+  if (cupti.register_timestamp != nullptr &&
+      cupti.register_timestamp(recorder_timestamp) == CUPTI_SUCCESS) {
+    view.set_time_mapping(TimeMapping{});
+  } else if (uint64_t ns = 0; cupti.timestamp != nullptr &&
+                              cupti.timestamp(&ns) == CUPTI_SUCCESS) {
+    view.set_time_mapping(TimeMapping{ns, Recorder::instance().now()});
+  }
+  result = cupti.register_buffers(buffer_requested, buffer_completed);
+  if (result != CUPTI_SUCCESS) {
+    view.set_status(profiling::CudaViewState::unavailable,
+                    "CUPTI refused activity buffers (" + result_text(result) +
+                        ")");
+    return;
+  }
+  view.set_flush(flush_buffers);
+  view.set_status(profiling::CudaViewState::on, "");
+  if (driver_initialized())
+    enable_activities();
+}
+
+} // namespace
+
+void start_collector() noexcept {
+  try {
+    std::call_once(started, start);
+  } catch (...) {
+    Impl::warn("note: CUDA's own record could not be started; cunumpy counts "
+               "the copies Kokkos reports");
+  }
+}
+
+} // namespace cunumpy::Impl::cuda

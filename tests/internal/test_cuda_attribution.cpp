@@ -1,0 +1,667 @@
+// CUDA's own record of the process, without CUDA: the attribution unit fed
+// synthetic CUPTI records (src/core/cuda/attribution.hpp), the timeline a
+// budget places late events with, and the whole path through the recorder:
+// synthetic Kokkos Tools events (tests/cpp/synthetic_events.hpp) with
+// synthetic CUPTI calls and records inside them, through the CUDA view the
+// collector feeds.
+
+#include <gtest/gtest.h>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include <cunumpy/cunumpy.hpp>
+
+#include "consumers/region_timeline.hpp"
+#include "cuda/attribution.hpp"
+#include "cuda/cuda_view.hpp"
+#include "recorder/recorder.hpp"
+#include "synthetic_events.hpp"
+
+namespace {
+
+namespace synthetic = cunumpy_tests::synthetic;
+using cunumpy::EventKind;
+using cunumpy::EventSource;
+using cunumpy::MemoryKind;
+using cunumpy::Impl::RawEvent;
+using cunumpy::Impl::RegionTimeline;
+using cunumpy::profiling::Limits;
+using cunumpy::profiling::Rule;
+using cunumpy::profiling::TransferBudget;
+using namespace cunumpy::Impl::cuda;
+
+/// Interns into a map of its own, for the unit alone.
+struct Names {
+  std::map<std::string, std::uint32_t, std::less<>> ids;
+  std::vector<std::string> texts{""};
+  Attribution::Intern intern() {
+    return [this](std::string_view text) {
+      auto found = ids.find(text);
+      if (found != ids.end())
+        return found->second;
+      const auto id = static_cast<std::uint32_t>(texts.size());
+      texts.emplace_back(text);
+      ids.emplace(std::string(text), id);
+      return id;
+    };
+  }
+  std::string text(std::uint32_t id) const { return texts.at(id); }
+};
+
+RawEvent copy_event(EventKind kind, std::uint64_t nbytes, double start) {
+  RawEvent event;
+  event.kind = kind;
+  event.nbytes = nbytes;
+  event.start = start;
+  event.duration = 1e-5;
+  event.set_cuda(EventSource::cuda, false, MemoryKind::unknown,
+                 MemoryKind::unknown);
+  return event;
+}
+
+CopyRecord record(std::uint32_t correlation, CopyDirection direction,
+                  MemoryKind src, MemoryKind dst, std::uint64_t bytes,
+                  std::uint64_t start_ns, std::uint64_t end_ns) {
+  CopyRecord result;
+  result.correlation = correlation;
+  result.direction = direction;
+  result.src = src;
+  result.dst = dst;
+  result.bytes = bytes;
+  result.start_ns = start_ns;
+  result.end_ns = end_ns;
+  return result;
+}
+
+// ------------------------------------------------------ the unit, alone
+
+TEST(CudaAttribution, ACopyWaitsForItsRecordAndTakesItsMemoryKindsAndTime) {
+  Attribution unit;
+  Names names;
+  const std::uint32_t token = unit.open(1.0, 1.0);
+  unit.expect(token, 7);
+  unit.hold(token, copy_event(EventKind::to_device, 800, 1.0), nullptr,
+            EventSource::cuda, CopyDirection::host_to_device);
+  std::vector<RawEvent> out;
+  unit.release(1.1, false, names.intern(), out);
+  EXPECT_TRUE(out.empty()); // its record has not come
+  EXPECT_EQ(unit.oldest_pending(5.0), 1.0);
+  unit.on_copy(record(7, CopyDirection::host_to_device, MemoryKind::pageable,
+                      MemoryKind::device, 800, 1'000'000'000, 1'000'250'000));
+  unit.release(1.2, false, names.intern(), out);
+  ASSERT_EQ(out.size(), 1u);
+  const RawEvent& event = out[0];
+  EXPECT_EQ(event.kind, EventKind::to_device);
+  EXPECT_EQ(event.nbytes, 800u);
+  EXPECT_TRUE(event.late());
+  EXPECT_EQ(event.source(), EventSource::cuda);
+  EXPECT_EQ(event.src_memory(), MemoryKind::pageable);
+  EXPECT_EQ(event.dst_memory(), MemoryKind::device);
+  EXPECT_NEAR(event.device_seconds(), 250e-6, 250e-6 * 4e-3);
+  EXPECT_EQ(names.text(event.src_space), "Host");
+  EXPECT_EQ(names.text(event.dst_space), "Cuda");
+  EXPECT_EQ(unit.pending(), 0u);
+  EXPECT_EQ(unit.stats().described, 1u);
+  EXPECT_EQ(unit.oldest_pending(5.0), 5.0);
+}
+
+TEST(CudaAttribution, ARecordOfTheDriverCallDescribesTheRuntimeCallOnce) {
+  Attribution unit;
+  Names names;
+  const std::uint32_t token = unit.open(0.0, 0.0);
+  unit.expect(token, 10); // cudaMemcpy
+  unit.alias(token, 11);  // the cuMemcpyHtoD inside it
+  unit.hold(token, copy_event(EventKind::to_device, 64, 0.0), nullptr,
+            EventSource::cuda, CopyDirection::host_to_device);
+  CopyRecord driver = record(11, CopyDirection::host_to_device,
+                             MemoryKind::pinned, MemoryKind::device, 64, 5, 9);
+  driver.runtime_correlation = 10;
+  unit.on_copy(driver);
+  std::vector<RawEvent> out;
+  unit.release(0.0, false, names.intern(), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].src_memory(), MemoryKind::pinned);
+  EXPECT_EQ(names.text(out[0].src_space), "CudaHostPinned");
+  // The same record again finds no event waiting: it came too late.
+  unit.on_copy(driver);
+  EXPECT_EQ(unit.stats().too_late, 1u);
+  unit.on_copy(record(999, CopyDirection::host_to_device, MemoryKind::pinned,
+                      MemoryKind::device, 64, 5, 9));
+  EXPECT_EQ(unit.stats().unmatched, 1u);
+}
+
+TEST(CudaAttribution, AKokkosCopyKeepsItsKindAndSpacesAndIsNotACudaEvent) {
+  Attribution unit;
+  Names names;
+  const std::uint32_t token = unit.open(2.0, 2.5);
+  unit.expect(token, 20);
+  RawEvent kokkos;
+  kokkos.kind = EventKind::to_host;
+  kokkos.nbytes = 4096;
+  kokkos.src_space = names.intern()("Cuda");
+  kokkos.dst_space = names.intern()("Host");
+  kokkos.start = 2.0;
+  unit.hold(token, kokkos, nullptr, EventSource::kokkos,
+            CopyDirection::unknown);
+  unit.on_copy(record(20, CopyDirection::device_to_host, MemoryKind::device,
+                      MemoryKind::pinned, 4096, 0, 1000));
+  std::vector<RawEvent> out;
+  unit.release(2.6, false, names.intern(), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, EventKind::to_host);
+  EXPECT_EQ(out[0].source(), EventSource::kokkos);
+  EXPECT_TRUE(out[0].late());
+  EXPECT_EQ(out[0].dst_memory(), MemoryKind::pinned);
+  EXPECT_EQ(names.text(out[0].src_space), "Cuda"); // Kokkos' names stay
+  EXPECT_EQ(out[0].start, 2.0);
+}
+
+TEST(CudaAttribution, TheRecordTellsTheDirectionTheCallDidNot) {
+  Attribution unit;
+  Names names;
+  const std::uint32_t known = unit.open(0.0, 0.0);
+  unit.expect(known, 30);
+  unit.hold(known, copy_event(EventKind::to_device, 0, 0.0), nullptr,
+            EventSource::cuda, CopyDirection::unknown);
+  unit.on_copy(record(30, CopyDirection::device_to_host, MemoryKind::device,
+                      MemoryKind::pageable, 512, 0, 10));
+  const std::uint32_t unknown = unit.open(0.0, 0.0);
+  unit.expect(unknown, 31);
+  unit.hold(unknown, copy_event(EventKind::to_device, 8, 0.0), nullptr,
+            EventSource::cuda, CopyDirection::unknown);
+  const std::uint32_t host = unit.open(0.0, 0.0);
+  unit.expect(host, 32);
+  unit.hold(host, copy_event(EventKind::to_device, 8, 0.0), nullptr,
+            EventSource::cuda, CopyDirection::unknown);
+  unit.on_copy(record(32, CopyDirection::host_to_host, MemoryKind::pageable,
+                      MemoryKind::pinned, 8, 0, 10));
+  std::vector<RawEvent> out;
+  unit.release(0.0, true, names.intern(), out);
+  // The first is a to_host of the record's bytes; the second's direction
+  // nobody told (counted as lost by the CUDA view); the third was host to
+  // host, not a transfer.
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, EventKind::to_host);
+  EXPECT_EQ(out[0].nbytes, 512u);
+  EXPECT_EQ(unit.stats().unknown_direction, 1u);
+  EXPECT_EQ(unit.stats().without_record, 1u);
+}
+
+TEST(CudaAttribution, EventsGoOnWithoutTheirRecordAtAReadOrAfterWaiting) {
+  Attribution unit;
+  Names names;
+  const std::uint32_t token = unit.open(0.0, 0.0);
+  unit.expect(token, 40);
+  unit.hold(token, copy_event(EventKind::to_host, 8, 0.0), nullptr,
+            EventSource::cuda, CopyDirection::device_to_host);
+  std::vector<RawEvent> out;
+  unit.release(Attribution::max_wait / 2, false, names.intern(), out);
+  EXPECT_TRUE(out.empty());
+  unit.release(Attribution::max_wait * 2, false, names.intern(), out);
+  ASSERT_EQ(out.size(), 1u); // waited long enough
+  EXPECT_EQ(out[0].src_memory(), MemoryKind::unknown);
+  EXPECT_EQ(out[0].device_seconds(), 0.0);
+  EXPECT_TRUE(out[0].late());
+  // A call open (not returned yet) stays, even for a read.
+  const std::uint32_t open = unit.open(3.0, 3.0);
+  unit.expect(open, 41);
+  out.clear();
+  unit.release(3.0, true, names.intern(), out);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(unit.oldest_pending(4.0), 3.0);
+  unit.cancel(open);
+  EXPECT_EQ(unit.pending(), 0u);
+}
+
+TEST(CudaAttribution, ASynchronousCopyGoesOnWithItsImplicitWait) {
+  Attribution unit;
+  Names names;
+  const std::uint32_t token = unit.open(0.0, 0.0);
+  unit.expect(token, 50);
+  RawEvent copy = copy_event(EventKind::to_host, 8, 0.5);
+  RawEvent wait = copy;
+  wait.kind = EventKind::sync;
+  wait.nbytes = 0;
+  wait.implicit = true;
+  unit.hold(token, copy, &wait, EventSource::cuda,
+            CopyDirection::device_to_host);
+  unit.on_copy(record(50, CopyDirection::device_to_host, MemoryKind::device,
+                      MemoryKind::pageable, 8, 0, 1));
+  std::vector<RawEvent> out;
+  unit.release(0.0, false, names.intern(), out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].kind, EventKind::to_host);
+  EXPECT_EQ(out[1].kind, EventKind::sync);
+  EXPECT_TRUE(out[1].implicit);
+  EXPECT_TRUE(out[1].late());
+  EXPECT_EQ(out[1].source(), EventSource::cuda);
+}
+
+TEST(CudaAttribution, UnifiedMemoryRecordsAreMigrationsAtTheirTime) {
+  Attribution unit;
+  Names names;
+  // CUDA's clock 1 s ahead of the recorder's.
+  unit.set_time_mapping({2'000'000'000, 1.0});
+  unit.on_unified_memory({UnifiedMemoryCounter::bytes_to_host,
+                          MigrationCause::eviction, 65536, 2'500'000'000,
+                          2'500'100'000});
+  unit.on_unified_memory({UnifiedMemoryCounter::bytes_to_device,
+                          MigrationCause::coherence, 4096, 2'100'000'000,
+                          2'100'010'000});
+  unit.on_unified_memory({UnifiedMemoryCounter::gpu_page_fault,
+                          MigrationCause::unknown, 3, 2'200'000'000, 0});
+  std::vector<RawEvent> out;
+  unit.release(0.0, false, names.intern(), out);
+  ASSERT_EQ(out.size(), 3u);
+  // Oldest first, on the recorder's clock.
+  EXPECT_NEAR(out[0].start, 1.1, 1e-9);
+  EXPECT_NEAR(out[1].start, 1.2, 1e-9);
+  EXPECT_NEAR(out[2].start, 1.5, 1e-9);
+  EXPECT_EQ(out[0].kind, EventKind::migration);
+  EXPECT_EQ(out[0].nbytes, 4096u);
+  EXPECT_EQ(names.text(out[0].description),
+            "unified memory host to device (page fault)");
+  EXPECT_EQ(names.text(out[0].src_space), "Host");
+  EXPECT_EQ(names.text(out[0].dst_space), "CudaUVM");
+  EXPECT_EQ(out[1].nbytes, 0u); // a fault moves no bytes itself
+  EXPECT_EQ(names.text(out[1].description), "unified memory GPU page fault");
+  EXPECT_EQ(out[2].nbytes, 65536u);
+  EXPECT_EQ(names.text(out[2].description),
+            "unified memory device to host (eviction)");
+  EXPECT_NEAR(out[2].duration, 100e-6, 1e-12);
+  for (const RawEvent& event : out) {
+    EXPECT_TRUE(event.late());
+    EXPECT_EQ(event.source(), EventSource::cuda);
+    EXPECT_EQ(event.thread, device_thread);
+    EXPECT_FALSE(event.blocking);
+  }
+  EXPECT_EQ(unit.stats().migration_records, 3u);
+  EXPECT_EQ(unit.stats().migrated_bytes, 69632u);
+}
+
+TEST(CudaAttribution, MigrationDescriptionsNameTheDirectionAndTheCause) {
+  EXPECT_EQ(migration_description(UnifiedMemoryCounter::bytes_to_device,
+                                  MigrationCause::user),
+            "unified memory host to device (prefetch requested)");
+  EXPECT_EQ(migration_description(UnifiedMemoryCounter::bytes_to_host,
+                                  MigrationCause::coherence),
+            "unified memory device to host (page fault)");
+  EXPECT_EQ(migration_description(UnifiedMemoryCounter::bytes_to_host,
+                                  MigrationCause::prefetch),
+            "unified memory device to host (driver prefetch)");
+  EXPECT_EQ(migration_description(UnifiedMemoryCounter::thrashing,
+                                  MigrationCause::unknown),
+            "unified memory thrashing");
+  EXPECT_EQ(migration_description(UnifiedMemoryCounter::cpu_page_fault,
+                                  MigrationCause::unknown),
+            "unified memory CPU page fault");
+  EXPECT_EQ(space_name(MemoryKind::managed), "CudaUVM");
+  EXPECT_EQ(space_name(MemoryKind::unknown), "");
+}
+
+TEST(RegionTimeline, GivesTheStateAtATimeAndForgetsBeforeTheHorizon) {
+  RegionTimeline timeline({0, true});
+  timeline.record(1.0, {3, true});
+  timeline.record(2.0, {0, true});
+  timeline.record(3.0, {5, false});
+  RegionTimeline::State state;
+  ASSERT_TRUE(timeline.at(0.5, state));
+  EXPECT_EQ(state.node, 0u);
+  ASSERT_TRUE(timeline.at(1.5, state));
+  EXPECT_EQ(state.node, 3u);
+  ASSERT_TRUE(timeline.at(2.0, state)); // a change holds from its time
+  EXPECT_EQ(state.node, 0u);
+  ASSERT_TRUE(timeline.at(9.0, state));
+  EXPECT_EQ(state.node, 5u);
+  EXPECT_FALSE(state.counting);
+  timeline.forget_before(2.5); // keeps the change in force at 2.5
+  EXPECT_EQ(timeline.size(), 2u);
+  EXPECT_FALSE(timeline.at(1.5, state));
+  ASSERT_TRUE(timeline.at(2.6, state));
+  EXPECT_EQ(state.node, 0u);
+  timeline.record(2.9, {7, true}); // a time going back holds from the last
+  ASSERT_TRUE(timeline.at(3.0, state));
+  EXPECT_EQ(state.node, 7u);
+}
+
+// ----------------------------------------- through the recorder and sinks
+
+/// Correlation ids of the synthetic calls, far from those a real CUDA run
+/// of this test program gives.
+std::uint32_t next_correlation() {
+  static std::uint32_t next = 0xC0000000u;
+  return next++;
+}
+
+ApiCall api_call(const char* name, CallFamily family, CopyDirection direction,
+                 std::uint64_t bytes, bool synchronous) {
+  ApiCall call;
+  call.name = name;
+  call.family = family;
+  call.direction = direction;
+  call.bytes = bytes;
+  call.synchronous = synchronous;
+  call.correlation = next_correlation();
+  return call;
+}
+
+/// The recorder's time in CUDA's nanoseconds (CUPTI stamps its records
+/// with the recorder's clock).
+std::uint64_t ns_now(double offset = 0.0) {
+  return static_cast<std::uint64_t>(
+      (cunumpy::Impl::Recorder::instance().now() + offset) * 1e9);
+}
+
+CudaView& view() {
+  CudaView& instance = CudaView::instance();
+  instance.set_time_mapping(TimeMapping{});
+  return instance;
+}
+
+TEST(CudaRecords, ACudaCopyInsideAKokkosDeepCopyIsTheSameEventEnriched) {
+  cunumpy::Impl::ensure_hooks();
+  auto counted = cunumpy::profiling::count_transfers();
+  const ApiCall call = api_call("cudaMemcpyAsync", CallFamily::copy,
+                                CopyDirection::host_to_device, 800, false);
+  synthetic::begin_copy("Cuda", "Host", 800, "state");
+  view().api_enter(call);
+  const std::uint64_t start = ns_now();
+  view().api_exit(call.correlation);
+  synthetic::end_copy();
+  CopyRecord copy = record(call.correlation, CopyDirection::host_to_device,
+                           MemoryKind::pinned, MemoryKind::device, 800, start,
+                           start + 40'000);
+  view().copy_records(&copy, 1);
+  const auto& counter = counted.counter();
+  EXPECT_EQ(counter.to_device(), 1u);
+  EXPECT_EQ(counter.bytes_to_device(), 800u);
+  EXPECT_EQ(counter.syncs(), 0u);
+  const auto events = counter.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].source, EventSource::kokkos);
+  EXPECT_EQ(events[0].src_memory, MemoryKind::pinned);
+  EXPECT_EQ(events[0].dst_memory, MemoryKind::device);
+  EXPECT_NEAR(events[0].device_duration, 40e-6, 40e-6 * 4e-3);
+  EXPECT_EQ(events[0].src_space, "Host"); // Kokkos' spaces
+  EXPECT_EQ(events[0].what, "deep_copy(\"state\", nbytes=800)");
+  const auto sites = counter.sites();
+  ASSERT_EQ(sites.size(), 1u);
+  EXPECT_EQ(sites[0].src_memory, MemoryKind::pinned);
+  EXPECT_NEAR(sites[0].device_seconds, 40e-6, 40e-6 * 4e-3);
+  EXPECT_EQ(counter.report().find("[cuda]"), std::string::npos);
+}
+
+TEST(CudaRecords, AKokkosCopyWhoseRecordIsLateIsCountedAtTheRead) {
+  auto counted = cunumpy::profiling::count_transfers();
+  const ApiCall call = api_call("cudaMemcpyAsync", CallFamily::copy,
+                                CopyDirection::device_to_host, 64, false);
+  const auto late_before = cunumpy::profiling::cuda_view().too_late;
+  synthetic::begin_copy("Host", "Cuda", 64, "norm");
+  view().api_enter(call);
+  view().api_exit(call.correlation);
+  synthetic::end_copy();
+  // No record yet: the read gives the event as it is, once.
+  EXPECT_EQ(counted.counter().to_host(), 1u);
+  const auto events = counted.counter().events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].src_memory, MemoryKind::unknown);
+  const CopyRecord copy =
+      record(call.correlation, CopyDirection::device_to_host,
+             MemoryKind::device, MemoryKind::pageable, 64, 1, 2);
+  view().copy_records(&copy, 1);
+  EXPECT_EQ(counted.counter().to_host(), 1u); // not a second event
+  EXPECT_EQ(cunumpy::profiling::cuda_view().too_late, late_before + 1);
+}
+
+/// A raw CUDA call made at the line of the macro (its call site).
+#define CUNUMPY_TEST_CUDA_CALL_HERE(call)                                      \
+  do {                                                                         \
+    view().api_enter(call);                                                    \
+    view().api_exit((call).correlation);                                       \
+  } while (false)
+
+TEST(CudaRecords, ACudaCopyOutsideKokkosIsACudaEventAtItsCallSite) {
+  cunumpy::Impl::ensure_hooks();
+  auto counted = cunumpy::profiling::count_transfers();
+  const ApiCall call = api_call("cudaMemcpy", CallFamily::copy,
+                                CopyDirection::device_to_host, 4096, true);
+  const int line = __LINE__ + 1;
+  CUNUMPY_TEST_CUDA_CALL_HERE(call);
+  const std::uint64_t start = ns_now();
+  const CopyRecord copy = record(
+      call.correlation, CopyDirection::device_to_host, MemoryKind::device,
+      MemoryKind::pageable, 4096, start, start + 2000);
+  view().copy_records(&copy, 1);
+  const auto& counter = counted.counter();
+  EXPECT_EQ(counter.to_host(), 1u);
+  EXPECT_EQ(counter.bytes_to_host(), 4096u);
+  // A synchronous copy makes the host wait: an implicit sync.
+  EXPECT_EQ(counter.syncs(), 1u);
+  const auto events = counter.events();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].kind, EventKind::to_host);
+  EXPECT_EQ(events[0].source, EventSource::cuda);
+  EXPECT_EQ(events[0].what, "cudaMemcpy(nbytes=4096)");
+  EXPECT_EQ(events[0].src_space, "Cuda");
+  EXPECT_EQ(events[0].dst_space, "Host");
+  EXPECT_EQ(events[0].dst_memory, MemoryKind::pageable);
+  EXPECT_TRUE(events[0].blocking);
+  EXPECT_EQ(events[0].site.line, line);
+  EXPECT_NE(events[0].site.file.find("test_cuda_attribution.cpp"),
+            std::string::npos)
+      << events[0].site.str();
+  EXPECT_EQ(events[1].kind, EventKind::sync);
+  EXPECT_TRUE(events[1].implicit);
+  EXPECT_EQ(events[1].source, EventSource::cuda);
+  const std::string report = counter.report();
+  EXPECT_NE(report.find("cudaMemcpy(nbytes=4096) (x1) [cuda]"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("cudaMemcpy(nbytes=4096) (x1) [implicit] [cuda]"),
+            std::string::npos)
+      << report;
+}
+
+TEST(CudaRecords, AsyncCopiesWaitsAndPrefetchesOfCuda) {
+  cunumpy::Impl::ensure_hooks();
+  auto counted = cunumpy::profiling::count_transfers();
+  const ApiCall async = api_call("cudaMemcpyAsync", CallFamily::copy,
+                                 CopyDirection::host_to_device, 16, false);
+  CUNUMPY_TEST_CUDA_CALL_HERE(async);
+  const ApiCall wait = api_call("cudaDeviceSynchronize", CallFamily::wait,
+                                CopyDirection::unknown, 0, true);
+  CUNUMPY_TEST_CUDA_CALL_HERE(wait);
+  const ApiCall prefetch =
+      api_call("cudaMemPrefetchAsync", CallFamily::prefetch,
+               CopyDirection::host_to_device, 1 << 20, false);
+  CUNUMPY_TEST_CUDA_CALL_HERE(prefetch);
+  const auto& counter = counted.counter();
+  EXPECT_EQ(counter.to_device(), 1u);
+  EXPECT_EQ(counter.async_count(EventKind::to_device), 1u);
+  EXPECT_EQ(counter.syncs(), 1u); // the wait; an async copy makes none
+  EXPECT_EQ(counter.migrations(), 1u);
+  EXPECT_EQ(counter.bytes_migrated(), 0u); // the records count the bytes
+  const std::string report = counter.report();
+  EXPECT_NE(report.find("cudaDeviceSynchronize() (x1) [cuda]"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("cudaMemPrefetchAsync(nbytes=1048576, to device) "
+                        "(x1) [cuda]"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("cudaMemcpyAsync(nbytes=16) (x1) [async] [cuda]"),
+            std::string::npos)
+      << report;
+}
+
+TEST(CudaRecords, WaitsInsideKokkosFencesAndCopiesAreKokkosEvents) {
+  cunumpy::Impl::ensure_hooks();
+  auto counted = cunumpy::profiling::count_transfers();
+  std::uint64_t handle = 0;
+  Kokkos::Tools::beginFence(
+      "Kokkos::fence: Unnamed Global Fence",
+      synthetic::global_id(synthetic::ExecutionSpace::cuda), &handle);
+  const ApiCall wait = api_call("cudaDeviceSynchronize", CallFamily::wait,
+                                CopyDirection::unknown, 0, true);
+  CUNUMPY_TEST_CUDA_CALL_HERE(wait);
+  Kokkos::Tools::endFence(handle);
+  synthetic::begin_copy("Cuda", "Host", 8);
+  const ApiCall in_copy = api_call("cudaStreamSynchronize", CallFamily::wait,
+                                   CopyDirection::unknown, 0, true);
+  CUNUMPY_TEST_CUDA_CALL_HERE(in_copy);
+  synthetic::end_copy();
+  const auto& counter = counted.counter();
+  // The fence is the sync, not the CUDA wait inside it; the copy's wait is
+  // part of the copy.
+  EXPECT_EQ(counter.syncs(), 1u);
+  EXPECT_EQ(counter.to_device(), 1u);
+  EXPECT_EQ(counter.report().find("[cuda]"), std::string::npos)
+      << counter.report();
+}
+
+TEST(CudaRecords, CallsWhileNothingCountsAreNotEvents) {
+  const auto before = cunumpy::profiling::cuda_view();
+  const ApiCall call = api_call("cudaMemcpy", CallFamily::copy,
+                                CopyDirection::host_to_device, 8, true);
+  CUNUMPY_TEST_CUDA_CALL_HERE(call);
+  const CopyRecord copy =
+      record(call.correlation, CopyDirection::host_to_device,
+             MemoryKind::pageable, MemoryKind::device, 8, 1, 2);
+  view().copy_records(&copy, 1);
+  auto counted = cunumpy::profiling::count_transfers();
+  EXPECT_EQ(counted.counter().total(), 0u);
+  const auto after = cunumpy::profiling::cuda_view();
+  EXPECT_EQ(after.unmatched, before.unmatched + 1);
+}
+
+TEST(CudaRecords, MigrationsCountInThePhaseOpenAtTheirTime) {
+  TransferBudget budget;
+  budget.require("step", Rule());
+  budget.require("output", Rule().allow(EventKind::migration,
+                                        Limits().max_total_bytes(1 << 20)));
+  double step_start = 0.0;
+  double step_end = 0.0;
+  {
+    synthetic::Region step("step");
+    step_start = cunumpy::Impl::Recorder::instance().now();
+    synthetic::Region solve("solve"); // a library's region inside
+    step_end = cunumpy::Impl::Recorder::instance().now();
+  }
+  { synthetic::Region output("output"); }
+  // The records come after both regions ended: one from inside 'step', one
+  // after it.
+  const auto ns = [](double seconds) {
+    return static_cast<std::uint64_t>(seconds * 1e9);
+  };
+  const UnifiedMemoryRecord records[] = {
+      {UnifiedMemoryCounter::bytes_to_host, MigrationCause::eviction, 65536,
+       ns((step_start + step_end) / 2), ns((step_start + step_end) / 2) + 10},
+      {UnifiedMemoryCounter::bytes_to_device, MigrationCause::coherence, 4096,
+       ns_now(), ns_now() + 10},
+  };
+  view().unified_memory_records(records, 2);
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u) << budget.report();
+  EXPECT_EQ(violations[0].phase, "step");
+  EXPECT_EQ(violations[0].kind, EventKind::migration);
+  EXPECT_EQ(violations[0].limit, cunumpy::profiling::Limit::forbidden);
+  EXPECT_EQ(violations[0].actual, "1");
+  ASSERT_EQ(violations[0].events.size(), 1u);
+  EXPECT_EQ(violations[0].events[0].nbytes, 65536u);
+  EXPECT_EQ(budget["step"].bytes_migrated(), 65536u);
+  EXPECT_EQ(budget["output"].bytes_migrated(), 0u);
+  EXPECT_EQ(budget.total().bytes_migrated(), 65536u + 4096u);
+  const std::string report = budget.report();
+  EXPECT_NE(report.find("unified memory device to host (eviction) (x1), "
+                        "65536 bytes [cuda]"),
+            std::string::npos)
+      << report;
+}
+
+TEST(CudaRecords, MigrationRulesFromARuleFileCheckTheirBytes) {
+  TransferBudget budget;
+  budget.require_toml(R"(
+[phases.step]
+allow.migration = { max_total_bytes = 8192 }
+)",
+                      "rules.toml");
+  double inside = 0.0;
+  {
+    synthetic::Region step("step");
+    inside = cunumpy::Impl::Recorder::instance().now();
+  }
+  const auto at = static_cast<std::uint64_t>(inside * 1e9);
+  const UnifiedMemoryRecord records[] = {
+      {UnifiedMemoryCounter::bytes_to_device, MigrationCause::coherence, 8192,
+       at, at + 1},
+      {UnifiedMemoryCounter::bytes_to_host, MigrationCause::coherence, 4096, at,
+       at + 1},
+  };
+  view().unified_memory_records(records, 2);
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u) << budget.report();
+  EXPECT_EQ(violations[0].limit, cunumpy::profiling::Limit::max_total_bytes);
+  EXPECT_EQ(violations[0].allowed, "8192");
+  EXPECT_EQ(violations[0].actual, "12288");
+}
+
+TEST(CudaRecords, ABudgetForbidsCudaCopiesLikeAnyOther) {
+  cunumpy::Impl::ensure_hooks();
+  TransferBudget budget;
+  budget.require("step", Rule());
+  {
+    synthetic::Region step("step");
+    const ApiCall call = api_call("cudaMemcpy", CallFamily::copy,
+                                  CopyDirection::device_to_host, 8, true);
+    CUNUMPY_TEST_CUDA_CALL_HERE(call);
+  }
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u) << budget.report();
+  EXPECT_EQ(violations[0].kind, EventKind::to_host);
+  ASSERT_EQ(violations[0].events.size(), 1u);
+  EXPECT_EQ(violations[0].events[0].source, EventSource::cuda);
+  EXPECT_NE(violations[0].str().find("[cuda]"), std::string::npos)
+      << violations[0].str();
+}
+
+TEST(CudaRecords, AssertNoTransfersCatchesMigrations) {
+  const auto at = ns_now();
+  EXPECT_THROW(cunumpy::profiling::assert_no_transfers([&] {
+                 const UnifiedMemoryRecord migration{
+                     UnifiedMemoryCounter::bytes_to_device,
+                     MigrationCause::coherence, 4096, at + 1, at + 2};
+                 view().unified_memory_records(&migration, 1);
+               }),
+               cunumpy::TransferError);
+}
+
+TEST(CudaRecords, ALateRecordOfAForgottenRegionMakesTheBudgetIncomplete) {
+  TransferBudget budget;
+  budget.require("step", Rule().optional());
+  const double before = cunumpy::Impl::Recorder::instance().now();
+  // Regions until the budget has forgotten what was open before: a read
+  // tells it that no record older than the read is still to come.
+  (void)budget.violations();
+  for (int i = 0; i < 400; ++i)
+    synthetic::Region step("step");
+  (void)budget.violations();
+  for (int i = 0; i < 400; ++i)
+    synthetic::Region step("step");
+  EXPECT_TRUE(budget.violations().empty()) << budget.report();
+  const auto at = static_cast<std::uint64_t>(before * 1e9);
+  const UnifiedMemoryRecord migration{UnifiedMemoryCounter::bytes_to_device,
+                                      MigrationCause::coherence, 64, at,
+                                      at + 1};
+  view().unified_memory_records(&migration, 1);
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u) << budget.report();
+  EXPECT_EQ(violations[0].limit, cunumpy::profiling::Limit::events_lost);
+  ASSERT_EQ(violations[0].details.size(), 1u);
+  EXPECT_NE(violations[0].details[0].find("came later than cunumpy remembers"),
+            std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,73 @@
+"""The CUDA view's status (CUDA's own record of the process, CUPTI) in the
+plugin's reports, in real processes: off with CUNUMPY_CUPTI=0; on a machine
+without a CUDA driver unavailable, saying why, without a note on stderr;
+a line in the text report of CUDA builds only, a "cuda_view" object in
+every JSON report."""
+
+import ctypes
+
+from plugin_helpers import shown
+
+
+def has_cuda_driver():
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+def reports(case, **variables):
+    run = case.run(CUNUMPY_REPORT="report.json", **variables)
+    assert run.status == 0, f"the program must succeed\n{run}"
+    report = case.json("report.json", run)
+    text_run = case.run(CUNUMPY_REPORT="report.txt", **variables)
+    assert text_run.status == 0, f"the program must succeed\n{text_run}"
+    return run, report["cuda_view"], case.read("report.txt")
+
+
+def test_cuda_view_off(case, cupti_built):
+    run, view, text = reports(case, CUNUMPY_CUPTI="0")
+    assert view["built"] == cupti_built, shown(view)
+    if not cupti_built:
+        assert view["state"] == "not built", shown(view)
+        assert "CUDA view" not in text, \
+            f"a build without CUDA keeps its text report as it was\n{text}"
+        return
+    assert view["state"] == "off" and view["reason"] == "CUNUMPY_CUPTI=0", \
+        shown(view)
+    assert "CUDA view: off (CUNUMPY_CUPTI=0)\n" in text, text
+    assert run.cunumpy_lines() == [], f"nothing to say on stderr\n{run}"
+
+
+def test_cuda_view_default(case, cupti_built):
+    run, view, text = reports(case)
+    assert view["built"] == cupti_built, shown(view)
+    if not cupti_built:
+        assert view["state"] == "not built", shown(view)
+        assert "CUDA view" not in text, text
+        return
+    if has_cuda_driver():
+        # A GPU machine: on, or unavailable with one note saying why.
+        assert view["state"] in ("on", "unavailable"), shown(view)
+        if view["state"] == "on":
+            assert "CUDA view: on" in text, text
+        return
+    assert view["state"] == "unavailable", shown(view)
+    assert "no CUDA driver" in view["reason"], shown(view)
+    assert "CUDA view: unavailable: no CUDA driver on this machine" in text, \
+        text
+    assert run.cunumpy_lines() == [], \
+        f"a CUDA build on a machine without a driver says nothing\n{run}"
+    assert view["copy_records"] == 0 and view["migrated_bytes"] == 0, \
+        shown(view)
+
+
+def test_cuda_view_bad_setting(case, cupti_built):
+    run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_CUPTI="yes")
+    assert run.status == 0, f"the program must succeed\n{run}"
+    lines = [line for line in run.cunumpy_lines() if "CUNUMPY_CUPTI" in line]
+    assert len(lines) == 1, f"one line names the bad setting\n{run}"
+    view = case.json("report.json", run)["cuda_view"]
+    assert view["state"] != "off", \
+        f"a value that is not 0 leaves the CUDA view on\n{shown(view)}"
