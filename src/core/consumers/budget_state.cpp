@@ -338,6 +338,12 @@ std::uint32_t BudgetState::child(std::uint32_t parent, std::uint32_t name) {
 }
 
 void BudgetState::note_change(double time) {
+  if (Recorder::instance().late_source() == nullptr) {
+    // No late event can come (no CUDA view collects): the state since now
+    // is all a source attached later can need.
+    timeline.reset(time, {current(), started});
+    return;
+  }
   timeline.record(time, {current(), started});
   // Forgetting needs the recorder's horizon: ask for it once in a while.
   if (timeline.size() >= 2 * timeline_trimmed_at) {

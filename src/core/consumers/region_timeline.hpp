@@ -41,6 +41,15 @@ public:
       changes_.pop_front();
   }
 
+  /// From `time` on, `state` holds, and nothing earlier is known: what is
+  /// kept while no late event can come. One that comes later from before
+  /// `time` is not placed (at() is false), never placed by a guess.
+  void reset(double time, State state) {
+    if (changes_.size() != 1)
+      changes_.resize(1);
+    changes_.front() = {time, state};
+  }
+
   /// Forgets the changes no event still to come can need: those before
   /// the one in force at `horizon`.
   void forget_before(double horizon) {
