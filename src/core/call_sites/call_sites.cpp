@@ -80,9 +80,14 @@ bool is_library_frame(const SourceFrame& frame) {
       starts_with(module, "_core.cpython"))
     return true;
   // The C and C++ runtimes and the Python interpreter.
+  // The CUDA libraries: a copy CUDA's record reports is captured in
+  // CUPTI's callback, under them.
   for (std::string_view runtime :
-       {"libc.so", "libc-", "libstdc++", "libgcc_s", "ld-linux", "libm.so",
-        "libpthread", "libdl.so", "libpython", "libgomp", "python3"})
+       {"libc.so",      "libc-",       "libstdc++", "libgcc_s",  "ld-linux",
+        "libm.so",      "libpthread",  "libdl.so",  "libpython", "libgomp",
+        "python3",      "libcuda.so",  "libcudart", "libcupti",  "libcublas",
+        "libcusparse",  "libcusolver", "libcufft",  "libcurand", "libnccl",
+        "libnvToolsExt"})
     if (starts_with(module, runtime))
       return true;
   if (module == "python")
