@@ -55,6 +55,18 @@ void lost_record() noexcept {
   Recorder::instance().count_lost(LossReason::record_failed);
 }
 
+/// The wait a read of a device value into a host scalar makes the host do:
+/// an implicit, blocking sync at the read's line.
+RawEvent scalar_read_wait(const RawEvent& read) {
+  RawEvent sync = read;
+  sync.kind = EventKind::sync;
+  sync.nbytes = 0;
+  sync.content = Content::not_checked;
+  sync.blocking = true;
+  sync.implicit = true;
+  return sync;
+}
+
 /// CUDA copied inside `copy`: its event (and a scalar read's wait) waits
 /// for CUDA's record of those copies instead of being queued. False when
 /// there is no CUDA view to wait in (the event is queued as usual).
@@ -68,12 +80,7 @@ __attribute__((noinline, cold)) bool hold_for_cuda(Recorder& recorder,
     late->hold(copy.cuda_call, event, nullptr);
     return true;
   }
-  RawEvent sync = event;
-  sync.kind = EventKind::sync;
-  sync.nbytes = 0;
-  sync.content = Content::not_checked;
-  sync.blocking = true;
-  sync.implicit = true;
+  const RawEvent sync = scalar_read_wait(event);
   late->hold(copy.cuda_call, event, &sync);
   return true;
 }
@@ -204,16 +211,8 @@ void end_deep_copy() noexcept {
                       hold_for_cuda(recorder, copy, event);
     if (!held)
       recorder.post(event);
-    if (copy.scalar && !held) {
-      // Reading a device value into a host scalar makes the host wait.
-      RawEvent sync = event;
-      sync.kind = EventKind::sync;
-      sync.nbytes = 0;
-      sync.content = Content::not_checked;
-      sync.blocking = true;
-      sync.implicit = true;
-      recorder.post(sync);
-    }
+    if (copy.scalar && !held)
+      recorder.post(scalar_read_wait(event));
     for (std::size_t i = 0; i < thread.copy_depth; ++i)
       thread.copies[i].has_recorded_child = true;
     thread.last_copy = {true,      copy.dst_ptr, copy.src_ptr,
