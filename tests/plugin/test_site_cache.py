@@ -7,6 +7,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 
 from plugin_helpers import OUTPUT_COPY, one_warning, phase, program_ran, shown
@@ -131,3 +132,26 @@ def test_a_cache_others_can_write_is_not_used(case, budget):
     run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="report.json", CUNUMPY_SITE_CACHE=a_file)
     one_warning(run, r"^cunumpy: CUNUMPY_SITE_CACHE: cannot use '.*a_file' "
                      r"\((Not a directory|File exists|not a directory)\)")
+
+
+def test_without_libdw_sites_are_module_and_offset(case, budget):
+    """libdw is loaded at the first call site read from debug information;
+    where it cannot be (here a library without its functions, found first
+    on LD_LIBRARY_PATH), the program runs, one note says why, and sites
+    are module+offset."""
+    libraries = subprocess.run(["ldd", case.program], capture_output=True,
+                               text=True, check=True).stdout
+    libm = re.search(r"libm\.so\.6 => (\S+)", libraries)
+    assert libm, f"the program links libm\n{libraries}"
+    fake = case.path("fake")
+    os.makedirs(fake)
+    shutil.copyfile(libm.group(1), os.path.join(fake, "libdw.so.1"))
+    path = fake + ":" + os.environ.get("LD_LIBRARY_PATH", "")
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="report.json",
+                   CUNUMPY_SITE_CACHE="0", LD_LIBRARY_PATH=path)
+    program_ran(run)
+    one_warning(run, r"^cunumpy: note: libdw\.so\.1 has no dw\w+; call sites "
+                     r"are shown as module\+offset")
+    file, line = output_site(case.json("report.json", run))
+    assert re.fullmatch(r"legacy_app\+0x[0-9a-f]+", file) and line == 0, \
+        f"module+offset: {file}:{line}"

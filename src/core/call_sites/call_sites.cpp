@@ -17,10 +17,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "call_sites/frame_cache.hpp"
+#include "support/environment.hpp"
 
 namespace cunumpy::Impl {
 namespace {
@@ -206,7 +208,94 @@ CallSite SiteTable::symbolize(const Entry& entry) {
   return CallSite{};
 }
 
+/// Module and symbol names from the dynamic linker: what a build without
+/// libdw, or a process where it cannot be loaded, knows of an address.
+static std::vector<SourceFrame> dladdr_frames(const void* return_address) {
+  std::vector<SourceFrame> result;
+  Dl_info info{};
+  const void* pc = static_cast<const char*>(return_address) - 1;
+  if (dladdr(pc, &info) == 0)
+    return result;
+  SourceFrame frame;
+  frame.module = info.dli_fname != nullptr ? info.dli_fname : "";
+  frame.function = demangle(info.dli_sname);
+  frame.offset = reinterpret_cast<std::uintptr_t>(pc) -
+                 reinterpret_cast<std::uintptr_t>(info.dli_fbase);
+  result.push_back(std::move(frame));
+  return result;
+}
+
 #ifdef CUNUMPY_HAVE_LIBDW
+
+namespace {
+
+/// elfutils' libdw, loaded at the first address no frame cache holds: a
+/// process whose call sites are all in the cache (or that has none) never
+/// maps it and its libraries (libelf, libz, liblzma, libbz2: about 0.3 ms
+/// a process), and one where it is missing still runs, with module+offset
+/// sites and one note.
+struct Libdw {
+#define CUNUMPY_LIBDW_FUNCTIONS(X)                                             \
+  X(dwarf_attr)                                                                \
+  X(dwarf_attr_integrate)                                                      \
+  X(dwarf_child)                                                               \
+  X(dwarf_dieoffset)                                                           \
+  X(dwarf_filesrc)                                                             \
+  X(dwarf_formstring)                                                          \
+  X(dwarf_formudata)                                                           \
+  X(dwarf_getsrcfiles)                                                         \
+  X(dwarf_hasattr)                                                             \
+  X(dwarf_haschildren)                                                         \
+  X(dwarf_haspc)                                                               \
+  X(dwarf_ranges)                                                              \
+  X(dwarf_siblingof)                                                           \
+  X(dwarf_tag)                                                                 \
+  X(dwfl_addrmodule)                                                           \
+  X(dwfl_begin)                                                                \
+  X(dwfl_end)                                                                  \
+  X(dwfl_lineinfo)                                                             \
+  X(dwfl_linux_proc_find_elf)                                                  \
+  X(dwfl_linux_proc_report)                                                    \
+  X(dwfl_module_addrdie)                                                       \
+  X(dwfl_module_addrname)                                                      \
+  X(dwfl_module_build_id)                                                      \
+  X(dwfl_module_getelf)                                                        \
+  X(dwfl_module_getsrc)                                                        \
+  X(dwfl_module_info)                                                          \
+  X(dwfl_report_begin)                                                         \
+  X(dwfl_report_end)                                                           \
+  X(dwfl_standard_find_debuginfo)
+#define CUNUMPY_LIBDW_POINTER(name) decltype(&::name) name = nullptr;
+  CUNUMPY_LIBDW_FUNCTIONS(CUNUMPY_LIBDW_POINTER)
+#undef CUNUMPY_LIBDW_POINTER
+  std::string error; ///< why it could not be loaded; empty when loaded
+};
+
+const Libdw& libdw() {
+  static const Libdw loaded = [] {
+    Libdw table;
+    void* handle = ::dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* why = ::dlerror();
+      table.error = why != nullptr ? why : "libdw.so.1 not found";
+      return table;
+    }
+#define CUNUMPY_LIBDW_LOAD(name)                                               \
+  table.name = reinterpret_cast<decltype(&::name)>(::dlsym(handle, #name));    \
+  if (table.name == nullptr && table.error.empty())                            \
+    table.error = "libdw.so.1 has no " #name;
+    CUNUMPY_LIBDW_FUNCTIONS(CUNUMPY_LIBDW_LOAD)
+#undef CUNUMPY_LIBDW_LOAD
+    if (!table.error.empty())
+      warn("note: " + table.error +
+           "; call sites are shown as module+offset (install elfutils' "
+           "libdw, Debian: libdw1)");
+    return table;
+  }();
+  return loaded;
+}
+
+} // namespace
 
 namespace {
 
@@ -216,23 +305,24 @@ namespace {
 bool containing_scopes(Dwarf_Die* parent, Dwarf_Addr pc,
                        std::vector<Dwarf_Die>& chain) {
   Dwarf_Die child;
-  if (dwarf_child(parent, &child) != 0)
+  if (libdw().dwarf_child(parent, &child) != 0)
     return false;
   do {
-    const int tag = dwarf_tag(&child);
+    const int tag = libdw().dwarf_tag(&child);
     if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
       // Declarations and abstract instances have no ranges: never pc's.
-      if (dwarf_haspc(&child, pc) == 1) {
+      if (libdw().dwarf_haspc(&child, pc) == 1) {
         chain.push_back(child);
         containing_scopes(&child, pc, chain);
         return true;
       }
     } else if (tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
                tag == DW_TAG_catch_block) {
-      if (dwarf_haschildren(&child) > 0 && containing_scopes(&child, pc, chain))
+      if (libdw().dwarf_haschildren(&child) > 0 &&
+          containing_scopes(&child, pc, chain))
         return true;
     }
-  } while (dwarf_siblingof(&child, &child) == 0);
+  } while (libdw().dwarf_siblingof(&child, &child) == 0);
   return false;
 }
 
@@ -284,28 +374,29 @@ private:
 
   void index(Dwarf_Die* parent) {
     Dwarf_Die child;
-    if (dwarf_child(parent, &child) != 0)
+    if (libdw().dwarf_child(parent, &child) != 0)
       return;
     do {
-      const int tag = dwarf_tag(&child);
+      const int tag = libdw().dwarf_tag(&child);
       if (tag == DW_TAG_subprogram) {
-        if (!dwarf_hasattr(&child, DW_AT_low_pc) &&
-            !dwarf_hasattr(&child, DW_AT_ranges))
+        if (!libdw().dwarf_hasattr(&child, DW_AT_low_pc) &&
+            !libdw().dwarf_hasattr(&child, DW_AT_ranges))
           continue; // a declaration or an abstract instance
         Dwarf_Addr base = 0;
         Dwarf_Addr low = 0;
         Dwarf_Addr high = 0;
         for (ptrdiff_t offset = 0;
-             (offset = dwarf_ranges(&child, offset, &base, &low, &high)) > 0;) {
+             (offset = libdw().dwarf_ranges(&child, offset, &base, &low,
+                                            &high)) > 0;) {
           functions_.push_back({low, high, child});
           longest_ = std::max(longest_, high - low);
         }
       } else if ((tag == DW_TAG_namespace || tag == DW_TAG_compile_unit ||
                   tag == DW_TAG_partial_unit) &&
-                 dwarf_haschildren(&child) > 0) {
+                 libdw().dwarf_haschildren(&child) > 0) {
         index(&child);
       }
-    } while (dwarf_siblingof(&child, &child) == 0);
+    } while (libdw().dwarf_siblingof(&child, &child) == 0);
   }
 };
 
@@ -396,20 +487,21 @@ struct Symbolizer::State {
   std::map<Dwfl_Module*, std::string> file_build_ids;
   FrameCache cache{FrameCache::from_environment()};
 
-  State() {
-    callbacks.find_elf = dwfl_linux_proc_find_elf;
-    callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
-    callbacks.debuginfo_path = &debuginfo_path;
-  }
   ~State() {
     if (dwfl != nullptr)
-      dwfl_end(dwfl);
+      libdw().dwfl_end(dwfl);
   }
 
-  /// libdw, set up at the first address the cache does not have.
+  /// libdw, loaded and set up at the first address the cache does not
+  /// have. False when it cannot be (the dynamic linker's names then).
   bool begin() {
     if (!reported) {
       reported = true;
+      if (!libdw().error.empty())
+        return false;
+      callbacks.find_elf = libdw().dwfl_linux_proc_find_elf;
+      callbacks.find_debuginfo = libdw().dwfl_standard_find_debuginfo;
+      callbacks.debuginfo_path = &debuginfo_path;
       report();
     }
     return dwfl != nullptr;
@@ -421,12 +513,12 @@ struct Symbolizer::State {
     scope_indexes.clear(); // modules may go
     file_build_ids.clear();
     if (dwfl == nullptr)
-      dwfl = dwfl_begin(&callbacks);
+      dwfl = libdw().dwfl_begin(&callbacks);
     if (dwfl == nullptr)
       return;
-    dwfl_report_begin(dwfl);
-    dwfl_linux_proc_report(dwfl, getpid());
-    dwfl_report_end(dwfl, nullptr, nullptr);
+    libdw().dwfl_report_begin(dwfl);
+    libdw().dwfl_linux_proc_report(dwfl, getpid());
+    libdw().dwfl_report_end(dwfl, nullptr, nullptr);
   }
 
   /// What libdw read of an address is kept for the next runs only when the
@@ -441,9 +533,9 @@ struct Symbolizer::State {
       const unsigned char* bits = nullptr;
       GElf_Addr where = 0;
       Dwarf_Addr bias = 0;
-      int length = dwfl_module_build_id(module, &bits, &where);
-      if (length <= 0 && dwfl_module_getelf(module, &bias) != nullptr)
-        length = dwfl_module_build_id(module, &bits, &where);
+      int length = libdw().dwfl_module_build_id(module, &bits, &where);
+      if (length <= 0 && libdw().dwfl_module_getelf(module, &bias) != nullptr)
+        length = libdw().dwfl_module_build_id(module, &bits, &where);
       std::string id;
       static const char digits[] = "0123456789abcdef";
       for (int b = 0; b < length; ++b) {
@@ -459,7 +551,7 @@ struct Symbolizer::State {
   /// The scopes of `unit` containing `pc`, innermost first.
   std::vector<Dwarf_Die> scopes(Dwfl_Module* module, Dwarf_Die* unit,
                                 Dwarf_Addr pc) {
-    const auto key = std::make_pair(module, dwarf_dieoffset(unit));
+    const auto key = std::make_pair(module, libdw().dwarf_dieoffset(unit));
     auto it = scope_indexes.find(key);
     if (it == scope_indexes.end())
       it = scope_indexes.emplace(key, ScopeIndex(unit)).first;
@@ -472,8 +564,8 @@ namespace {
 const char* die_name(Dwarf_Die* die) {
   Dwarf_Attribute attribute;
   for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
-    if (dwarf_attr_integrate(die, name, &attribute) != nullptr) {
-      if (const char* text = dwarf_formstring(&attribute))
+    if (libdw().dwarf_attr_integrate(die, name, &attribute) != nullptr) {
+      if (const char* text = libdw().dwarf_formstring(&attribute))
         return text;
     }
   }
@@ -509,19 +601,19 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   if (const auto* kept = state_->cache.find(loaded.build_id, pc - loaded.start))
     return *kept;
   if (!state_->begin())
-    return result;
-  Dwfl_Module* module = dwfl_addrmodule(state_->dwfl, pc);
+    return dladdr_frames(return_address);
+  Dwfl_Module* module = libdw().dwfl_addrmodule(state_->dwfl, pc);
   if (module == nullptr) {
     state_->report();
-    module = dwfl_addrmodule(state_->dwfl, pc);
+    module = libdw().dwfl_addrmodule(state_->dwfl, pc);
   }
   if (module == nullptr)
     return result;
 
   Dwarf_Addr module_start = 0;
   const char* module_name =
-      dwfl_module_info(module, nullptr, &module_start, nullptr, nullptr,
-                       nullptr, nullptr, nullptr);
+      libdw().dwfl_module_info(module, nullptr, &module_start, nullptr, nullptr,
+                               nullptr, nullptr, nullptr);
   SourceFrame current;
   current.module = module_name != nullptr ? module_name : "";
   current.offset = static_cast<std::uintptr_t>(pc - module_start);
@@ -532,12 +624,12 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
     state_->store(module, loaded, pc, result);
     return result;
   }
-  current.function = demangle(dwfl_module_addrname(module, pc));
+  current.function = demangle(libdw().dwfl_module_addrname(module, pc));
 
-  if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {
+  if (Dwfl_Line* line = libdw().dwfl_module_getsrc(module, pc)) {
     int line_number = 0;
-    const char* file =
-        dwfl_lineinfo(line, nullptr, &line_number, nullptr, nullptr, nullptr);
+    const char* file = libdw().dwfl_lineinfo(line, nullptr, &line_number,
+                                             nullptr, nullptr, nullptr);
     if (file != nullptr) {
       current.file = file;
       current.line = line_number;
@@ -545,7 +637,7 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   }
 
   Dwarf_Addr bias = 0;
-  Dwarf_Die* cu = dwfl_module_addrdie(module, pc, &bias);
+  Dwarf_Die* cu = libdw().dwfl_module_addrdie(module, pc, &bias);
   // Innermost first: the inlined calls, then the function they are in.
   std::vector<Dwarf_Die> scopes;
   if (cu != nullptr)
@@ -553,11 +645,11 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   Dwarf_Files* files = nullptr;
   size_t file_count = 0;
   if (cu != nullptr)
-    dwarf_getsrcfiles(cu, &files, &file_count);
+    libdw().dwarf_getsrcfiles(cu, &files, &file_count);
 
   for (Dwarf_Die& die : scopes) {
     Dwarf_Die* scope = &die;
-    const int tag = dwarf_tag(scope);
+    const int tag = libdw().dwarf_tag(scope);
     if (tag == DW_TAG_inlined_subroutine) {
       // `current` is inside the inlined function; its call site is the
       // location in the caller.
@@ -568,13 +660,16 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
       Dwarf_Attribute attribute;
       Dwarf_Word value = 0;
       if (files != nullptr &&
-          dwarf_formudata(dwarf_attr(scope, DW_AT_call_file, &attribute),
-                          &value) == 0) {
-        const char* file = dwarf_filesrc(files, value, nullptr, nullptr);
+          libdw().dwarf_formudata(
+              libdw().dwarf_attr(scope, DW_AT_call_file, &attribute), &value) ==
+              0) {
+        const char* file =
+            libdw().dwarf_filesrc(files, value, nullptr, nullptr);
         current.file = file != nullptr ? file : "";
       }
-      if (dwarf_formudata(dwarf_attr(scope, DW_AT_call_line, &attribute),
-                          &value) == 0)
+      if (libdw().dwarf_formudata(
+              libdw().dwarf_attr(scope, DW_AT_call_line, &attribute), &value) ==
+          0)
         current.line = static_cast<int>(value);
       current.function.clear();
     } else if (tag == DW_TAG_subprogram) {
@@ -585,7 +680,7 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
     }
   }
   if (current.function.empty())
-    current.function = demangle(dwfl_module_addrname(module, pc));
+    current.function = demangle(libdw().dwfl_module_addrname(module, pc));
   result.push_back(std::move(current));
   // What debug information gave, for the next runs of this build.
   if (std::any_of(result.begin(), result.end(),
@@ -602,18 +697,7 @@ Symbolizer::~Symbolizer() = default;
 void Symbolizer::save_cache() noexcept {}
 
 std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
-  std::vector<SourceFrame> result;
-  Dl_info info{};
-  const void* pc = static_cast<const char*>(return_address) - 1;
-  if (dladdr(pc, &info) == 0)
-    return result;
-  SourceFrame frame;
-  frame.module = info.dli_fname != nullptr ? info.dli_fname : "";
-  frame.function = demangle(info.dli_sname);
-  frame.offset = reinterpret_cast<std::uintptr_t>(pc) -
-                 reinterpret_cast<std::uintptr_t>(info.dli_fbase);
-  result.push_back(std::move(frame));
-  return result;
+  return dladdr_frames(return_address);
 }
 
 #endif
