@@ -62,6 +62,9 @@ def pytest_addoption(parser):
     group.addoption("--report-tool", help="cunumpy-report")
     group.addoption("--cupti-built", choices=["ON", "OFF"],
                     help="whether cunumpy was built with the CUPTI collector")
+    group.addoption("--fake-cuda",
+                    help="the directory of tests/tools/fake_cuda.cpp's "
+                         "libcuda.so.1 and libcupti.so")
 
 
 def _option(request, name):
@@ -132,6 +135,11 @@ def report_tool(request):
 @pytest.fixture
 def cupti_built(request):
     return _option(request, "cupti_built") == "ON"
+
+
+@pytest.fixture
+def fake_cuda(request):
+    return _path(request, "fake_cuda")
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ a line in the text report of CUDA builds only, a "cuda_view" object in
 every JSON report."""
 
 import ctypes
+import os
 
 from plugin_helpers import shown
 
@@ -71,3 +72,34 @@ def test_cuda_view_bad_setting(case, cupti_built):
     view = case.json("report.json", run)["cuda_view"]
     assert view["state"] != "off", \
         f"a value that is not 0 leaves the CUDA view on\n{shown(view)}"
+
+
+def test_cuda_view_cupti_taken(case, cupti_built, fake_cuda):
+    """Another CUPTI user holds CUPTI (a driver and a libcupti that only
+    answer, tests/tools/fake_cuda.cpp, the latter saying Nsight Systems
+    subscribed first): one note on stderr names it, the program and its
+    Kokkos copies go on, and the reports say the CUDA view is unavailable
+    and why."""
+    assert cupti_built
+    variables = {
+        "LD_LIBRARY_PATH": fake_cuda + ":" + os.environ.get("LD_LIBRARY_PATH",
+                                                            ""),
+        "CUNUMPY_CUPTI_LIBRARY": os.path.join(fake_cuda, "libcupti.so")}
+    run, view, text = reports(case, **variables)
+    notes = [line for line in run.cunumpy_lines()
+             if "CUPTI is taken by another CUPTI user" in line]
+    assert len(notes) == 1, f"one note\n{run}"
+    assert notes[0].startswith(
+        "cunumpy: note: CUDA's own record of copies and migrations is off: "
+        "CUPTI is taken by another CUPTI user (Nsight Systems), and CUDA "
+        "allows one per process"), notes[0]
+    assert notes[0].endswith("; cunumpy goes on with the copies Kokkos "
+                             "reports"), notes[0]
+    assert view["state"] == "unavailable", shown(view)
+    assert "CUPTI is taken by another CUPTI user (Nsight Systems)" in \
+        view["reason"], shown(view)
+    assert "CUDA view: unavailable: CUPTI is taken by another CUPTI user" in \
+        text, text
+    report = case.json("report.json", run)
+    assert report["total"]["kinds"]["to_device"]["count"] > 0, \
+        f"Kokkos' copies are counted\n{shown(report['total'])}"

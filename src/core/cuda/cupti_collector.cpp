@@ -834,12 +834,13 @@ void start() {
     result = cupti.subscribe(&subscriber, on_callback, nullptr);
   }
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    // CUPTI names the holder when it knows it (cuptiSubscribe_v2).
     const std::string holder =
-        other[0] != '\0' ? std::string(" (") + other + ")" : std::string();
-    const std::string reason =
-        "CUPTI is taken by another CUPTI user" + holder +
-        " (Nsight Systems, Nsight Compute, Caliper's cupti service, ...), "
-        "and CUDA allows one per process";
+        other[0] != '\0' ? std::string(other)
+                         : "Nsight Systems, Nsight Compute, Caliper's cupti "
+                           "service, ...";
+    const std::string reason = "CUPTI is taken by another CUPTI user (" +
+                               holder + "), and CUDA allows one per process";
     view.set_status(profiling::CudaViewState::unavailable, reason);
     Impl::warn("note: CUDA's own record of copies and migrations is off: " +
                reason + "; cunumpy goes on with the copies Kokkos reports");
