@@ -77,7 +77,12 @@ def test_a_broken_cache_file_is_replaced(case, budget):
     cache = case.path("cache")
     os.makedirs(cache, mode=0o700)
     kept = os.path.join(cache, build_id(case.program) + ".sites.json")
-    for broken in ('{"format": "cunumpy frame cache 2", "addresses": {"zz": 1}}',
+    this_build = build_id(case.program)
+    for broken in ('{"format": "cunumpy frame cache 2", "build_id": "%s", '
+                   '"addresses": {"zz": 1}}' % this_build,
+                   '{"format": "cunumpy frame cache 2", "build_id": "%s", '
+                   '"addresses": {"10": [[1, 2, 3, 4]]}}' % this_build,
+                   '{"format": 1, "build_id": 2}',
                    "not json at all", '{"format": "another format"}', ""):
         with open(kept, "w", encoding="utf-8") as stream:
             stream.write(broken)
@@ -90,6 +95,29 @@ def test_a_broken_cache_file_is_replaced(case, budget):
         with open(kept, encoding="utf-8") as stream:
             assert json.load(stream)["addresses"], \
                 f"the file rewritten whole after {broken!r}"
+
+
+def test_a_file_of_another_build_is_not_read(case, budget):
+    """A cache file is read only for the build id it says it is for: one
+    copied under another module's name is ignored."""
+    cache = case.path("cache")
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="first.json",
+                   CUNUMPY_SITE_CACHE=cache)
+    program_ran(run)
+    kept = os.path.join(cache, build_id(case.program) + ".sites.json")
+    with open(kept, encoding="utf-8") as stream:
+        content = json.load(stream)
+    for frames in content["addresses"].values():
+        for frame in frames:
+            frame[2] += 10000
+    content["build_id"] = "0" * 40  # another build's file, renamed
+    with open(kept, "w", encoding="utf-8") as stream:
+        json.dump(content, stream)
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="second.json",
+                   CUNUMPY_SITE_CACHE=cache)
+    program_ran(run)
+    assert output_site(case.json("second.json", run))[1] == \
+        case.source_line(OUTPUT_COPY), "read from debug information"
 
 
 def test_where_the_cache_is(case, budget):
@@ -106,6 +134,14 @@ def test_where_the_cache_is(case, budget):
     program_ran(run)
     assert glob.glob(os.path.join(xdg, "cunumpy", "*.sites.json")), \
         "under $XDG_CACHE_HOME/cunumpy when it is set"
+    # A relative directory is the start directory's, as CUNUMPY_REPORT is.
+    os.makedirs(case.path("run"))
+    run = case.run(["--chdir", "run"], CUNUMPY_REPORT="report.json",
+                   CUNUMPY_SITE_CACHE="relative-cache")
+    program_ran(run)
+    assert glob.glob(case.path("relative-cache/*.sites.json")) and \
+        not os.path.exists(case.path("run/relative-cache")), \
+        f"in the start directory\n{run}"
     for off in ("0", "off"):
         nowhere = case.path("nowhere-" + off)
         run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="report.json", CUNUMPY_SITE_CACHE=off,

@@ -485,7 +485,9 @@ struct Symbolizer::State {
   std::map<std::pair<Dwfl_Module*, Dwarf_Off>, ScopeIndex> scope_indexes;
   /// The build id of each module in the file libdw reads.
   std::map<Dwfl_Module*, std::string> file_build_ids;
-  FrameCache cache{FrameCache::from_environment()};
+  FrameCache& cache;
+
+  explicit State(FrameCache& frame_cache) : cache(frame_cache) {}
 
   ~State() {
     if (dwfl != nullptr)
@@ -579,18 +581,10 @@ std::string function_name(Dwarf_Die* die) {
 
 } // namespace
 
-Symbolizer::Symbolizer() = default;
-Symbolizer::~Symbolizer() = default;
-
-void Symbolizer::save_cache() noexcept {
-  if (state_ != nullptr)
-    state_->cache.save();
-}
-
 std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   std::vector<SourceFrame> result;
   if (state_ == nullptr)
-    state_ = std::make_unique<State>();
+    state_ = std::make_unique<State>(*cache_);
   if (return_address == nullptr)
     return result;
   // A return address points after the call; look up the call itself.
@@ -598,7 +592,7 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   // A run of the same build read it already: no debug information read,
   // not even libdw set up.
   const LoadedModule loaded = loaded_module(pc);
-  if (const auto* kept = state_->cache.find(loaded.build_id, pc - loaded.start))
+  if (const auto* kept = cache_->find(loaded.build_id, pc - loaded.start))
     return *kept;
   if (!state_->begin())
     return dladdr_frames(return_address);
@@ -692,14 +686,19 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
 #else // without libdw: module and symbol names from the dynamic linker
 
 struct Symbolizer::State {};
-Symbolizer::Symbolizer() = default;
-Symbolizer::~Symbolizer() = default;
-void Symbolizer::save_cache() noexcept {}
 
 std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   return dladdr_frames(return_address);
 }
 
 #endif
+
+Symbolizer::Symbolizer()
+    : cache_(std::make_unique<FrameCache>(FrameCache::from_environment())) {}
+Symbolizer::~Symbolizer() = default;
+
+void Symbolizer::save_cache() noexcept {
+  cache_->save();
+}
 
 } // namespace cunumpy::Impl

@@ -15,6 +15,7 @@
 namespace cunumpy::Impl {
 
 class Symbolizer;
+class FrameCache;
 
 /// Call sites by id. A site is either known (file, line and function given by
 /// a cunumpy call or a front end) or a captured stack, symbolized once, the
@@ -88,6 +89,9 @@ public:
 
 private:
   struct State;
+  /// Where it is, read from the environment when the symbolizer is
+  /// made (a relative CUNUMPY_SITE_CACHE is the start directory's).
+  std::unique_ptr<FrameCache> cache_;
   std::unique_ptr<State> state_;
 };
 

@@ -3,10 +3,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,6 +67,13 @@ FrameCache::Location FrameCache::from_environment() {
   }
   while (location.directory.size() > 1 && location.directory.back() == '/')
     location.directory.pop_back();
+  // Relative: from the directory the program started in (it is read when
+  // the recorder is made), as CUNUMPY_REPORT is.
+  if (!location.directory.empty() && location.directory[0] != '/') {
+    char here[4096];
+    if (::getcwd(here, sizeof here) != nullptr)
+      location.directory = std::string(here) + "/" + location.directory;
+  }
   return location;
 }
 
@@ -89,7 +96,18 @@ std::string FrameCache::path_of(const std::string& build_id) const {
   return location_.directory + "/" + build_id + ".sites.json";
 }
 
-void FrameCache::read(const std::string& path, Entries& entries) {
+void FrameCache::read(const std::string& path, const std::string& build_id,
+                      Entries& entries) noexcept {
+  try {
+    read_file(path, build_id, entries);
+  } catch (...) {
+    // A file of the right shape but wrong types (nlohmann::json throws on
+    // them): ignored like any other that is not the format.
+  }
+}
+
+void FrameCache::read_file(const std::string& path, const std::string& build_id,
+                           Entries& entries) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
     return;
@@ -112,9 +130,14 @@ void FrameCache::read(const std::string& path, Entries& entries) {
   // Anything but a whole file of the format is ignored, and replaced at
   // the next save.
   const auto json = nlohmann::json::parse(text, nullptr, false);
+  const auto text_of = [&json](const char* key) {
+    const auto it = json.find(key);
+    return it != json.end() && it->is_string() ? it->get<std::string>()
+                                               : std::string();
+  };
   if (json.is_discarded() || !json.is_object() ||
-      json.value("format", "") != format_name)
-    return;
+      text_of("format") != format_name || text_of("build_id") != build_id)
+    return; // another format, or the file of another build under this name
   const auto found = json.find("addresses");
   if (found == json.end() || !found->is_object())
     return;
@@ -150,7 +173,7 @@ FrameCache::File& FrameCache::file(const std::string& build_id) {
   if (found != files_.end())
     return found->second;
   File& made = files_[build_id];
-  read(path_of(build_id), made.entries);
+  read(path_of(build_id), build_id, made.entries);
   return made;
 }
 
@@ -182,7 +205,7 @@ void FrameCache::save() noexcept {
         continue;
       kept.dirty = false;
       const std::string path = path_of(build_id);
-      read(path, kept.entries); // what other runs added meanwhile
+      read(path, build_id, kept.entries); // what other runs added meanwhile
       nlohmann::json addresses = nlohmann::json::object();
       for (const auto& [offset, frames] : kept.entries) {
         nlohmann::json list = nlohmann::json::array();

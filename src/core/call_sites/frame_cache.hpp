@@ -59,7 +59,12 @@ private:
   bool usable();
   std::string path_of(const std::string& build_id) const;
   File& file(const std::string& build_id);
-  static void read(const std::string& path, Entries& entries);
+  /// Adds the entries of the file at `path` that are not in `entries`:
+  /// none unless it is a whole file of the format for `build_id`.
+  static void read(const std::string& path, const std::string& build_id,
+                   Entries& entries) noexcept;
+  static void read_file(const std::string& path, const std::string& build_id,
+                        Entries& entries);
 
   Location location_;
   int usable_ = -1; ///< -1: not checked yet
