@@ -55,6 +55,13 @@ bool same_file(const std::string& a, const std::string& b) {
   return normal(a) == normal(b);
 }
 
+/// Whether the file `name` is the file of `target` (its device and inode).
+bool is_file(const char* name, const struct stat& target) {
+  struct stat info {};
+  return ::stat(name, &info) == 0 && info.st_dev == target.st_dev &&
+         info.st_ino == target.st_ino;
+}
+
 /// The file of a loaded library or of the program that `path` is, if any:
 /// writing it would truncate code the process runs (SIGBUS). One file is
 /// one device and inode, whatever the links to it: one stat a library, no
@@ -68,28 +75,19 @@ std::string loaded_module(const std::string& path) {
     const struct stat* target;
     std::string found;
   } search{&target, {}};
-  const auto same = [](const struct stat& a, const char* name) {
-    struct stat info {};
-    return ::stat(name, &info) == 0 && info.st_dev == a.st_dev &&
-           info.st_ino == a.st_ino;
-  };
   ::dl_iterate_phdr(
       [](dl_phdr_info* info, std::size_t, void* data) {
         auto* search = static_cast<Search*>(data);
-        struct stat file {};
-        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0' &&
-            ::stat(info->dlpi_name, &file) == 0 &&
-            file.st_dev == search->target->st_dev &&
-            file.st_ino == search->target->st_ino) {
-          search->found = info->dlpi_name;
-          return 1;
-        }
-        return 0;
+        if (info->dlpi_name == nullptr || info->dlpi_name[0] == '\0' ||
+            !is_file(info->dlpi_name, *search->target))
+          return 0;
+        search->found = info->dlpi_name;
+        return 1;
       },
       &search);
   if (!search.found.empty())
     return "it is the library " + search.found + ", loaded in this process";
-  if (same(target, "/proc/self/exe"))
+  if (is_file("/proc/self/exe", target))
     return "it is the running program";
   return {};
 }
