@@ -559,9 +559,12 @@ TEST(AdviceFreshBuffers, ACopyIntoABufferAllocatedForItInEveryCall) {
   EXPECT_GE(*fresh[0].saving_seconds, 12 * 0.5e-3);
   EXPECT_TRUE(contains(fresh[0].estimate, "reused buffer"));
   EXPECT_TRUE(contains(fresh[0].fix, "HostStaging"));
-  // Reported once: not also as a pageable copy.
-  EXPECT_TRUE(of_rule(findings, AdviceRule::pageable_memory).empty())
-      << all_text(findings);
+  // Reported once: not also as a pageable copy. (The kept buffer's two
+  // copies may be one, if a loaded machine stretched their 0.25 ms sleeps
+  // past the 3 ms a finding must weigh.)
+  for (const auto& pageable : of_rule(findings, AdviceRule::pageable_memory))
+    for (const auto& at : pageable.sites)
+      EXPECT_NE(at.site.str(), site(__FILE__, line)) << all_text(findings);
 }
 
 TEST(AdviceFreshBuffers, ABufferAllocatedOnceGivesNoFinding) {
