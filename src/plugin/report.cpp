@@ -1,14 +1,18 @@
 #include "report.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
-#include <nlohmann/json.hpp>
+#include <map>
+#include <string_view>
 
 #include "report/format.hpp"
+#include "report/json_writer.hpp"
 
 namespace cunumpy::plugin {
 namespace {
 
+using Impl::JsonWriter;
 using profiling::KindTable;
 using profiling::KindTotals;
 using profiling::PhaseSummary;
@@ -242,100 +246,131 @@ void append_tree(std::string& text, const Report& report) {
             "lists them, the JSON report has them all)\n";
 }
 
-nlohmann::json site_json(const SiteSummary& summary) {
-  return {{"site", summary.site.str()},
-          {"file", summary.site.file},
-          {"line", summary.site.line},
-          {"function", summary.site.function},
-          {"kind", std::string(to_string(summary.kind))},
-          {"what", summary.what},
-          {"count", summary.count},
-          {"bytes", summary.nbytes},
-          {"max_bytes", summary.max_nbytes},
-          {"seconds", summary.seconds},
-          {"blocking", summary.blocking},
-          {"async", summary.async},
-          {"implicit", summary.implicit},
-          {"source", std::string(to_string(summary.source))},
-          {"src_memory", std::string(to_string(summary.src_memory))},
-          {"dst_memory", std::string(to_string(summary.dst_memory))},
-          {"device_seconds", summary.device_seconds}};
+// The JSON report, written as it is walked (report/json_writer.hpp):
+// members in ascending order of their names, as the writer requires.
+
+void write_site(JsonWriter& json, const SiteSummary& summary) {
+  json.begin_object();
+  json.member("async", summary.async);
+  json.member("blocking", summary.blocking);
+  json.member("bytes", summary.nbytes);
+  json.member("count", summary.count);
+  json.member("device_seconds", summary.device_seconds);
+  json.member("dst_memory", to_string(summary.dst_memory));
+  json.member("file", summary.site.file);
+  json.member("function", summary.site.function);
+  json.member("implicit", summary.implicit);
+  json.member("kind", to_string(summary.kind));
+  json.member("line", summary.site.line);
+  json.member("max_bytes", summary.max_nbytes);
+  json.member("seconds", summary.seconds);
+  json.member("site", summary.site.str());
+  json.member("source", to_string(summary.source));
+  json.member("src_memory", to_string(summary.src_memory));
+  json.member("what", summary.what);
+  json.end_object();
 }
 
-nlohmann::json cuda_view_json(const profiling::CudaView& view) {
-  return {{"built", view.built},
-          {"state", std::string(to_string(view.state))},
-          {"reason", view.reason},
-          {"unified_memory", view.unified_memory},
-          {"unified_memory_reason", view.unified_memory_reason},
-          {"copy_records", view.copy_records},
-          {"described", view.described},
-          {"unmatched", view.unmatched},
-          {"too_late", view.too_late},
-          {"without_record", view.without_record},
-          {"migration_records", view.migration_records},
-          {"migrated_bytes", view.migrated_bytes},
-          {"dropped_records", view.dropped_records}};
+void write_cuda_view(JsonWriter& json, const profiling::CudaView& view) {
+  json.begin_object();
+  json.member("built", view.built);
+  json.member("copy_records", view.copy_records);
+  json.member("described", view.described);
+  json.member("dropped_records", view.dropped_records);
+  json.member("migrated_bytes", view.migrated_bytes);
+  json.member("migration_records", view.migration_records);
+  json.member("reason", view.reason);
+  json.member("state", to_string(view.state));
+  json.member("too_late", view.too_late);
+  json.member("unified_memory", view.unified_memory);
+  json.member("unified_memory_reason", view.unified_memory_reason);
+  json.member("unmatched", view.unmatched);
+  json.member("without_record", view.without_record);
+  json.end_object();
 }
 
-nlohmann::json kinds_json(const KindTable& totals) {
-  nlohmann::json kinds = nlohmann::json::object();
-  for (EventKind kind : all_event_kinds) {
+/// Every kind, in the order of their names.
+const std::array<EventKind, event_kind_count>& kinds_by_name() {
+  static const std::array<EventKind, event_kind_count> sorted = [] {
+    std::array<EventKind, event_kind_count> kinds = all_event_kinds;
+    std::sort(kinds.begin(), kinds.end(), [](EventKind a, EventKind b) {
+      return to_string(a) < to_string(b);
+    });
+    return kinds;
+  }();
+  return sorted;
+}
+
+void write_kinds(JsonWriter& json, const KindTable& totals) {
+  json.begin_object();
+  for (EventKind kind : kinds_by_name()) {
     const KindTotals& entry = of(totals, kind);
-    // Member by member: an initializer list of pairs builds each pair as
-    // an array first, and this object is written 7 times for every region,
-    // phase and total (a third of the report's cost).
-    nlohmann::json& row = kinds[std::string(to_string(kind))];
-    row = nlohmann::json::object();
-    row.emplace("count", entry.count);
-    row.emplace("bytes", entry.nbytes);
-    row.emplace("blocking",
+    json.key(to_string(kind));
+    json.begin_object();
+    json.member("async", entry.async_count);
+    json.member("bandwidth_bytes_per_second", bandwidth(entry));
+    json.member("blocking",
                 is_copy(kind) ? entry.count - entry.async_count : 0);
-    row.emplace("async", entry.async_count);
-    row.emplace("implicit", entry.implicit_count);
-    row.emplace("seconds", entry.seconds);
-    row.emplace("bandwidth_bytes_per_second", bandwidth(entry));
-    row.emplace("device_seconds", entry.device_seconds);
-    row.emplace("device_timed_bytes", entry.device_timed_nbytes);
+    json.member("bytes", entry.nbytes);
+    json.member("count", entry.count);
+    json.member("device_seconds", entry.device_seconds);
+    json.member("device_timed_bytes", entry.device_timed_nbytes);
+    json.member("implicit", entry.implicit_count);
+    json.member("seconds", entry.seconds);
+    json.end_object();
   }
-  return kinds;
+  json.end_object();
 }
 
-nlohmann::json sites_json(const std::vector<SiteSummary>& sites,
-                          std::size_t limit) {
-  nlohmann::json result = nlohmann::json::array();
+void write_sites(JsonWriter& json, const std::vector<SiteSummary>& sites,
+                 std::size_t limit) {
+  json.begin_array();
   for (const auto& summary : top_sites(sites, limit))
-    result.push_back(site_json(summary));
-  return result;
+    write_site(json, summary);
+  json.end_array();
 }
 
-nlohmann::json phase_json(const PhaseSummary& phase, std::size_t limit) {
-  return {{"name", phase.name},
-          {"calls", phase.calls},
-          {"entered", phase.entered},
-          {"rule", phase.rule ? nlohmann::json(phase.rule->str()) : nullptr},
-          {"optional", phase.rule && phase.rule->is_optional()},
-          {"broken", phase.broken},
-          {"transfers", Impl::transfers(phase.totals)},
-          {"syncs", of(phase.totals, EventKind::sync).count},
-          {"kinds", kinds_json(phase.totals)},
-          {"top_sites", sites_json(phase.sites, limit)}};
+void write_phase(JsonWriter& json, const PhaseSummary& phase,
+                 std::size_t limit) {
+  json.begin_object();
+  json.member("broken", phase.broken);
+  json.member("calls", phase.calls);
+  json.member("entered", phase.entered);
+  json.key("kinds");
+  write_kinds(json, phase.totals);
+  json.member("name", phase.name);
+  json.member("optional", phase.rule && phase.rule->is_optional());
+  json.key("rule");
+  if (phase.rule)
+    json.value(phase.rule->str());
+  else
+    json.value(nullptr);
+  json.member("syncs", of(phase.totals, EventKind::sync).count);
+  json.key("top_sites");
+  write_sites(json, phase.sites, limit);
+  json.member("transfers", Impl::transfers(phase.totals));
+  json.end_object();
 }
 
-nlohmann::json region_json(const RegionNode& node) {
-  return {{"name", node.name},
-          {"path", node.path},
-          {"parent", node.parent},
-          {"depth", node.depth},
-          {"calls", node.calls},
-          {"seconds", node.seconds},
-          {"phase", node.phase},
-          {"is_phase", node.is_phase},
-          {"own", kinds_json(node.own)},
-          {"inclusive", kinds_json(node.inclusive)},
-          {"transfers", Impl::transfers(node.own)},
-          {"inclusive_transfers", Impl::transfers(node.inclusive)},
-          {"top_sites", sites_json(node.own_sites, top_sites_phase)}};
+void write_region(JsonWriter& json, const RegionNode& node) {
+  json.begin_object();
+  json.member("calls", node.calls);
+  json.member("depth", node.depth);
+  json.key("inclusive");
+  write_kinds(json, node.inclusive);
+  json.member("inclusive_transfers", Impl::transfers(node.inclusive));
+  json.member("is_phase", node.is_phase);
+  json.member("name", node.name);
+  json.key("own");
+  write_kinds(json, node.own);
+  json.member("parent", node.parent);
+  json.member("path", node.path);
+  json.member("phase", node.phase);
+  json.member("seconds", node.seconds);
+  json.key("top_sites");
+  write_sites(json, node.own_sites, top_sites_phase);
+  json.member("transfers", Impl::transfers(node.own));
+  json.end_object();
 }
 
 /// Copies between a host space and a space of unknown name were taken as
@@ -423,47 +458,55 @@ void append_advice(std::string& text, const Report& report) {
             "copies of unchanged data)\n";
 }
 
-nlohmann::json advice_json(const Report& report) {
+void write_advice(JsonWriter& json, const Report& report) {
   const profiling::AdviceOptions& options = report.advice_options;
-  nlohmann::json findings = nlohmann::json::array();
+  json.begin_object();
+  json.key("findings");
+  json.begin_array();
   for (const profiling::Finding& finding : report.advice) {
-    nlohmann::json sites = nlohmann::json::array();
-    for (const profiling::FindingSite& site : finding.sites)
-      sites.push_back({{"site", site.site.str()},
-                       {"file", site.site.file},
-                       {"line", site.site.line},
-                       {"function", site.site.function},
-                       {"what", site.what},
-                       {"kind", std::string(to_string(site.kind))}});
-    const auto optional = [](const std::optional<double>& value) {
-      return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-    };
-    findings.push_back({{"rule", std::string(finding.name())},
-                        {"region", finding.region},
-                        {"phase", finding.phase},
-                        {"sites", sites},
-                        {"count", finding.count},
-                        {"calls", finding.calls},
-                        {"region_calls", finding.region_calls},
-                        {"bytes", finding.bytes},
-                        {"seconds", finding.seconds},
-                        {"saving_seconds", optional(finding.saving_seconds)},
-                        {"saving_per_call", optional(finding.saving_per_call)},
-                        {"evidence", finding.evidence},
-                        {"estimate", finding.estimate},
-                        {"fix", finding.fix},
-                        {"message", finding.str()}});
+    json.begin_object();
+    json.member("bytes", finding.bytes);
+    json.member("calls", finding.calls);
+    json.member("count", finding.count);
+    json.member("estimate", finding.estimate);
+    json.member("evidence", finding.evidence);
+    json.member("fix", finding.fix);
+    json.member("message", finding.str());
+    json.member("phase", finding.phase);
+    json.member("region", finding.region);
+    json.member("region_calls", finding.region_calls);
+    json.member("rule", finding.name());
+    json.member("saving_per_call", finding.saving_per_call);
+    json.member("saving_seconds", finding.saving_seconds);
+    json.member("seconds", finding.seconds);
+    json.key("sites");
+    json.begin_array();
+    for (const profiling::FindingSite& site : finding.sites) {
+      json.begin_object();
+      json.member("file", site.site.file);
+      json.member("function", site.site.function);
+      json.member("kind", to_string(site.kind));
+      json.member("line", site.site.line);
+      json.member("site", site.site.str());
+      json.member("what", site.what);
+      json.end_object();
+    }
+    json.end_array();
+    json.end_object();
   }
-  return {{"recording", recording_name(report.advice_recording)},
-          {"thresholds",
-           {{"min_saving_seconds", options.min_saving_seconds},
-            {"min_calls", options.min_calls},
-            {"small_bytes", options.small_bytes},
-            {"many_copies", options.many_copies},
-            {"pageable_min_bytes", options.pageable_min_bytes},
-            {"fresh_min_bytes", options.fresh_min_bytes},
-            {"pinned_bandwidth", options.pinned_bandwidth}}},
-          {"findings", findings}};
+  json.end_array();
+  json.member("recording", recording_name(report.advice_recording));
+  json.key("thresholds");
+  json.begin_object();
+  json.member("fresh_min_bytes", options.fresh_min_bytes);
+  json.member("many_copies", options.many_copies);
+  json.member("min_calls", options.min_calls);
+  json.member("min_saving_seconds", options.min_saving_seconds);
+  json.member("pageable_min_bytes", options.pageable_min_bytes);
+  json.member("pinned_bandwidth", options.pinned_bandwidth);
+  json.member("small_bytes", options.small_bytes);
+  json.end_object();
+  json.end_object();
 }
 
 std::vector<std::string> never_entered(const Report& report) {
@@ -607,30 +650,94 @@ std::string format_summary(const Report& report,
   return text;
 }
 
-std::string format_json(const Report& report) {
-  nlohmann::json violations = nlohmann::json::array();
+namespace {
+
+void write_violations(JsonWriter& json, const Report& report) {
+  json.begin_array();
   for (const auto& violation : report.budget.violations) {
-    nlohmann::json events = nlohmann::json::array();
+    json.begin_object();
+    json.member("actual", violation.actual);
+    json.member("allowed", violation.allowed);
+    json.member("details", violation.details);
+    json.key("events");
+    json.begin_array();
     for (const auto& summary : violation.events)
-      events.push_back(site_json(summary));
-    violations.push_back(
-        {{"phase", violation.phase},
-         {"kind", violation.kind
-                      ? nlohmann::json(std::string(to_string(*violation.kind)))
-                      : nullptr},
-         {"limit", std::string(to_string(violation.limit))},
-         {"allowed", violation.allowed},
-         {"actual", violation.actual},
-         {"details", violation.details},
-         {"message", violation.str()},
-         {"events", events}});
+      write_site(json, summary);
+    json.end_array();
+    json.key("kind");
+    if (violation.kind)
+      json.value(to_string(*violation.kind));
+    else
+      json.value(nullptr);
+    json.member("limit", to_string(violation.limit));
+    json.member("message", violation.str());
+    json.member("phase", violation.phase);
+    json.end_object();
   }
-  nlohmann::json phases = nlohmann::json::array();
-  for (const auto& phase : report.budget.phases)
-    phases.push_back(phase_json(phase, top_sites_phase));
-  nlohmann::json regions = nlohmann::json::array();
-  for (const auto& node : report.budget.regions)
-    regions.push_back(region_json(node));
+  json.end_array();
+}
+
+void write_budget(JsonWriter& json, const Report& report) {
+  json.begin_object();
+  json.member("checked",
+              !report.budget_path.empty() && report.budget_error.empty());
+  json.key("error");
+  if (report.budget_error.empty())
+    json.value(nullptr);
+  else
+    json.value(report.budget_error);
+  json.key("file");
+  if (report.budget_path.empty())
+    json.value(nullptr);
+  else
+    json.value(report.budget_path);
+  json.member("ok", !report.failed());
+  json.member("rules", report.budget.rule_count);
+  json.member("unentered_phases", never_entered(report));
+  json.key("violations");
+  write_violations(json, report);
+  json.end_object();
+}
+
+void write_dual_views(JsonWriter& json, const Report& report) {
+  const auto write_sync = [&json](const auto& sync) {
+    json.begin_object();
+    if (sync.copied) {
+      json.member("bytes", sync.nbytes);
+      json.member("copy_kind", to_string(sync.copy_kind));
+    }
+    json.member("count", sync.count);
+    json.member("label", sync.label);
+    json.member("site", sync.site.str());
+    json.member("to", side_text(sync.to_device));
+    json.end_object();
+  };
+  json.begin_object();
+  json.key("modified_never_synced");
+  json.begin_array();
+  for (const auto& modify : report.unsynced_modifies) {
+    json.begin_object();
+    json.member("label", modify.label);
+    json.member("modifies", modify.count);
+    json.member("on", side_text(modify.on_device));
+    json.member("site", modify.site.str());
+    json.end_object();
+  }
+  json.end_array();
+  for (const bool copied : {true, false}) {
+    json.key(copied ? "syncs" : "syncs_without_copy");
+    json.begin_array();
+    for (const auto& sync : report.dual_view_syncs)
+      if (sync.copied == copied)
+        write_sync(sync);
+    json.end_array();
+  }
+  json.end_object();
+}
+
+} // namespace
+
+std::string format_json(const Report& report) {
   PhaseSummary total;
   total.name = "total";
   total.calls = 1;
@@ -640,77 +747,68 @@ std::string format_json(const Report& report) {
   PhaseSummary outside = report.budget.outside;
   outside.name = "outside any phase";
   outside.entered = true;
-  nlohmann::json syncs = nlohmann::json::array();
-  nlohmann::json empty_syncs = nlohmann::json::array();
-  for (const auto& sync : report.dual_view_syncs) {
-    nlohmann::json entry = {{"label", sync.label},
-                            {"to", side_text(sync.to_device)},
-                            {"count", sync.count},
-                            {"site", sync.site.str()}};
-    if (sync.copied) {
-      entry["bytes"] = sync.nbytes;
-      entry["copy_kind"] = std::string(to_string(sync.copy_kind));
-      syncs.push_back(entry);
-    } else {
-      empty_syncs.push_back(entry);
-    }
-  }
-  nlohmann::json unsynced = nlohmann::json::array();
-  for (const auto& modify : report.unsynced_modifies)
-    unsynced.push_back({{"label", modify.label},
-                        {"on", side_text(modify.on_device)},
-                        {"modifies", modify.count},
-                        {"site", modify.site.str()}});
-  nlohmann::json metadata = nlohmann::json::object();
+  // A name given twice keeps its last value; the writer wants them sorted.
+  std::map<std::string_view, std::string_view> metadata;
   for (const auto& [key, value] : report.metadata)
     metadata[key] = value;
-  nlohmann::json document = {
-      {"format", "cunumpy-report"},
-      {"version", 2},
-      {"program", report.program},
-      {"rank", report.rank},
-      {"rank_known", report.rank_known},
-      {"pid", report.pid},
-      {"elapsed_seconds", report.elapsed},
-      {"backtrace_depth", report.backtrace_depth},
-      {"device_spaces", report.device_spaces},
-      {"unknown_spaces",
-       {{"names", report.unknown_spaces.names},
-        {"uncounted_copies", report.unknown_spaces.copies}}},
-      {"complete", report.budget.losses.empty()},
-      {"losses", report.budget.losses},
-      {"callbacks_watched", report.unwatched.empty()},
-      {"cuda_view", cuda_view_json(report.cuda_view)},
-      {"budget",
-       {{"file", report.budget_path.empty()
-                     ? nlohmann::json(nullptr)
-                     : nlohmann::json(report.budget_path)},
-        {"checked", !report.budget_path.empty() && report.budget_error.empty()},
-        {"error", report.budget_error.empty()
-                      ? nlohmann::json(nullptr)
-                      : nlohmann::json(report.budget_error)},
-        {"rules", report.budget.rule_count},
-        {"unentered_phases", never_entered(report)},
-        {"ok", !report.failed()},
-        {"violations", violations}}},
-      {"total", phase_json(total, top_sites_total)},
-      {"phases", phases},
-      {"regions", regions},
-      {"outside", phase_json(outside, top_sites_phase)},
-      {"advice", advice_json(report)},
-      {"dual_views",
-       {{"syncs", syncs},
-        {"syncs_without_copy", empty_syncs},
-        {"modified_never_synced", unsynced}}},
-      {"trace",
-       report.trace_path.empty()
-           ? nlohmann::json(nullptr)
-           : nlohmann::json({{"file", report.trace_path},
-                             {"dropped_slices", report.trace_dropped}})},
-      {"metadata", metadata}};
-  return document.dump(2, ' ', false,
-                       nlohmann::json::error_handler_t::replace) +
-         "\n";
+
+  JsonWriter json;
+  json.begin_object();
+  json.key("advice");
+  write_advice(json, report);
+  json.member("backtrace_depth", report.backtrace_depth);
+  json.key("budget");
+  write_budget(json, report);
+  json.member("callbacks_watched", report.unwatched.empty());
+  json.member("complete", report.budget.losses.empty());
+  json.key("cuda_view");
+  write_cuda_view(json, report.cuda_view);
+  json.member("device_spaces", report.device_spaces);
+  json.key("dual_views");
+  write_dual_views(json, report);
+  json.member("elapsed_seconds", report.elapsed);
+  json.member("format", "cunumpy-report");
+  json.member("losses", report.budget.losses);
+  json.key("metadata");
+  json.begin_object();
+  for (const auto& [key, value] : metadata)
+    json.member(key, value);
+  json.end_object();
+  json.key("outside");
+  write_phase(json, outside, top_sites_phase);
+  json.key("phases");
+  json.begin_array();
+  for (const auto& phase : report.budget.phases)
+    write_phase(json, phase, top_sites_phase);
+  json.end_array();
+  json.member("pid", report.pid);
+  json.member("program", report.program);
+  json.member("rank", report.rank);
+  json.member("rank_known", report.rank_known);
+  json.key("regions");
+  json.begin_array();
+  for (const auto& node : report.budget.regions)
+    write_region(json, node);
+  json.end_array();
+  json.key("total");
+  write_phase(json, total, top_sites_total);
+  json.key("trace");
+  if (report.trace_path.empty()) {
+    json.value(nullptr);
+  } else {
+    json.begin_object();
+    json.member("dropped_slices", report.trace_dropped);
+    json.member("file", report.trace_path);
+    json.end_object();
+  }
+  json.key("unknown_spaces");
+  json.begin_object();
+  json.member("names", report.unknown_spaces.names);
+  json.member("uncounted_copies", report.unknown_spaces.copies);
+  json.end_object();
+  json.member("version", 2);
+  json.end_object();
+  return json.take() + "\n";
 }
 
 } // namespace cunumpy::plugin
