@@ -4,15 +4,17 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <nlohmann/json.hpp>
 #include <set>
+
+#include "report/json_writer.hpp"
 
 namespace cunumpy::plugin {
 namespace {
 
 std::string json_string(std::string_view text) {
-  return nlohmann::json(std::string(text))
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string quoted;
+  Impl::append_json_string(quoted, text);
+  return quoted;
 }
 
 /// Microseconds, the trace format's unit.
