@@ -12,6 +12,7 @@
 #include <cunumpy/spaces.hpp>
 
 #include "cuda/collector.hpp"
+#include "output_file.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder/spaces.hpp"
 #include "report.hpp"
@@ -32,7 +33,7 @@ std::string program_name() {
 
 bool write_file(const std::string& path, const std::string& text,
                 std::string& error) {
-  std::FILE* file = std::fopen(path.c_str(), "w");
+  std::FILE* file = open_replacing(path);
   if (file == nullptr) {
     error = std::strerror(errno);
     return false;
@@ -40,7 +41,7 @@ bool write_file(const std::string& path, const std::string& text,
   const bool written =
       std::fwrite(text.data(), 1, text.size(), file) == text.size();
   const int saved = errno;
-  if (std::fclose(file) != 0 || !written) {
+  if (!close_replacing(file) || !written) {
     error = std::strerror(written ? errno : saved);
     return false;
   }

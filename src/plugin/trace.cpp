@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 
+#include "output_file.hpp"
 #include "report/json_writer.hpp"
 
 namespace cunumpy::plugin {
@@ -125,7 +126,7 @@ std::string Trace::write(double end, const std::string& program,
                          const Impl::RecorderLock& lock) {
   while (!open_regions_.empty())
     close_region(open_regions_.back().thread, end);
-  std::FILE* out = std::fopen(path_.c_str(), "w");
+  std::FILE* out = open_replacing(path_);
   if (out == nullptr)
     return std::strerror(errno);
   Impl::Recorder& recorder = Impl::Recorder::instance();
@@ -247,10 +248,8 @@ std::string Trace::write(double end, const std::string& program,
     }
   }
   std::fprintf(out, "\n]}\n");
-  const bool failed = std::ferror(out) != 0;
-  const int error = errno;
-  if (std::fclose(out) != 0 || failed)
-    return std::strerror(failed ? error : errno);
+  if (!close_replacing(out))
+    return std::strerror(errno);
   return {};
 }
 

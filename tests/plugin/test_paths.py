@@ -2,6 +2,7 @@
 program started; one that cannot be written, or that names the rule file or
 the other output, is refused with one line on stderr."""
 
+import json
 import os
 import re
 import shutil
@@ -24,6 +25,21 @@ def test_relative_paths_after_chdir(case):
             os.path.exists(case.path("trace.json"))), \
         ("the trace where it was asked for, named by its absolute path\n" +
          shown(report["trace"]))
+
+
+def test_a_longer_file_is_replaced_whole(case):
+    """The report and the trace replace what an earlier run left in their
+    files, a longer text included (they are written over it and cut, not
+    truncated first): nothing of it after their end."""
+    for name in ("report.json", "trace.json"):
+        case.write(name, "x" * 300000 + "\n")
+    run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_TRACE="trace.json")
+    program_ran(run)
+    case.json("report.json", run)  # the whole file parses
+    with open(case.path("trace.json")) as stream:
+        assert json.load(stream)["traceEvents"], "the trace parses whole"
+    for name in ("report.json", "trace.json"):
+        assert "xxxx" not in case.read(name), f"{name}: the old text is gone"
 
 
 def test_bad_report_path(case):
