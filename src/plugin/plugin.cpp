@@ -169,9 +169,35 @@ void Plugin::finalize_next() {
 }
 
 bool Plugin::finish() {
-  Impl::Recorder& recorder = Impl::Recorder::instance();
   if (finished_.exchange(true))
     return failed_.load();
+  try {
+    return write_report();
+  } catch (const std::exception& error) {
+    return report_lost(error.what());
+  } catch (...) {
+    return report_lost("an unknown exception");
+  }
+}
+
+bool Plugin::report_lost(const char* why) noexcept {
+  // No verdict, or none written: with a rule file the run cannot be known
+  // to have kept it, so it fails.
+  const bool budget = !config_.budget_path.empty();
+  if (budget)
+    failed_ = true;
+  try {
+    Impl::warn(
+        std::string("internal error at the end of the run (") + why +
+        "): no report" +
+        (budget ? "; the budget cannot be known to pass, so it fails" : ""));
+  } catch (...) {
+  }
+  return failed_;
+}
+
+bool Plugin::write_report() {
+  Impl::Recorder& recorder = Impl::Recorder::instance();
   Report report;
   std::string trace_error;
   {
@@ -221,11 +247,15 @@ bool Plugin::finish() {
   bool written = false;
   if (!config_.report_path.empty()) {
     std::string error = config_.report_file.changed();
-    written =
-        error.empty() && write_file(config_.report_path,
-                                    config_.report_json ? format_json(report)
-                                                        : format_text(report),
-                                    error);
+    std::string text;
+    if (error.empty()) {
+      try {
+        text = config_.report_json ? format_json(report) : format_text(report);
+      } catch (const std::exception& failure) {
+        error = std::string("it could not be made: ") + failure.what();
+      }
+    }
+    written = error.empty() && write_file(config_.report_path, text, error);
     if (!written)
       Impl::warn("CUNUMPY_REPORT: cannot write '" + config_.report_path +
                  "' (" + error + "); the summary goes to stderr instead");

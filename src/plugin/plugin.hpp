@@ -70,6 +70,8 @@ private:
   /// finish() ran, and its verdict: the plugin's own state, not guarded by
   /// the recorder's lock (finish() runs once, from the caller that took the
   /// plugin's pointer; a later call returns the verdict).
+  bool write_report(); // finish's work, which may throw
+  bool report_lost(const char* why) noexcept;
   std::atomic<bool> finished_{false};
   std::atomic<bool> failed_{false};
 };

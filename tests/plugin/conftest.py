@@ -62,6 +62,8 @@ def pytest_addoption(parser):
     group.addoption("--report-tool", help="cunumpy-report")
     group.addoption("--cupti-built", choices=["ON", "OFF"],
                     help="whether cunumpy was built with the CUPTI collector")
+    group.addoption("--fail-alloc",
+                    help="tests/tools/fail_alloc.cpp's library, for LD_PRELOAD")
     group.addoption("--fake-cuda",
                     help="the directory of tests/tools/fake_cuda.cpp's "
                          "libcuda.so.1 and libcupti.so")
@@ -140,6 +142,11 @@ def cupti_built(request):
 @pytest.fixture
 def fake_cuda(request):
     return _path(request, "fake_cuda")
+
+
+@pytest.fixture
+def fail_alloc(request):
+    return _path(request, "fail_alloc")
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ example: a copy added to the time step breaks a rule; a file that cannot be
 used is refused with one line on stderr, and the program runs on."""
 
 import os
+import re
 import subprocess
 
 from plugin_helpers import (STEP_COPY, VIOLATION_STATUS, one_warning,
@@ -56,6 +57,25 @@ def test_copy_in_step_exit(case, budget):
             violation["events"][0]["file"].endswith("legacy_app.cpp")), \
         f"the violation: region, rule, events and line\n{shown(violation)}"
     assert phase(report, "integrate")["broken"], "integrate is broken"
+
+
+def test_report_that_cannot_be_made(case, budget, fail_alloc):
+    """An allocation that fails while the JSON report is made (its 64 KiB
+    buffer, LD_PRELOAD'ed to fail once) loses the file, not the verdict: one
+    line says why, the summary with the broken rule goes to stderr, and
+    CUNUMPY_ON_VIOLATION=exit still ends the run with its status."""
+    run = case.run(["--copy-in-step"], CUNUMPY_REPORT="report.json",
+                   CUNUMPY_BUDGET=budget, CUNUMPY_ON_VIOLATION="exit",
+                   LD_PRELOAD=fail_alloc, FAIL_ALLOC_SIZE="65537")
+    assert run.status == VIOLATION_STATUS, \
+        f"the broken rule still ends the run with {VIOLATION_STATUS}\n{run}"
+    assert "legacy_app: 100 steps" in run.stdout, f"the program ran\n{run}"
+    one_warning(run, r"^cunumpy: CUNUMPY_REPORT: cannot write .*report\.json' "
+                     r"\(it could not be made: std::bad_alloc\); the summary "
+                     r"goes to stderr instead$")
+    assert any(re.match(r"^cunumpy: budget .*budget\.toml: BROKEN", line)
+               for line in run.cunumpy_lines()), \
+        f"the summary on stderr has the verdict\n{run}"
 
 
 def test_budget_unentered_phase(case):
