@@ -181,15 +181,15 @@ bool Plugin::finish() {
 }
 
 bool Plugin::report_lost(const char* why) noexcept {
-  // No verdict, or none written: with a rule file the run cannot be known
-  // to have kept it, so it fails.
+  // The verdict may be unknown, or known and not said: with a rule file
+  // the run cannot be known to have kept it, so it fails.
   const bool budget = !config_.budget_path.empty();
   if (budget)
     failed_ = true;
   try {
     Impl::warn(
         std::string("internal error at the end of the run (") + why +
-        "): no report" +
+        "): the report may be missing or incomplete" +
         (budget ? "; the budget cannot be known to pass, so it fails" : ""));
   } catch (...) {
   }
