@@ -35,7 +35,8 @@ bool close_replacing(std::FILE* file) {
     ok = false;
     saved = errno;
   }
-  errno = saved;
+  // A write that failed earlier may have left no errno to tell.
+  errno = !ok && saved == 0 ? EIO : saved;
   return ok;
 }
 
