@@ -175,7 +175,7 @@ TableAccess linked_kokkos_table();
 /// (`repairable`); or, for a plugin that another tool loaded and calls, that
 /// tool's functions, whose replacement cunumpy can only report. Checked by
 /// verify(), which the recorder runs before every read of a counter, budget
-/// or report, and the callbacks at most once a millisecond at region pushes
+/// or report, and the callbacks at most once every 10 ms at region pushes
 /// and pops.
 void watch(TableAccess access, const Kokkos_Profiling_EventSet& entries,
            bool repairable);
