@@ -7,10 +7,13 @@
 // points, so this runs on every Kokkos.
 //
 //   test_replaced_callbacks <case>   (cunumpy_first, tool_first, again,
-//                                     region_counter, chaining, budget)
+//                                     region_counter, region_check,
+//                                     chaining, budget)
 
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include <cunumpy/cunumpy.hpp>
 
@@ -108,6 +111,26 @@ void region_counter() {
   CHECK_EQ(failed, true);
 }
 
+/// Nothing but the check at region pushes and pops (at most every 10 ms)
+/// finds a tool that took both ends of the copies: after it, cunumpy is in
+/// front again.
+void region_check() {
+  auto counted = count_transfers();
+  CopySwallower::start();
+  copy_to_device(); // to the other tool only
+  std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  region("step"); // cunumpy checks Kokkos' table and puts itself back
+  copy_to_device();
+  copy_to_device();
+  end_region();
+  CHECK_EQ(CopySwallower::copies().load(), 3); // cunumpy forwards to it
+  CHECK_EQ(counted.counter().to_device(), std::uint64_t(2));
+  CHECK_EQ(counted.counter().complete(), false);
+  CHECK_EQ(mentions(counted.counter().losses(),
+                    "callback(s) begin_deep_copy, end_deep_copy"),
+           true);
+}
+
 void chaining() {
   auto counted = count_transfers();
   copy_to_device();
@@ -153,6 +176,8 @@ int main(int argc, char** argv) {
     again();
   else if (which == "region_counter")
     region_counter();
+  else if (which == "region_check")
+    region_check();
   else if (which == "chaining")
     chaining();
   else if (which == "budget")
