@@ -234,8 +234,7 @@ void verify_now_and_then() noexcept {
   if (!recorder.has_sinks())
     return;
   const double now = recorder.now();
-  if (now - watch.last_check.load(std::memory_order_relaxed) <
-      check_interval_s)
+  if (now - watch.last_check.load(std::memory_order_relaxed) < check_interval_s)
     return;
   watch.last_check.store(now, std::memory_order_relaxed);
   verify();
