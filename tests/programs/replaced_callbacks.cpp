@@ -123,7 +123,7 @@ void region_check() {
   copy_to_device();
   copy_to_device();
   end_region();
-  CHECK_EQ(CopySwallower::copies().load(), 3); // cunumpy forwards to it
+  CHECK_EQ(DeepCopyCounter::copies().load(), 3); // cunumpy forwards to it
   CHECK_EQ(counted.counter().to_device(), std::uint64_t(2));
   CHECK_EQ(counted.counter().complete(), false);
   CHECK_EQ(mentions(counted.counter().losses(),

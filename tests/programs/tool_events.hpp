@@ -75,20 +75,12 @@ struct DeepCopyCounter {
 };
 
 /// A tool that takes both ends of every copy and passes nothing on: no
-/// copy end without its begin tells cunumpy that it was replaced.
+/// copy end without its begin tells cunumpy that it was replaced. It counts
+/// in DeepCopyCounter::copies().
 struct CopySwallower {
-  static std::atomic<int>& copies() {
-    static std::atomic<int> count{0};
-    return count;
-  }
-  static void on_begin(Kokkos_Profiling_SpaceHandle, const char*, const void*,
-                       Kokkos_Profiling_SpaceHandle, const char*, const void*,
-                       uint64_t) {
-    ++copies();
-  }
   static void on_end() {}
   static void start() {
-    KT::set_begin_deep_copy_callback(&on_begin);
+    DeepCopyCounter::start();
     KT::set_end_deep_copy_callback(&on_end);
   }
 };
