@@ -24,11 +24,16 @@ bool close_replacing(std::FILE* file) {
   bool ok = std::fflush(file) == 0 && std::ferror(file) == 0;
   int saved = errno;
   struct stat info {};
-  if (ok && ::fstat(::fileno(file), &info) == 0 && S_ISREG(info.st_mode)) {
+  if (ok) {
     // Only a regular file is cut: a terminal, a pipe or /dev/null has no
-    // old content (and ftruncate fails on it).
-    const long end = std::ftell(file);
-    ok = end >= 0 && ::ftruncate(::fileno(file), static_cast<off_t>(end)) == 0;
+    // old content (and ftruncate fails on it). A file that cannot be told
+    // is a failure: its old tail might be left after the new text.
+    ok = ::fstat(::fileno(file), &info) == 0;
+    if (ok && S_ISREG(info.st_mode)) {
+      const long end = std::ftell(file);
+      ok =
+          end >= 0 && ::ftruncate(::fileno(file), static_cast<off_t>(end)) == 0;
+    }
     saved = errno;
   }
   if (std::fclose(file) != 0 && ok) {
