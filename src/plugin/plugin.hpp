@@ -55,6 +55,11 @@ public:
   bool finish();
 
 private:
+  bool write_report(); ///< finish()'s work, which may throw
+  /// finish() when write_report() threw: says so, and fails a run that had
+  /// a rule file.
+  bool report_lost(const char* why) noexcept;
+
   Config config_;
   NextTool next_;
   bool next_finalized_ = false;
@@ -70,8 +75,6 @@ private:
   /// finish() ran, and its verdict: the plugin's own state, not guarded by
   /// the recorder's lock (finish() runs once, from the caller that took the
   /// plugin's pointer; a later call returns the verdict).
-  bool write_report(); // finish's work, which may throw
-  bool report_lost(const char* why) noexcept;
   std::atomic<bool> finished_{false};
   std::atomic<bool> failed_{false};
 };

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include "report/format.hpp"
@@ -249,6 +250,13 @@ void append_tree(std::string& text, const Report& report) {
 // The JSON report, written as it is walked (report/json_writer.hpp):
 // members in ascending order of their names, as the writer requires.
 
+/// `text`, or null in the report when it is empty.
+std::optional<std::string_view> unless_empty(const std::string& text) {
+  if (text.empty())
+    return std::nullopt;
+  return text;
+}
+
 void write_site(JsonWriter& json, const SiteSummary& summary) {
   json.begin_object();
   json.member("async", summary.async);
@@ -340,11 +348,8 @@ void write_phase(JsonWriter& json, const PhaseSummary& phase,
   write_kinds(json, phase.totals);
   json.member("name", phase.name);
   json.member("optional", phase.rule && phase.rule->is_optional());
-  json.key("rule");
-  if (phase.rule)
-    json.value(phase.rule->str());
-  else
-    json.value(nullptr);
+  json.member("rule",
+              phase.rule ? std::optional(phase.rule->str()) : std::nullopt);
   json.member("syncs", of(phase.totals, EventKind::sync).count);
   json.key("top_sites");
   write_sites(json, phase.sites, limit);
@@ -664,11 +669,9 @@ void write_violations(JsonWriter& json, const Report& report) {
     for (const auto& summary : violation.events)
       write_site(json, summary);
     json.end_array();
-    json.key("kind");
-    if (violation.kind)
-      json.value(to_string(*violation.kind));
-    else
-      json.value(nullptr);
+    json.member("kind", violation.kind
+                            ? std::optional(to_string(*violation.kind))
+                            : std::nullopt);
     json.member("limit", to_string(violation.limit));
     json.member("message", violation.str());
     json.member("phase", violation.phase);
@@ -681,16 +684,8 @@ void write_budget(JsonWriter& json, const Report& report) {
   json.begin_object();
   json.member("checked",
               !report.budget_path.empty() && report.budget_error.empty());
-  json.key("error");
-  if (report.budget_error.empty())
-    json.value(nullptr);
-  else
-    json.value(report.budget_error);
-  json.key("file");
-  if (report.budget_path.empty())
-    json.value(nullptr);
-  else
-    json.value(report.budget_path);
+  json.member("error", unless_empty(report.budget_error));
+  json.member("file", unless_empty(report.budget_path));
   json.member("ok", !report.failed());
   json.member("rules", report.budget.rule_count);
   json.member("unentered_phases", never_entered(report));

@@ -195,13 +195,6 @@ void JsonWriter::value(double number) {
   out_.append(digits, static_cast<std::size_t>(end - digits));
 }
 
-void JsonWriter::value(const std::optional<double>& number) {
-  if (number)
-    value(*number);
-  else
-    value(nullptr);
-}
-
 void JsonWriter::value(const std::vector<std::string>& texts) {
   begin_array();
   for (const std::string& text : texts)

@@ -56,7 +56,13 @@ public:
     else
       unsigned_value(static_cast<std::uint64_t>(number));
   }
-  void value(const std::optional<double>& number);
+  /// The value, or null.
+  template <class Value> void value(const std::optional<Value>& maybe) {
+    if (maybe)
+      value(*maybe);
+    else
+      value(nullptr);
+  }
   void value(const std::vector<std::string>& texts);
 
   template <class Value> void member(std::string_view name, const Value& v) {
