@@ -32,6 +32,16 @@ load; "above floor" is a series' cost per step less the floor's. Each
 --other-plugin NAME=PATH adds another build of the plugin with the plugin's
 settings, to compare two commits in one rotation.
 
+The column "events" is the cost of the step's events outside its kernel:
+legacy_app times the region's push, and after the kernel the reads of
+--probes and the region's pop, apart from the rest of the step, in the same
+blocks. Per step, on less paused, it is a run's median over its block
+pairs and a series' median over its runs, less the floor's, shown with the
+lowest and the highest run. It leaves out the kernel's own begin and end
+events, and the kernel's time, whose run-to-run noise (about 1 us on a step
+of 250 us here) is larger than a tool's cost: on a step that streams more
+than the caches hold, it is the figure that tells two tools apart.
+
 --sizes repeats the measurement for several state sizes (step lengths): the
 ratio falls as the step grows, and the table shows from which step length
 the goal holds. --processes adds the earlier measurement, whole processes
@@ -95,6 +105,21 @@ def block_pairs(output, program):
             if paused > 0]
 
 
+def event_differences(output, block, program):
+    """Per step, the time of the events outside kernels with the tool on
+    less paused, for each block pair of one run."""
+    blocks = {}
+    for kind in ("on", "paused"):
+        line = re.search(rf"blocks of \d+ steps, events outside kernels, "
+                         rf"tool {kind}:([0-9. ]*)", output)
+        if line is None:
+            sys.exit(f"{program} printed no times of the events outside "
+                     "kernels: a legacy_app older than this script?")
+        blocks[kind] = [float(value) for value in line.group(1).split()]
+    return [(on - paused) / block
+            for on, paused in zip(blocks["on"], blocks["paused"])]
+
+
 def variable_of(assignment, option):
     """(name, value) of a NAME=VALUE given to `option`."""
     name, equals, value = assignment.partition("=")
@@ -107,6 +132,13 @@ class Series:
     def __init__(self, name, environment):
         self.name, self.environment = name, environment
         self.runs, self.loops, self.walls, self.cpus = [], [], [], []
+        self.events = []  # per run: event_differences
+
+    def events_cost(self):
+        """The median of the runs' median event differences per step, the
+        lowest and the highest run's."""
+        medians = sorted(statistics.median(run) for run in self.events)
+        return statistics.median(medians), medians[0], medians[-1]
 
     def ratio(self):
         """The median of the runs' median pair ratios, the lowest and the
@@ -129,6 +161,8 @@ def paired(arguments, build, environments, size):
             output, _, _ = run(command, one.environment)
             one.runs.append(block_pairs(output, program))
             one.loops.append(loop_seconds(output, program))
+            one.events.append(
+                event_differences(output, arguments.block, program))
     return command, series
 
 
@@ -256,7 +290,8 @@ def main():
         width = max(len(name) for name, _ in environments)
         print(f"  {'size':>8} {'step':>9}  {'series':<{width}} "
               f"{'time-loop ratio':>15}"
-              f"  {'runs from, to':<17} {'per step':>9} {'above floor':>11}")
+              f"  {'runs from, to':<17} {'per step':>9} {'above floor':>11}"
+              f" {'events':>9} [runs from, to]")
         for size in sizes:
             _, series = paired(arguments, build, environments, size)
             costs = {}
@@ -271,20 +306,30 @@ def main():
                 costs[one.name] = (middle - 1.0) * step / middle
                 one.row = (middle, low, high, step)
             floor = costs.get("floor")
+            floor_events = next((one.events_cost()[0] for one in series
+                                 if one.name == "floor"), None)
             for one in series:
                 middle, low, high, step = one.row
                 cost = costs[one.name]
                 above = ("" if floor is None or one.name == "floor"
                          else f"{(cost - floor) * 1e6:>8.2f} us")
+                events = one.events_cost()
+                events = ("" if floor_events is None or one.name == "floor"
+                          else f"{(events[0] - floor_events) * 1e6:>6.2f} us "
+                               f"[{(events[1] - floor_events) * 1e6:.2f}, "
+                               f"{(events[2] - floor_events) * 1e6:.2f}]")
                 print(f"  {size:>8} {step * 1e6:>6.1f} us  {one.name:<{width}} "
                       f"{middle:>15.4f}  [{low:.4f}, {high:.4f}] "
-                      f"{cost * 1e6:>6.2f} us {above:>11}")
+                      f"{cost * 1e6:>6.2f} us {above:>11} {events}")
         if not os.path.exists(with_plugin["CUNUMPY_REPORT"]):
             sys.exit("the runs with the plugin wrote no report: was "
                      f"{plugin} loaded? (its libraries found?)")
         print(f"  time-loop ratio: the median of {len(series[0].runs)} runs' "
               f"medians of {len(series[0].runs[0])} block pairs each; "
               "[lowest run, highest run]")
+        print("  events: the step's events outside its kernel (the region's "
+              "push; after the kernel, the reads and the region's pop), timed "
+              "apart, on less paused, above the floor's; the same medians")
 
         if arguments.processes:
             without, series = processes(arguments, build, base,

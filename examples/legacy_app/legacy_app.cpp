@@ -20,6 +20,10 @@
 // times the loop in blocks of N steps and pauses the loaded Kokkos tool
 // (Kokkos::Tools::Experimental::pause_tools) in every other block, so that
 // the cost of a tool is measured within one process, block against block.
+// It also times the step's events outside its kernel apart: the region's
+// push, and after the kernel the reads of --probes and the region's pop.
+// That time holds neither the kernel nor its begin and end events, so the
+// kernel's run-to-run noise does not reach it.
 // --device-time US makes the host wait US microseconds per step after the
 // kernel, without touching memory, as a host waits while a GPU computes:
 // with a small --size, a GPU-like step on the fake device, whose kernels
@@ -198,6 +202,30 @@ public:
     set_paused(false);
   }
 
+  /// The step's events outside its kernel: timed only with --alternate-tools
+  /// (two clock reads a segment, in both kinds of block).
+  class Events {
+  public:
+    explicit Events(ToolAlternation& alternation)
+        : alternation_(alternation),
+          start_(alternation.enabled()
+                     ? std::chrono::steady_clock::now()
+                     : std::chrono::steady_clock::time_point{}) {}
+    ~Events() {
+      if (alternation_.enabled())
+        alternation_.events_seconds_ +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                          start_)
+                .count();
+    }
+    Events(const Events&) = delete;
+    Events& operator=(const Events&) = delete;
+
+  private:
+    ToolAlternation& alternation_;
+    std::chrono::steady_clock::time_point start_;
+  };
+
   void print() const {
     if (!enabled())
       return;
@@ -211,6 +239,17 @@ public:
       std::printf(" %.9f", seconds);
     std::printf("\nlegacy_app: blocks of %d steps, tool paused:", block_steps_);
     for (double seconds : paused_)
+      std::printf(" %.9f", seconds);
+    std::printf("\n");
+    std::printf("legacy_app: blocks of %d steps, events outside kernels, tool "
+                "on:",
+                block_steps_);
+    for (double seconds : events_on_)
+      std::printf(" %.9f", seconds);
+    std::printf("\nlegacy_app: blocks of %d steps, events outside kernels, "
+                "tool paused:",
+                block_steps_);
+    for (double seconds : events_paused_)
       std::printf(" %.9f", seconds);
     std::printf("\n");
     if (!ratios.empty())
@@ -231,7 +270,9 @@ private:
     if (started_) {
       const std::chrono::duration<double> seconds = now - block_start_;
       (paused_now_ ? paused_ : on_).push_back(seconds.count());
+      (paused_now_ ? events_paused_ : events_on_).push_back(events_seconds_);
     }
+    events_seconds_ = 0.0;
     started_ = true;
     block_start_ = now;
   }
@@ -253,6 +294,8 @@ private:
   bool paused_now_ = false;
   std::chrono::steady_clock::time_point block_start_;
   std::vector<double> on_, paused_;
+  double events_seconds_ = 0.0; // of the block under way
+  std::vector<double> events_on_, events_paused_;
 };
 
 Result run(const Options& options, ToolAlternation& alternation) {
@@ -272,16 +315,22 @@ Result run(const Options& options, ToolAlternation& alternation) {
   const auto loop_start = std::chrono::steady_clock::now();
   for (int step = 0; step < options.steps; ++step) {
     alternation.before_step(step);
-    Kokkos::Profiling::pushRegion("integrate");
+    {
+      const ToolAlternation::Events events(alternation);
+      Kokkos::Profiling::pushRegion("integrate");
+    }
     advance(state, 1e-3);
     wait_for_device(options.device_time_us);
-    if (options.copy_in_step)
-      Kokkos::deep_copy(probe, state); // the copy --copy-in-step adds
-    for (int p = 0; p < options.probes; ++p) {
-      Kokkos::deep_copy(probe_value, Kokkos::subview(state, p));
-      written += probe_value();
+    {
+      const ToolAlternation::Events events(alternation);
+      if (options.copy_in_step)
+        Kokkos::deep_copy(probe, state); // the copy --copy-in-step adds
+      for (int p = 0; p < options.probes; ++p) {
+        Kokkos::deep_copy(probe_value, Kokkos::subview(state, p));
+        written += probe_value();
+      }
+      Kokkos::Profiling::popRegion();
     }
-    Kokkos::Profiling::popRegion();
 
     if ((step + 1) % options.output_every == 0) {
       Kokkos::Profiling::pushRegion("output");
