@@ -306,6 +306,17 @@ struct ThreadUnwinder {
   std::uint64_t generation = ~std::uint64_t(0);
   CachedRule rules[1 << cache_bits];
   Trace traces[trace_sets][trace_ways];
+  /// The stack pointer of each way's trace (0: empty), a line per set: a
+  /// capture whose last replayed way does not hold finds the other ways
+  /// that may replay by reading one line, not the header of every trace
+  /// (2 KB apart; after a kernel that evicted them, a miss each), as when
+  /// copies from several lines of one function take turns. Only a filter:
+  /// still_holds decides, so a way whose walk is being written over,
+  /// marked 0 first, is never replayed.
+  struct alignas(64) WayStackPointers {
+    std::uintptr_t sp[trace_ways] = {};
+  };
+  WayStackPointers way_sp[trace_sets];
   std::uint8_t last_hit[trace_sets] = {}; // tried first
   std::uint64_t uses = 0;
   std::uint64_t walks = 0; // serials
@@ -383,6 +394,9 @@ struct ThreadUnwinder {
     for (auto& set : traces)
       for (Trace& trace : set)
         trace.sp = 0;
+    for (WayStackPointers& set : way_sp)
+      for (std::uintptr_t& sp : set.sp)
+        sp = 0;
   }
 
   /// Steps from the frame at `at` to its caller with `rule`; false when an
@@ -500,14 +514,16 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
   const std::size_t set_index = ThreadUnwinder::set_of(sp);
   auto& set = unwinder.traces[set_index];
   std::uint8_t& last_hit = unwinder.last_hit[set_index];
-  bool refused = set[last_hit].sp == sp;
+  std::uintptr_t(&way_sp)[ThreadUnwinder::trace_ways] =
+      unwinder.way_sp[set_index].sp;
+  bool refused = way_sp[last_hit] == sp;
   for (int way = 0; way < ThreadUnwinder::trace_ways; ++way) {
+    if (way == last_hit || way_sp[way] != sp)
+      continue; // tried, or from another stack pointer
     Trace& kept = set[way];
-    if (way == last_hit)
-      continue; // tried
     if (ThreadUnwinder::still_holds(kept, stop, sp, rbp))
       return replayed(unwinder, kept, way, last_hit, frames, memo);
-    refused = refused || kept.sp == sp;
+    refused = true;
   }
   if (refused)
     ++unwinder.refused_replays;
@@ -527,7 +543,10 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
   // it is complete.
   Registers at{sp, rbp};
   Trace& trace = ThreadUnwinder::victim(set);
+  std::uintptr_t& trace_sp =
+      way_sp[&trace - &set[0]]; // the way's line, kept equal to trace.sp
   trace.sp = 0;
+  trace_sp = 0;
   trace.rbp = rbp;
   trace.rbp_read = false;
   trace.depth = stop.depth;
@@ -541,6 +560,7 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
   const auto remember = [&] {
     if (trace.reads <= Trace::max_reads && count <= Trace::max_frames) {
       trace.sp = sp;
+      trace_sp = sp;
       trace.last_use = ++unwinder.uses;
       if (memo != nullptr)
         *memo = WalkMemo(&trace.memo, &trace.serial);
