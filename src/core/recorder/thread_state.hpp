@@ -83,18 +83,21 @@ private:
 
 /// Where an event came from, captured on the event's thread without the
 /// recorder's mutex and interned later with it.
+/// What a capture writes and a loop's replay reads comes first, frames[0]
+/// included: an event made again from the same line touches two cache
+/// lines of it, not the far end of the frames.
 struct CapturedSite {
   ApiScope* api = nullptr;
-  int frame_count = 0;
-  void* frames[max_frames];
   WalkMemo memo; // the site id kept with a walk the unwinder replays
   /// The site id the memo held when captured: then only frames[0] was
   /// written (see WalkMemo).
   std::uint32_t memo_site = 0;
+  int frame_count = 0;
   bool have_fallback = false;
+  int fallback_line = 0;
+  void* frames[max_frames];
   std::string fallback_file;
   std::string fallback_function;
-  int fallback_line = 0;
 
   void capture(const Recorder& recorder);
   bool from_api() const { return api != nullptr && !api->file().empty(); }
@@ -124,19 +127,19 @@ struct InFlightCopy {
   /// the padding before content_before: the copy's state does not grow.
   std::uint32_t cuda_call = 0;
   std::uint64_t content_before = 0;
-  std::string label;          ///< set when label_id is 0
-  std::uint32_t label_id = 0; ///< StringTable id, when already known
-  CapturedSite site;
   double start = 0.0;
+  std::uint32_t label_id = 0; ///< StringTable id, when already known
+  std::string label;          ///< set when label_id is 0
+  CapturedSite site;
 };
 
 struct InFlightFence {
   bool recorded = false;
   bool global = false;
   std::uint32_t space_type = 0; ///< Kokkos 4's execution space type
+  double start = 0.0;
   std::string name;
   CapturedSite site;
-  double start = 0.0;
 };
 
 struct InFlightKernel {
