@@ -293,18 +293,27 @@ void AdviceState::track_round_trip(const RawEvent& event, SiteStats& stats,
     return; // a copy that ends a round trip starts none
   }
   auto& mine = down ? downs_ : ups_;
-  if (mine.size() >= max_tracked) {
-    // Ended round trips go first; the waiting ones only if they fill it.
-    for (auto it = mine.begin(); it != mine.end();)
-      it = it->second.waiting ? std::next(it) : mine.erase(it);
-    if (mine.size() >= max_tracked / 2)
-      mine.clear();
-  }
-  allocation_point();
+  LastLeg& written = down ? last_down_ : last_up_;
   const void* const key = down ? host : device;
-  mine[key] = Leg{records_,   event.site,   event.description,
-                  event.kind, event.nbytes, event.duration,
-                  &stats,     false,        true};
+  const Leg leg{records_,   event.site,   event.description,
+                event.kind, event.nbytes, event.duration,
+                &stats,     false,        true};
+  if (written.leg != nullptr && written.key == key) {
+    *written.leg = leg; // a loop's copy into the buffer of the last one
+  } else {
+    if (mine.size() >= max_tracked) {
+      // Ended round trips go first; the waiting ones only if they fill it.
+      written = LastLeg{};
+      for (auto it = mine.begin(); it != mine.end();)
+        it = it->second.waiting ? std::next(it) : mine.erase(it);
+      if (mine.size() >= max_tracked / 2)
+        mine.clear();
+    }
+    allocation_point();
+    Leg& entry = mine[key];
+    entry = leg;
+    written = LastLeg{key, &entry};
+  }
   last.registered = key;
   last.registered_up = !down;
 }

@@ -234,6 +234,15 @@ private:
   double reused_[65] = {};
   std::unordered_map<const void*, Leg> ups_;   ///< by the device's data
   std::unordered_map<const void*, Leg> downs_; ///< by the host's data
+  /// The entry of ups_ or downs_ written last, so that a loop's copies
+  /// into the same buffer overwrite it without hashing its key again.
+  /// Reset where that map loses elements (an element's address holds
+  /// until it is erased).
+  struct LastLeg {
+    const void* key = nullptr;
+    Leg* leg = nullptr;
+  };
+  LastLeg last_up_, last_down_;
   std::unordered_map<PairKey, PairStats, PairKeyHash> round_trips_;
   std::unordered_map<PairKey, PairStats, PairKeyHash> ping_pongs_;
   std::unordered_map<SyncKey, SyncStats, SyncKeyHash> syncs_;
