@@ -208,7 +208,11 @@ def test_advice_merged(case, report_tool):
     savings = [findings(r, "round_trip")[0]["saving_seconds"] for r in reports]
     stats = trip["rows"]["saving [s]"]
     assert stats["min"] == pytest.approx(min(savings))
-    assert stats["max"] == pytest.approx(max(savings)) and stats["max_rank"] == 1
+    # The rank of the largest saving is the one whose report has it: rank 1
+    # copies twice as long, unless a stall of the machine in rank 0's run
+    # (its copies are timed) made rank 0's saving larger.
+    assert stats["max"] == pytest.approx(max(savings))
+    assert stats["max_rank"] == savings.index(max(savings)), (savings, stats)
     assert stats["mean"] == pytest.approx(sum(savings) / 2)
     assert trip["rows"]["calls"] == {"min": STEPS, "mean": STEPS,
                                      "max": STEPS, "max_rank": 0}
