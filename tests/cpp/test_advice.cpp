@@ -756,7 +756,9 @@ TEST(AdviceContents, CopiesOfChangedDataGiveNoFinding) {
   TransferCounter counter(TransferCounter::default_max_events,
                           AdviceRecording::contents);
   std::vector<double> host(8192, 1.0);
-  std::vector<double> result(8192, 2.0);
+  // A value no call writes: with 2.0, call 2's copy left the destination
+  // as it was, a true finding whenever the load made that copy slow.
+  std::vector<double> result(8192, -1.0);
   constexpr std::uint64_t nbytes = 8192 * sizeof(double);
   auto counted = count_transfers(counter);
   for (int call = 0; call < 12; ++call) {
