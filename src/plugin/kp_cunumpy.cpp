@@ -131,6 +131,64 @@ void report_internal_error(const char* where) noexcept {
 using cunumpy::plugin::current;
 using cunumpy::plugin::Plugin;
 
+namespace cunumpy::plugin {
+
+// Where the entry points go: the event path's callbacks in libcunumpy, read
+// from this table rather than a GOT entry each. The callbacks of a time
+// step (kernels, regions, copies, fences) share its first cache line, which
+// after a step that streams more than the caches is one miss instead of
+// about eight, one per GOT line. Filled by the loader's relocations. Not
+// const, and not in an unnamed namespace: the compiler would call the
+// functions directly (through the GOT) instead of reading the table.
+struct alignas(64) Callbacks {
+  decltype(&callback::begin_parallel_for) begin_parallel_for;
+  decltype(&callback::end_parallel_for) end_parallel_for;
+  decltype(&callback::push_region) push_region;
+  decltype(&callback::pop_region) pop_region;
+  decltype(&callback::begin_deep_copy) begin_deep_copy;
+  decltype(&callback::end_deep_copy) end_deep_copy;
+  decltype(&callback::begin_fence) begin_fence;
+  decltype(&callback::end_fence) end_fence;
+  decltype(&callback::begin_parallel_reduce) begin_parallel_reduce;
+  decltype(&callback::end_parallel_reduce) end_parallel_reduce;
+  decltype(&callback::begin_parallel_scan) begin_parallel_scan;
+  decltype(&callback::end_parallel_scan) end_parallel_scan;
+  decltype(&callback::sync_dual_view) sync_dual_view;
+  decltype(&callback::modify_dual_view) modify_dual_view;
+  decltype(&callback::allocate_data) allocate_data;
+  decltype(&callback::deallocate_data) deallocate_data;
+  decltype(&callback::create_profile_section) create_profile_section;
+  decltype(&callback::start_profile_section) start_profile_section;
+  decltype(&callback::stop_profile_section) stop_profile_section;
+  decltype(&callback::destroy_profile_section) destroy_profile_section;
+  decltype(&callback::profile_event) profile_event;
+};
+Callbacks core_callbacks{&callback::begin_parallel_for,
+                         &callback::end_parallel_for,
+                         &callback::push_region,
+                         &callback::pop_region,
+                         &callback::begin_deep_copy,
+                         &callback::end_deep_copy,
+                         &callback::begin_fence,
+                         &callback::end_fence,
+                         &callback::begin_parallel_reduce,
+                         &callback::end_parallel_reduce,
+                         &callback::begin_parallel_scan,
+                         &callback::end_parallel_scan,
+                         &callback::sync_dual_view,
+                         &callback::modify_dual_view,
+                         &callback::allocate_data,
+                         &callback::deallocate_data,
+                         &callback::create_profile_section,
+                         &callback::start_profile_section,
+                         &callback::stop_profile_section,
+                         &callback::destroy_profile_section,
+                         &callback::profile_event};
+
+} // namespace cunumpy::plugin
+
+using cunumpy::plugin::core_callbacks;
+
 extern "C" {
 
 /// Marks this library as cunumpy's plugin, so that a copy of it later in a
@@ -289,95 +347,95 @@ kokkosp_declare_metadata(const char* key, const char* value) noexcept {
 CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_parallel_for(const char* name,
                                                       const uint32_t device,
                                                       uint64_t* id) noexcept {
-  callback::begin_parallel_for(name, device, id);
+  core_callbacks.begin_parallel_for(name, device, id);
 }
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_end_parallel_for(const uint64_t id) noexcept {
-  callback::end_parallel_for(id);
+  core_callbacks.end_parallel_for(id);
 }
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_begin_parallel_reduce(const char* name, const uint32_t device,
                               uint64_t* id) noexcept {
-  callback::begin_parallel_reduce(name, device, id);
+  core_callbacks.begin_parallel_reduce(name, device, id);
 }
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_end_parallel_reduce(const uint64_t id) noexcept {
-  callback::end_parallel_reduce(id);
+  core_callbacks.end_parallel_reduce(id);
 }
 CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_parallel_scan(const char* name,
                                                        const uint32_t device,
                                                        uint64_t* id) noexcept {
-  callback::begin_parallel_scan(name, device, id);
+  core_callbacks.begin_parallel_scan(name, device, id);
 }
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_end_parallel_scan(const uint64_t id) noexcept {
-  callback::end_parallel_scan(id);
+  core_callbacks.end_parallel_scan(id);
 }
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_push_profile_region(const char* name) noexcept {
-  callback::push_region(name);
+  core_callbacks.push_region(name);
 }
 CUNUMPY_PLUGIN_EXPORT void kokkosp_pop_profile_region() noexcept {
-  callback::pop_region();
+  core_callbacks.pop_region();
 }
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_allocate_data(const Kokkos_Profiling_SpaceHandle space,
                       const char* label, const void* const ptr,
                       const uint64_t size) noexcept {
-  callback::allocate_data(space, label, ptr, size);
+  core_callbacks.allocate_data(space, label, ptr, size);
 }
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_deallocate_data(const Kokkos_Profiling_SpaceHandle space,
                         const char* label, const void* const ptr,
                         const uint64_t size) noexcept {
-  callback::deallocate_data(space, label, ptr, size);
+  core_callbacks.deallocate_data(space, label, ptr, size);
 }
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_create_profile_section(const char* name, uint32_t* id) noexcept {
-  callback::create_profile_section(name, id);
+  core_callbacks.create_profile_section(name, id);
 }
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_start_profile_section(const uint32_t id) noexcept {
-  callback::start_profile_section(id);
+  core_callbacks.start_profile_section(id);
 }
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_stop_profile_section(const uint32_t id) noexcept {
-  callback::stop_profile_section(id);
+  core_callbacks.stop_profile_section(id);
 }
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_destroy_profile_section(const uint32_t id) noexcept {
-  callback::destroy_profile_section(id);
+  core_callbacks.destroy_profile_section(id);
 }
 CUNUMPY_PLUGIN_EXPORT void kokkosp_profile_event(const char* name) noexcept {
-  callback::profile_event(name);
+  core_callbacks.profile_event(name);
 }
 CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_deep_copy(
     Kokkos_Profiling_SpaceHandle dst_handle, const char* dst_name,
     const void* dst_ptr, Kokkos_Profiling_SpaceHandle src_handle,
     const char* src_name, const void* src_ptr, uint64_t size) noexcept {
-  callback::begin_deep_copy(dst_handle, dst_name, dst_ptr, src_handle, src_name,
-                            src_ptr, size);
+  core_callbacks.begin_deep_copy(dst_handle, dst_name, dst_ptr, src_handle,
+                                 src_name, src_ptr, size);
 }
 CUNUMPY_PLUGIN_EXPORT void kokkosp_end_deep_copy() noexcept {
-  callback::end_deep_copy();
+  core_callbacks.end_deep_copy();
 }
 CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_fence(const char* name,
                                                const uint32_t device_id,
                                                uint64_t* handle) noexcept {
-  callback::begin_fence(name, device_id, handle);
+  core_callbacks.begin_fence(name, device_id, handle);
 }
 CUNUMPY_PLUGIN_EXPORT void kokkosp_end_fence(const uint64_t handle) noexcept {
-  callback::end_fence(handle);
+  core_callbacks.end_fence(handle);
 }
 CUNUMPY_PLUGIN_EXPORT void kokkosp_dual_view_sync(const char* label,
                                                   const void* const ptr,
                                                   bool to_device) noexcept {
-  callback::sync_dual_view(label, ptr, to_device);
+  core_callbacks.sync_dual_view(label, ptr, to_device);
 }
 CUNUMPY_PLUGIN_EXPORT void kokkosp_dual_view_modify(const char* label,
                                                     const void* const ptr,
                                                     bool on_device) noexcept {
-  callback::modify_dual_view(label, ptr, on_device);
+  core_callbacks.modify_dual_view(label, ptr, on_device);
 }
 
 } // extern "C"

@@ -44,12 +44,13 @@ public:
   }
 
 private:
-  std::chrono::steady_clock::time_point epoch_;
-  bool invariant_tsc_ = false;
-  std::uint64_t tsc_start_ = 0;
+  // What now() reads first, then what calibrate() reads: 40 bytes.
   std::atomic<bool> calibrated_{false};
+  bool invariant_tsc_ = false;
   std::uint64_t tsc_epoch_ = 0;
   double seconds_per_tick_ = 0.0;
+  std::chrono::steady_clock::time_point epoch_;
+  std::uint64_t tsc_start_ = 0;
 };
 
 } // namespace cunumpy::Impl

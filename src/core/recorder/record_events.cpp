@@ -215,8 +215,8 @@ void end_deep_copy() noexcept {
       recorder.post(scalar_read_wait(event));
     for (std::size_t i = 0; i < thread.copy_depth; ++i)
       thread.copies[i].has_recorded_child = true;
-    thread.last_copy = {true,      copy.dst_ptr, copy.src_ptr,
-                        copy.kind, copy.nbytes,  event.site};
+    thread.last_copy = {copy.dst_ptr, copy.src_ptr, copy.nbytes,
+                        event.site,   copy.kind,    true};
   } catch (...) {
     lost_record();
   }

@@ -73,10 +73,10 @@ RecorderSettings RecorderSettings::from_environment() {
 }
 
 Recorder::Recorder(const RecorderSettings& settings)
-    : settings_(settings), kokkos_(build_kokkos_traits()),
-      spaces_(settings.device_spaces),
+    : kokkos_(build_kokkos_traits()),
       backtrace_depth_(settings.backtrace_depth),
-      debug_sync_(settings.debug_sync ? 1 : 0) {}
+      debug_sync_(settings.debug_sync ? 1 : 0), settings_(settings),
+      spaces_(settings.device_spaces) {}
 
 Recorder& Recorder::instance() {
   // Never destroyed: Kokkos may report events during static destruction.

@@ -196,10 +196,12 @@ void LastSpaces::reclassify(const char* dst_name, const char* src_name,
     thread.note_unknown_space(dst_id, dst_name);
   if (src_unknown && unknown_host_pair)
     thread.note_unknown_space(src_id, src_name);
-  std::memcpy(dst, dst_name, space_name_size);
-  std::memcpy(src, src_name, space_name_size);
-  dst_short = std::memchr(dst, 0, 16) != nullptr;
-  src_short = std::memchr(src, 0, 16) != nullptr;
+  std::memcpy(dst_head, dst_name, head_size);
+  std::memcpy(dst_tail, dst_name + head_size, space_name_size - head_size);
+  std::memcpy(src_head, src_name, head_size);
+  std::memcpy(src_tail, src_name + head_size, space_name_size - head_size);
+  dst_short = std::memchr(dst_head, 0, head_size) != nullptr;
+  src_short = std::memchr(src_head, 0, head_size) != nullptr;
   generation = device_space_generation();
 }
 

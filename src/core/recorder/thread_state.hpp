@@ -158,20 +158,25 @@ struct SpaceCacheEntry {
 struct ThreadState;
 
 /// The spaces of a thread's last copy, as Kokkos passed their names: a
-/// loop copies between the same two, and two 64-byte comparisons are
-/// cheaper than two lookups.
-struct LastSpaces {
-  char dst[space_name_size] = {};
-  char src[space_name_size] = {};
-  SpaceSide dst_side = SpaceSide::host;
-  SpaceSide src_side = SpaceSide::host;
+/// loop copies between the same two, and comparing the names is cheaper
+/// than two lookups. What a loop's copy reads is one cache line: the
+/// result, and the first 16 bytes of both names, which hold a short name
+/// ("HostSpace", "Cuda") whole; the rest of the names only for longer ones.
+struct alignas(64) LastSpaces {
+  std::uint64_t generation = ~std::uint64_t(0);
   std::uint32_t dst_id = 0;
   std::uint32_t src_id = 0;
+  SpaceSide dst_side = SpaceSide::host;
+  SpaceSide src_side = SpaceSide::host;
   bool dst_short = false; // terminated within its first 16 bytes
   bool src_short = false;
   /// Host to host only because a name is unknown: see is_known_space.
   bool unknown_host_pair = false;
-  std::uint64_t generation = ~std::uint64_t(0);
+  static constexpr std::size_t head_size = 16;
+  char dst_head[head_size] = {};
+  char src_head[head_size] = {};
+  char dst_tail[space_name_size - head_size] = {};
+  char src_tail[space_name_size - head_size] = {};
 
   /// The sides and ids of the two spaces; inline, since every copy asks and
   /// a loop's copies hit the last pair.
@@ -179,8 +184,8 @@ struct LastSpaces {
                 SpaceSide& dst_side_out, std::uint32_t& dst_id_out,
                 SpaceSide& src_side_out, std::uint32_t& src_id_out) {
     if (generation != device_space_generation() ||
-        !same_name(dst, dst_short, dst_name) ||
-        !same_name(src, src_short, src_name))
+        !same_name(dst_head, dst_tail, dst_short, dst_name) ||
+        !same_name(src_head, src_tail, src_short, src_name))
       reclassify(dst_name, src_name, thread);
     dst_side_out = dst_side;
     dst_id_out = dst_id;
@@ -189,20 +194,23 @@ struct LastSpaces {
   }
 
 private:
-  /// Whether `name` is `kept` (a name that ends within its first 16 bytes
-  /// when `short_name`): equal bytes up to the end of `kept`. Bytes that
+  /// Whether `name` is the kept one (a name that ends within its head when
+  /// `short_name`): equal bytes up to the end of the kept name. Bytes that
   /// differ after a terminator (Kokkos pads with zeros) only cost a lookup.
-  static bool same_name(const char* kept, bool short_name, const char* name) {
-    const std::size_t compared = short_name ? 16 : space_name_size;
+  static bool same_name(const char* head, const char* tail, bool short_name,
+                        const char* name) {
     std::uint64_t difference = 0;
-    for (std::size_t i = 0; i < compared; i += 8) {
-      std::uint64_t x = 0;
-      std::uint64_t y = 0;
-      std::memcpy(&x, kept + i, 8);
-      std::memcpy(&y, name + i, 8);
-      difference |= x ^ y;
-    }
+    for (std::size_t i = 0; i < head_size; i += 8)
+      difference |= word(head + i) ^ word(name + i);
+    if (!short_name)
+      for (std::size_t i = 0; i < space_name_size - head_size; i += 8)
+        difference |= word(tail + i) ^ word(name + head_size + i);
     return difference == 0;
+  }
+  static std::uint64_t word(const char* bytes) {
+    std::uint64_t x = 0;
+    std::memcpy(&x, bytes, 8);
+    return x;
   }
   /// A pair other than the last one: looked up and kept.
   void reclassify(const char* dst_name, const char* src_name,
@@ -210,12 +218,12 @@ private:
 };
 
 struct LastCopy {
-  bool valid = false;
   const void* dst_ptr = nullptr;
   const void* src_ptr = nullptr;
-  EventKind kind = EventKind::to_host;
   std::uint64_t nbytes = 0;
   std::uint32_t site = 0;
+  EventKind kind = EventKind::to_host;
+  bool valid = false;
 };
 
 /// The descriptions of a thread's recent raw copies ("deep_copy(\"x\",
@@ -248,7 +256,12 @@ private:
   unsigned next_ = 0;
 };
 
-struct ThreadState {
+/// Laid out by use: the lines every copy reads or writes first, each
+/// aligned to a line (after a time step that streams more than the caches,
+/// each line an event reads is a miss), then what a loop finds in its first
+/// entries (descriptions, names, sites), then what only new names and
+/// spaces need.
+struct alignas(64) ThreadState {
   // Elements are reused (depth counters, never shrinking) so that strings
   // and frames keep their storage: recording allocates nothing once warm.
   std::vector<InFlightCopy> copies;
@@ -265,18 +278,11 @@ struct ThreadState {
   bool in_debug_fence = false;
   std::uint32_t index;
   std::uint64_t fence_count = 0;
-  SpaceCacheEntry spaces[8];
-  unsigned next_space = 0;
-  // Unknown spaces (by name id) this thread told the registry of.
-  std::uint32_t noted_unknown[4] = {};
-  LastSpaces last_spaces;
-  LastCopy last_copy;
+
+  alignas(64) LastCopy last_copy;
   // Ids this thread needs again and again, found without the mutex.
   std::string label; // the last copy's label, and its id
   std::uint32_t label_id = 0;
-  DescriptionCache descriptions;
-  RecentStrings names; // of fences, regions, DualViews and kernels
-  SiteCache sites;
   /// Created with the thread's first record.
   std::unique_ptr<EventQueue> queue;
   // Activity on this thread (copies and fences begun), to merge the fences
@@ -287,6 +293,16 @@ struct ThreadState {
   /// The execution space types whose part of the current global fence came
   /// already: a second part of one type is the next Kokkos::fence.
   std::uint64_t global_fence_types = 0;
+
+  LastSpaces last_spaces; // aligned to a line
+  DescriptionCache descriptions;
+  RecentStrings names; // of fences, regions, DualViews and kernels
+  SiteCache sites;
+
+  SpaceCacheEntry spaces[8];
+  unsigned next_space = 0;
+  // Unknown spaces (by name id) this thread told the registry of.
+  std::uint32_t noted_unknown[4] = {};
 
   ThreadState();
   ThreadState(const ThreadState&) = delete;

@@ -44,9 +44,18 @@ void set_field(Kokkos_Profiling_EventSet& table, Slot slot,
   }
 }
 
-/// Where each slot forwards; read on every event, written when the chain
-/// changes.
-std::array<std::atomic<void*>, slot_count> next_slots{};
+/// What every event reads in this file, in three cache lines of their own
+/// (after a time step that streams more than the caches, each line an event
+/// reads is a miss): whether the watch of Kokkos' table is on and when it
+/// last looked, and where each slot forwards (written when the chain
+/// changes).
+struct alignas(64) HotState {
+  std::atomic<bool> watch_active{false};
+  std::atomic<double> last_check{0.0};
+  std::array<std::atomic<void*>, slot_count> next_slots{};
+};
+HotState hot; // constant-initialized: usable before any constructor runs
+auto& next_slots = hot.next_slots;
 Kokkos_Profiling_EventSet next_table{};
 
 /// Slots being forwarded on this thread, and slots whose event a re-entered
@@ -76,8 +85,7 @@ struct Watch {
   bool repairable = true;
   std::vector<Replacement> replacements;
   std::uint32_t warned = 0; ///< slots already named on stderr
-  std::atomic<bool> active{false};
-  std::atomic<double> last_check{0.0};
+  // Whether it is active, and when it last looked: in `hot`.
 };
 
 Watch& the_watch() {
@@ -227,16 +235,15 @@ constexpr double check_interval_s = 10e-3;
 
 /// At region pushes and pops, at most once every check_interval_s.
 void verify_now_and_then() noexcept {
-  Watch& watch = the_watch();
-  if (!watch.active.load(std::memory_order_relaxed))
+  if (!hot.watch_active.load(std::memory_order_relaxed))
     return;
   Recorder& recorder = Recorder::instance();
   if (!recorder.has_sinks())
     return;
   const double now = recorder.now();
-  if (now - watch.last_check.load(std::memory_order_relaxed) < check_interval_s)
+  if (now - hot.last_check.load(std::memory_order_relaxed) < check_interval_s)
     return;
-  watch.last_check.store(now, std::memory_order_relaxed);
+  hot.last_check.store(now, std::memory_order_relaxed);
   verify();
 }
 
@@ -455,18 +462,18 @@ void watch(TableAccess access, const Kokkos_Profiling_EventSet& entries,
       state.expected[i] = state.own[i];
     }
   }
-  state.active.store(access.get != nullptr, std::memory_order_release);
+  hot.watch_active.store(access.get != nullptr, std::memory_order_release);
   Recorder::instance().set_read_check(&verify);
 }
 
 bool watching() noexcept {
-  return the_watch().active.load(std::memory_order_acquire);
+  return hot.watch_active.load(std::memory_order_acquire);
 }
 
 void verify() noexcept {
-  Watch& watch = the_watch();
-  if (!watch.active.load(std::memory_order_acquire))
+  if (!hot.watch_active.load(std::memory_order_acquire))
     return;
+  Watch& watch = the_watch();
   try {
     std::lock_guard guard(watch.mutex);
     Kokkos_Profiling_EventSet live; // get() writes all of it
