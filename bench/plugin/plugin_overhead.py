@@ -37,7 +37,12 @@ legacy_app times the region's push, and after the kernel the reads of
 --probes and the region's pop, apart from the rest of the step, in the same
 blocks. Per step, on less paused, it is a run's median over its block
 pairs and a series' median over its runs, less the floor's, shown with the
-lowest and the highest run. It leaves out the kernel's own begin and end
+lowest and the highest run; the column "mean" beside it takes a run's
+mean over its block pairs instead (and the one after the time-loop ratio,
+a run's mean pair ratio). A cost that comes once every few blocks, such as
+a flush of a thread's event queue, is in the means, while a run's median
+leaves it out as soon as fewer than half its blocks have one: the means are
+what a step costs on average, the medians are steadier under noise. It leaves out the kernel's own begin and end
 events, and the kernel's time, whose run-to-run noise (about 1 us on a step
 of 250 us here) is larger than a tool's cost: on a step that streams more
 than the caches hold, it is the figure that tells two tools apart.
@@ -134,17 +139,17 @@ class Series:
         self.runs, self.loops, self.walls, self.cpus = [], [], [], []
         self.events = []  # per run: event_differences
 
-    def events_cost(self):
-        """The median of the runs' median event differences per step, the
-        lowest and the highest run's."""
-        medians = sorted(statistics.median(run) for run in self.events)
-        return statistics.median(medians), medians[0], medians[-1]
+    def events_cost(self, within=statistics.median):
+        """The median over runs of a run's `within` (median or mean) of its
+        event differences per step, the lowest and the highest run's."""
+        values = sorted(within(run) for run in self.events)
+        return statistics.median(values), values[0], values[-1]
 
-    def ratio(self):
-        """The median of the runs' median pair ratios, the lowest and the
-        highest run's."""
-        medians = sorted(statistics.median(pairs) for pairs in self.runs)
-        return statistics.median(medians), medians[0], medians[-1]
+    def ratio(self, within=statistics.median):
+        """The median over runs of a run's `within` (median or mean) of its
+        pair ratios, the lowest and the highest run's."""
+        values = sorted(within(pairs) for pairs in self.runs)
+        return statistics.median(values), values[0], values[-1]
 
 
 def paired(arguments, build, environments, size):
@@ -290,8 +295,9 @@ def main():
         width = max(len(name) for name, _ in environments)
         print(f"  {'size':>8} {'step':>9}  {'series':<{width}} "
               f"{'time-loop ratio':>15}"
-              f"  {'runs from, to':<17} {'per step':>9} {'above floor':>11}"
-              f" {'events':>9} [runs from, to]")
+              f"  {'runs from, to':<17} {'mean':>6} {'per step':>9} "
+              f"{'above floor':>11} {'events':>9} [runs from, to]"
+              f"   {'mean':>7} [runs from, to]")
         for size in sizes:
             _, series = paired(arguments, build, environments, size)
             costs = {}
@@ -306,30 +312,46 @@ def main():
                 costs[one.name] = (middle - 1.0) * step / middle
                 one.row = (middle, low, high, step)
             floor = costs.get("floor")
-            floor_events = next((one.events_cost()[0] for one in series
-                                 if one.name == "floor"), None)
+            floor_events = {
+                name: next((one.events_cost(within)[0] for one in series
+                            if one.name == "floor"), None)
+                for name, within in (("median", statistics.median),
+                                     ("mean", statistics.fmean))}
+
+            def events_column(one, name, within):
+                if floor_events[name] is None or one.name == "floor":
+                    return ""
+                middle, low, high = (
+                    (value - floor_events[name]) * 1e6
+                    for value in one.events_cost(within))
+                return f"{middle:>6.2f} us [{low:.2f}, {high:.2f}]"
+
             for one in series:
                 middle, low, high, step = one.row
                 cost = costs[one.name]
                 above = ("" if floor is None or one.name == "floor"
                          else f"{(cost - floor) * 1e6:>8.2f} us")
-                events = one.events_cost()
-                events = ("" if floor_events is None or one.name == "floor"
-                          else f"{(events[0] - floor_events) * 1e6:>6.2f} us "
-                               f"[{(events[1] - floor_events) * 1e6:.2f}, "
-                               f"{(events[2] - floor_events) * 1e6:.2f}]")
+                mean_ratio = one.ratio(statistics.fmean)[0]
                 print(f"  {size:>8} {step * 1e6:>6.1f} us  {one.name:<{width}} "
                       f"{middle:>15.4f}  [{low:.4f}, {high:.4f}] "
-                      f"{cost * 1e6:>6.2f} us {above:>11} {events}")
+                      f"{mean_ratio:.4f} "
+                      f"{cost * 1e6:>6.2f} us {above:>11} "
+                      f"{events_column(one, 'median', statistics.median)}   "
+                      f"{events_column(one, 'mean', statistics.fmean)}")
         if not os.path.exists(with_plugin["CUNUMPY_REPORT"]):
             sys.exit("the runs with the plugin wrote no report: was "
                      f"{plugin} loaded? (its libraries found?)")
         print(f"  time-loop ratio: the median of {len(series[0].runs)} runs' "
               f"medians of {len(series[0].runs[0])} block pairs each; "
-              "[lowest run, highest run]")
+              "[lowest run, highest run]; mean: the median of the runs' "
+              "means")
         print("  events: the step's events outside its kernel (the region's "
               "push; after the kernel, the reads and the region's pop), timed "
-              "apart, on less paused, above the floor's; the same medians")
+              "apart, on less paused, above the floor's; the same medians; "
+              "mean: the median of the runs' means")
+        print("  A cost that comes every few blocks (a flush of the event "
+              "queue, every 128 records) is in the means; a median leaves it "
+              "out once fewer than half the blocks have it.")
 
         if arguments.processes:
             without, series = processes(arguments, build, base,
