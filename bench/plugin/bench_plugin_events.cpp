@@ -14,57 +14,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 
 #include <impl/Kokkos_Profiling_C_Interface.h>
 
 #include <cunumpy/transfer_counter.hpp>
 
+#include "entry_points.hpp"
+
 namespace {
 
-struct Plugin {
-  Kokkos_Profiling_initFunction init = nullptr;
-  Kokkos_Profiling_finalizeFunction finalize = nullptr;
-  Kokkos_Profiling_beginDeepCopyFunction begin_copy = nullptr;
-  Kokkos_Profiling_endDeepCopyFunction end_copy = nullptr;
-  Kokkos_Profiling_beginFenceFunction begin_fence = nullptr;
-  Kokkos_Profiling_endFenceFunction end_fence = nullptr;
-  Kokkos_Profiling_pushFunction push = nullptr;
-  Kokkos_Profiling_popFunction pop = nullptr;
-  Kokkos_Profiling_beginFunction begin_for = nullptr;
-  Kokkos_Profiling_endFunction end_for = nullptr;
-};
-
-template <class Function>
-void lookup(void* library, const char* name, Function& function) {
-  function = reinterpret_cast<Function>(::dlsym(library, name));
-  if (function == nullptr) {
-    std::fprintf(stderr, "bench_plugin_events: %s missing\n", name);
-    std::exit(2);
-  }
-}
-
-Plugin load() {
-  void* library = ::dlopen(CUNUMPY_PLUGIN_PATH, RTLD_NOW | RTLD_GLOBAL);
-  if (library == nullptr) {
-    std::fprintf(stderr, "bench_plugin_events: %s\n", ::dlerror());
-    std::exit(2);
-  }
-  Plugin plugin;
-  lookup(library, "kokkosp_init_library", plugin.init);
-  lookup(library, "kokkosp_finalize_library", plugin.finalize);
-  lookup(library, "kokkosp_begin_deep_copy", plugin.begin_copy);
-  lookup(library, "kokkosp_end_deep_copy", plugin.end_copy);
-  lookup(library, "kokkosp_begin_fence", plugin.begin_fence);
-  lookup(library, "kokkosp_end_fence", plugin.end_fence);
-  lookup(library, "kokkosp_push_profile_region", plugin.push);
-  lookup(library, "kokkosp_pop_profile_region", plugin.pop);
-  lookup(library, "kokkosp_begin_parallel_for", plugin.begin_for);
-  lookup(library, "kokkosp_end_parallel_for", plugin.end_for);
-  return plugin;
-}
-
-Plugin plugin;
+bench::EntryPoints plugin;
 
 Kokkos_Profiling_SpaceHandle space(const char* name) {
   Kokkos_Profiling_SpaceHandle handle{};
@@ -143,7 +102,8 @@ BENCHMARK(BM_kernel);
 int main(int argc, char** argv) {
   // The plugin's report goes to a file, not into the benchmark's output.
   ::setenv("CUNUMPY_REPORT", "/dev/null", 0);
-  plugin = load();
+  plugin = bench::load_entry_points(CUNUMPY_PLUGIN_PATH, "bench_plugin_events",
+                                    false);
   plugin.init(0, KOKKOSP_INTERFACE_VERSION, 0, nullptr);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

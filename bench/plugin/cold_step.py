@@ -8,8 +8,11 @@ several Kokkos tools in one rotation (bench_cold_step, one process each).
 The first tool is cunumpy's plugin of --build unless --tool names others;
 `--tool base=/old/build/src/plugin/libkp_cunumpy.so` compares two builds.
 Each round runs the floor (no tool) and every tool once, in an order that
-turns from round to round. A round gives each tool its median above the
-floor's median of that round, and its ratio to the first tool's: rounds run
+turns from round to round. A run's figure is its mean time of a step's
+events (--statistic median: its median, which leaves out the steps where
+the plugin flushes its queue, one in about 64 here). A round gives each
+tool its figure above the floor's of that round, and its ratio to the first
+tool's: rounds run
 minutes apart on a shared machine whose memory is slower or faster from one
 minute to the next, and a ratio within a round cancels that. Results and
 commands in docs/performance.md.
@@ -33,14 +36,14 @@ def pinned():
     return []
 
 
-def run(binary, tool, steps, evict_bytes, report):
+def run(binary, tool, steps, evict_bytes, report, statistic):
     command = pinned() + [binary, "--steps", str(steps),
                           "--evict-bytes", str(evict_bytes)]
     if tool is not None:
         command += ["--tool", tool]
     env = dict(os.environ, CUNUMPY_REPORT=report)
     out = subprocess.run(command, capture_output=True, text=True, env=env)
-    match = re.search(r"median ([\d.]+) ns", out.stdout)
+    match = re.search(rf"{statistic} ([\d.]+) ns", out.stdout)
     if out.returncode != 0 or match is None:
         sys.exit(f"cold_step.py: {' '.join(command)} failed "
                  f"(exit {out.returncode}): {out.stderr.strip()}")
@@ -55,6 +58,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--evict-bytes", type=int, default=8 << 20)
+    parser.add_argument("--statistic", choices=("mean", "median"),
+                        default="mean",
+                        help="of a run's steps (default: mean)")
     args = parser.parse_args()
     binary = os.path.join(args.build, "bench", "plugin", "bench_cold_step")
     if not os.path.exists(binary):
@@ -82,7 +88,7 @@ def main():
         for r in range(args.rounds):
             order = series[r % len(series):] + series[:r % len(series)]
             medians = {name: run(binary, path, args.steps, args.evict_bytes,
-                                 report)
+                                 report, args.statistic)
                        for name, path in order}
             floors.append(medians["floor"])
             for name, _ in tools:
@@ -92,7 +98,8 @@ def main():
                 ratio[name].append(above[name][-1] / first)
 
     print(f"bench_cold_step --steps {args.steps} --evict-bytes "
-          f"{args.evict_bytes}, {args.rounds} rounds")
+          f"{args.evict_bytes}, {args.rounds} rounds, a run's "
+          f"{args.statistic} step")
     print(f"  floor (no tool): {statistics.median(floors):.0f} ns a step")
     print("  tool            ns a step above the floor: median [lowest, "
           "highest round]   ratio to " + tools[0][0])
