@@ -135,55 +135,22 @@ namespace cunumpy::plugin {
 
 // Where the entry points go: the event path's callbacks in libcunumpy, read
 // from this table rather than a GOT entry each. The callbacks of a time
-// step (kernels, regions, copies, fences) share its first cache line, which
-// after a step that streams more than the caches is one miss instead of
-// about eight, one per GOT line. Filled by the loader's relocations. Not
-// const, and not in an unnamed namespace: the compiler would call the
-// functions directly (through the GOT) instead of reading the table.
+// step (kernels, regions, copies, fences; the slots' order) share its first
+// cache line, which after a step that streams more than the caches is one
+// miss instead of about eight, one per GOT line. Filled by the loader's
+// relocations. Not const, and not in an unnamed namespace: the compiler
+// would call the functions directly (through the GOT) instead of reading
+// the table.
 struct alignas(64) Callbacks {
-  decltype(&callback::begin_parallel_for) begin_parallel_for;
-  decltype(&callback::end_parallel_for) end_parallel_for;
-  decltype(&callback::push_region) push_region;
-  decltype(&callback::pop_region) pop_region;
-  decltype(&callback::begin_deep_copy) begin_deep_copy;
-  decltype(&callback::end_deep_copy) end_deep_copy;
-  decltype(&callback::begin_fence) begin_fence;
-  decltype(&callback::end_fence) end_fence;
-  decltype(&callback::begin_parallel_reduce) begin_parallel_reduce;
-  decltype(&callback::end_parallel_reduce) end_parallel_reduce;
-  decltype(&callback::begin_parallel_scan) begin_parallel_scan;
-  decltype(&callback::end_parallel_scan) end_parallel_scan;
-  decltype(&callback::sync_dual_view) sync_dual_view;
-  decltype(&callback::modify_dual_view) modify_dual_view;
-  decltype(&callback::allocate_data) allocate_data;
-  decltype(&callback::deallocate_data) deallocate_data;
-  decltype(&callback::create_profile_section) create_profile_section;
-  decltype(&callback::start_profile_section) start_profile_section;
-  decltype(&callback::stop_profile_section) stop_profile_section;
-  decltype(&callback::destroy_profile_section) destroy_profile_section;
-  decltype(&callback::profile_event) profile_event;
+#define CUNUMPY_PLUGIN_FIELD(name, type, entry) decltype(&callback::name) name;
+  CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_FIELD)
+#undef CUNUMPY_PLUGIN_FIELD
 };
-Callbacks core_callbacks{&callback::begin_parallel_for,
-                         &callback::end_parallel_for,
-                         &callback::push_region,
-                         &callback::pop_region,
-                         &callback::begin_deep_copy,
-                         &callback::end_deep_copy,
-                         &callback::begin_fence,
-                         &callback::end_fence,
-                         &callback::begin_parallel_reduce,
-                         &callback::end_parallel_reduce,
-                         &callback::begin_parallel_scan,
-                         &callback::end_parallel_scan,
-                         &callback::sync_dual_view,
-                         &callback::modify_dual_view,
-                         &callback::allocate_data,
-                         &callback::deallocate_data,
-                         &callback::create_profile_section,
-                         &callback::start_profile_section,
-                         &callback::stop_profile_section,
-                         &callback::destroy_profile_section,
-                         &callback::profile_event};
+Callbacks core_callbacks{
+#define CUNUMPY_PLUGIN_TARGET(name, type, entry) &callback::name,
+    CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_TARGET)
+#undef CUNUMPY_PLUGIN_TARGET
+};
 
 } // namespace cunumpy::plugin
 

@@ -50,9 +50,9 @@ void set_field(Kokkos_Profiling_EventSet& table, Slot slot,
 /// last looked, and where each slot forwards (written when the chain
 /// changes).
 struct alignas(64) HotState {
+  std::array<std::atomic<void*>, slot_count> next_slots{}; // a step's first
   std::atomic<bool> watch_active{false};
   std::atomic<double> last_check{0.0};
-  std::array<std::atomic<void*>, slot_count> next_slots{};
 };
 HotState hot; // constant-initialized: usable before any constructor runs
 auto& next_slots = hot.next_slots;

@@ -32,10 +32,21 @@
 namespace cunumpy::Impl::tools {
 
 /// The event slots of Kokkos_Profiling_EventSet: X(field, type, entry point).
+/// A time step's slots first (kernels, regions, copies, fences): tables
+/// indexed by slot (the forwarding slots, the plugin's calls into the event
+/// path) then hold them in one cache line.
 #define CUNUMPY_TOOLS_EVENT_SLOTS(X)                                           \
   X(begin_parallel_for, Kokkos_Profiling_beginFunction,                        \
     kokkosp_begin_parallel_for)                                                \
   X(end_parallel_for, Kokkos_Profiling_endFunction, kokkosp_end_parallel_for)  \
+  X(push_region, Kokkos_Profiling_pushFunction, kokkosp_push_profile_region)   \
+  X(pop_region, Kokkos_Profiling_popFunction, kokkosp_pop_profile_region)      \
+  X(begin_deep_copy, Kokkos_Profiling_beginDeepCopyFunction,                   \
+    kokkosp_begin_deep_copy)                                                   \
+  X(end_deep_copy, Kokkos_Profiling_endDeepCopyFunction,                       \
+    kokkosp_end_deep_copy)                                                     \
+  X(begin_fence, Kokkos_Profiling_beginFenceFunction, kokkosp_begin_fence)     \
+  X(end_fence, Kokkos_Profiling_endFenceFunction, kokkosp_end_fence)           \
   X(begin_parallel_reduce, Kokkos_Profiling_beginFunction,                     \
     kokkosp_begin_parallel_reduce)                                             \
   X(end_parallel_reduce, Kokkos_Profiling_endFunction,                         \
@@ -44,8 +55,10 @@ namespace cunumpy::Impl::tools {
     kokkosp_begin_parallel_scan)                                               \
   X(end_parallel_scan, Kokkos_Profiling_endFunction,                           \
     kokkosp_end_parallel_scan)                                                 \
-  X(push_region, Kokkos_Profiling_pushFunction, kokkosp_push_profile_region)   \
-  X(pop_region, Kokkos_Profiling_popFunction, kokkosp_pop_profile_region)      \
+  X(sync_dual_view, Kokkos_Profiling_dualViewSyncFunction,                     \
+    kokkosp_dual_view_sync)                                                    \
+  X(modify_dual_view, Kokkos_Profiling_dualViewModifyFunction,                 \
+    kokkosp_dual_view_modify)                                                  \
   X(allocate_data, Kokkos_Profiling_allocateDataFunction,                      \
     kokkosp_allocate_data)                                                     \
   X(deallocate_data, Kokkos_Profiling_deallocateDataFunction,                  \
@@ -58,18 +71,7 @@ namespace cunumpy::Impl::tools {
     kokkosp_stop_profile_section)                                              \
   X(destroy_profile_section, Kokkos_Profiling_destroyProfileSectionFunction,   \
     kokkosp_destroy_profile_section)                                           \
-  X(profile_event, Kokkos_Profiling_profileEventFunction,                      \
-    kokkosp_profile_event)                                                     \
-  X(begin_deep_copy, Kokkos_Profiling_beginDeepCopyFunction,                   \
-    kokkosp_begin_deep_copy)                                                   \
-  X(end_deep_copy, Kokkos_Profiling_endDeepCopyFunction,                       \
-    kokkosp_end_deep_copy)                                                     \
-  X(begin_fence, Kokkos_Profiling_beginFenceFunction, kokkosp_begin_fence)     \
-  X(end_fence, Kokkos_Profiling_endFenceFunction, kokkosp_end_fence)           \
-  X(sync_dual_view, Kokkos_Profiling_dualViewSyncFunction,                     \
-    kokkosp_dual_view_sync)                                                    \
-  X(modify_dual_view, Kokkos_Profiling_dualViewModifyFunction,                 \
-    kokkosp_dual_view_modify)
+  X(profile_event, Kokkos_Profiling_profileEventFunction, kokkosp_profile_event)
 
 /// The slots of a tool's life, which only a loaded library (the plugin and
 /// the next tool it loads) has.
