@@ -32,8 +32,10 @@ load; "above floor" is a series' cost per step less the floor's. Each
 --other-plugin NAME=PATH adds another build of the plugin with the plugin's
 settings, to compare two commits in one rotation.
 
-The column "events" is the cost of the step's events outside its kernel:
-legacy_app times the region's push, and after the kernel the reads of
+The column "events" is the cost of the step's events apart from its
+kernel's body: legacy_app times the region's push, the kernel's begin and
+end events (on a Serial build, where it times the body from inside the
+kernel; it prints which it timed), and after the kernel the reads of
 --probes and the region's pop, apart from the rest of the step, in the same
 blocks. Per step, on less paused, it is a run's median over its block
 pairs and a series' median over its runs, less the floor's, shown with the
@@ -42,8 +44,8 @@ mean over its block pairs instead (and the one after the time-loop ratio,
 a run's mean pair ratio). A cost that comes once every few blocks, such as
 a flush of a thread's event queue, is in the means, while a run's median
 leaves it out as soon as fewer than half its blocks have one: the means are
-what a step costs on average, the medians are steadier under noise. It leaves out the kernel's own begin and end
-events, and the kernel's time, whose run-to-run noise (about 1 us on a step
+what a step costs on average, the medians are steadier under noise. It
+leaves out the kernel's body, whose run-to-run noise (about 1 us on a step
 of 250 us here) is larger than a tool's cost: on a step that streams more
 than the caches hold, it is the figure that tells two tools apart.
 
@@ -115,14 +117,25 @@ def event_differences(output, block, program):
     less paused, for each block pair of one run."""
     blocks = {}
     for kind in ("on", "paused"):
-        line = re.search(rf"blocks of \d+ steps, events outside kernels, "
-                         rf"tool {kind}:([0-9. ]*)", output)
+        # "outside kernels": a legacy_app that did not time the kernel's
+        # begin and end events.
+        line = re.search(rf"blocks of \d+ steps, events (?:apart from kernel "
+                         rf"bodies|outside kernels), tool {kind}:([0-9. ]*)",
+                         output)
         if line is None:
             sys.exit(f"{program} printed no times of the events outside "
                      "kernels: a legacy_app older than this script?")
         blocks[kind] = [float(value) for value in line.group(1).split()]
     return [(on - paused) / block
             for on, paused in zip(blocks["on"], blocks["paused"])]
+
+
+def events_timed_of(output):
+    """Which events legacy_app timed apart from the kernel's body."""
+    line = re.search(r"legacy_app: events timed: (.*)", output)
+    return (line.group(1).strip() if line is not None else
+            "the region's push and pop, the reads (not the kernel's begin "
+            "and end)")
 
 
 def variable_of(assignment, option):
@@ -160,7 +173,8 @@ def paired(arguments, build, environments, size):
                str(arguments.block), "--device-time",
                str(arguments.device_time)]
     series = [Series(name, environment) for name, environment in environments]
-    run(command, series[0].environment)  # warm the file cache
+    output, _, _ = run(command, series[0].environment)  # warm the file cache
+    timed = events_timed_of(output)
     for _ in range(arguments.repeats):
         for one in series:
             output, _, _ = run(command, one.environment)
@@ -168,7 +182,7 @@ def paired(arguments, build, environments, size):
             one.loops.append(loop_seconds(output, program))
             one.events.append(
                 event_differences(output, arguments.block, program))
-    return command, series
+    return command, series, timed
 
 
 def processes(arguments, build, base, environments):
@@ -299,7 +313,8 @@ def main():
               f"{'above floor':>11} {'events':>9} [runs from, to]"
               f"   {'mean':>7} [runs from, to]")
         for size in sizes:
-            _, series = paired(arguments, build, environments, size)
+            _, series, events_timed = paired(arguments, build, environments,
+                                             size)
             costs = {}
             for one in series:
                 middle, low, high = one.ratio()
@@ -345,12 +360,11 @@ def main():
               f"medians of {len(series[0].runs[0])} block pairs each; "
               "[lowest run, highest run]; mean: the median of the runs' "
               "means")
-        print("  events: the step's events outside its kernel (the region's "
-              "push; after the kernel, the reads and the region's pop), timed "
-              "apart, on less paused, above the floor's; the same medians; "
+        print(f"  events: {events_timed}, timed apart from the kernel's "
+              "body, on less paused, above the floor's; the same medians; "
               "mean: the median of the runs' means")
         print("  A cost that comes every few blocks (a flush of the event "
-              "queue, every 128 records) is in the means; a median leaves it "
+              "queue, every 512 records) is in the means; a median leaves it "
               "out once fewer than half the blocks have it.")
 
         if arguments.processes:

@@ -3,9 +3,13 @@
 // KP_TEST_TOOL_OUTPUT (or stderr), one "name count" per line. Loaded as a
 // second tool, it shows that cunumpy forwards every event. With
 // KP_TEST_TOOL_NO_GLOBAL_FENCING set it opts out of Kokkos' global fencing,
-// as the plugin does: the floor of the plugin's benchmark.
+// as the plugin does: the floor of the plugin's benchmark. With
+// KP_TEST_TOOL_SPIN_KERNEL_END_US=N it spins N microseconds in every
+// kernel's end event: a tool of known cost there, for the benchmark's test
+// that it times the kernel's events.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +22,7 @@ std::atomic<std::uint64_t> inits{0}, finalizes{0}, deep_copies{0},
     deep_copy_ends{0}, fences{0}, fence_ends{0}, regions{0}, region_pops{0},
     kernels{0}, dual_view_syncs{0}, dual_view_modifies{0};
 std::atomic<std::uint64_t> next_handle{1};
+long spin_kernel_end_us = 0;
 
 void write_counts() {
   FILE* out = stderr;
@@ -47,6 +52,8 @@ extern "C" {
 void kokkosp_init_library(const int, const uint64_t, const uint32_t,
                           Kokkos_Profiling_KokkosPDeviceInfo*) {
   ++inits;
+  if (const char* spin = std::getenv("KP_TEST_TOOL_SPIN_KERNEL_END_US"))
+    spin_kernel_end_us = std::strtol(spin, nullptr, 10);
 }
 
 void kokkosp_request_tool_settings(const uint32_t,
@@ -92,7 +99,14 @@ void kokkosp_begin_parallel_for(const char*, const uint32_t, uint64_t* id) {
   *id = next_handle++;
 }
 
-void kokkosp_end_parallel_for(const uint64_t) {}
+void kokkosp_end_parallel_for(const uint64_t) {
+  if (spin_kernel_end_us <= 0)
+    return;
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::microseconds(spin_kernel_end_us);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
 
 void kokkosp_dual_view_sync(const char*, const void* const, bool) {
   ++dual_view_syncs;
