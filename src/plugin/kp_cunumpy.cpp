@@ -141,13 +141,29 @@ namespace cunumpy::plugin {
 // relocations. Not const, and not in an unnamed namespace: the compiler
 // would call the functions directly (through the GOT) instead of reading
 // the table.
+// The callbacks whose Kokkos signature takes space handles by value go
+// to their by-reference forms: no copy of the handles onto the stack.
+template <auto callback> struct Target {
+  static constexpr auto function = callback;
+};
+template <> struct Target<&callback::begin_deep_copy> {
+  static constexpr auto function = &callback::begin_deep_copy_by_reference;
+};
+template <> struct Target<&callback::allocate_data> {
+  static constexpr auto function = &callback::allocate_data_by_reference;
+};
+template <> struct Target<&callback::deallocate_data> {
+  static constexpr auto function = &callback::deallocate_data_by_reference;
+};
 struct alignas(64) Callbacks {
-#define CUNUMPY_PLUGIN_FIELD(name, type, entry) decltype(&callback::name) name;
+#define CUNUMPY_PLUGIN_FIELD(name, type, entry)                                \
+  decltype(Target<&callback::name>::function) name;
   CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_FIELD)
 #undef CUNUMPY_PLUGIN_FIELD
 };
 Callbacks core_callbacks{
-#define CUNUMPY_PLUGIN_TARGET(name, type, entry) &callback::name,
+#define CUNUMPY_PLUGIN_TARGET(name, type, entry)                               \
+  Target<&callback::name>::function,
     CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_TARGET)
 #undef CUNUMPY_PLUGIN_TARGET
 };
