@@ -133,16 +133,9 @@ using cunumpy::plugin::Plugin;
 
 namespace cunumpy::plugin {
 
-// Where the entry points go: the event path's callbacks in libcunumpy, read
-// from this table rather than a GOT entry each. The callbacks of a time
-// step (kernels, regions, copies, fences; the slots' order) share its first
-// cache line, which after a step that streams more than the caches is one
-// miss instead of about eight, one per GOT line. Filled by the loader's
-// relocations. Not const, and not in an unnamed namespace: the compiler
-// would call the functions directly (through the GOT) instead of reading
-// the table.
-// The callbacks whose Kokkos signature takes space handles by value go
-// to their by-reference forms: no copy of the handles onto the stack.
+// The callback an entry point calls: the one of its slot, except that those
+// whose Kokkos signature takes space handles by value go to their
+// by-reference forms (no copy of the handles onto the stack).
 template <auto callback> struct Target {
   static constexpr auto function = callback;
 };
@@ -155,6 +148,14 @@ template <> struct Target<&callback::allocate_data> {
 template <> struct Target<&callback::deallocate_data> {
   static constexpr auto function = &callback::deallocate_data_by_reference;
 };
+// Where the entry points go: the event path's callbacks in libcunumpy, read
+// from this table rather than a GOT entry each. The callbacks of a time
+// step (kernels, regions, copies, fences; the slots' order) share its first
+// cache line, which after a step that streams more than the caches is one
+// miss instead of about eight, one per GOT line. Filled by the loader's
+// relocations. Not const, and not in an unnamed namespace: the compiler
+// would call the functions directly (through the GOT) instead of reading
+// the table.
 struct alignas(64) Callbacks {
 #define CUNUMPY_PLUGIN_FIELD(name, type, entry)                                \
   decltype(Target<&callback::name>::function) name;

@@ -132,6 +132,9 @@ void begin_deep_copy(Kokkos_Profiling_SpaceHandle dst, const char* dst_label,
 void end_deep_copy();
 void begin_fence(const char* name, std::uint32_t device_id,
                  std::uint64_t* handle);
+void end_fence(std::uint64_t handle);
+void sync_dual_view(const char* label, const void* ptr, bool to_device);
+void modify_dual_view(const char* label, const void* ptr, bool on_device);
 
 // The callbacks that take a space handle (64 bytes) by value, with the
 // handles by reference: what the plugin's entry points call, with the
@@ -149,9 +152,7 @@ void allocate_data_by_reference(const Kokkos_Profiling_SpaceHandle& space,
 void deallocate_data_by_reference(const Kokkos_Profiling_SpaceHandle& space,
                                   const char* label, const void* ptr,
                                   std::uint64_t size);
-void end_fence(std::uint64_t handle);
-void sync_dual_view(const char* label, const void* ptr, bool to_device);
-void modify_dual_view(const char* label, const void* ptr, bool on_device);
+
 } // namespace callback
 
 /// A table with cunumpy's callback in every event slot (lifecycle slots
