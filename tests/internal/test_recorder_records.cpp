@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <gtest/gtest.h>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <Kokkos_Core.hpp>
@@ -157,6 +158,51 @@ TEST(RecorderDualView, AModifyIsRecordedWithItsSide) {
   EXPECT_EQ(dual_views[0].pointer, synthetic::fake_memory(5));
   EXPECT_TRUE(dual_views[1].device);
   EXPECT_TRUE(sink.events().empty());
+}
+
+TEST(RecorderQueue, AScalarReadsWaitFollowsItsCopyOnEveryThread) {
+  // A scalar read is queued as one record, its wait made from it at the
+  // flush. Two threads read until their queues have been full and wrapped
+  // several times, so that both the one-thread and the merged flush run.
+  constexpr int reads = 3000;
+  RecordingSink sink;
+  // Three steps' records (a region's push and pop, and four reads) take
+  // 58 words, which do not divide the queue: some records wrap.
+  auto read_loop = [] {
+    for (int i = 0; i < reads; ++i) {
+      Kokkos::Profiling::pushRegion("step");
+      synthetic::scalar_read("Cuda", "norm", synthetic::Fence::none);
+      if (i % 3 == 0)
+        synthetic::scalar_read("Cuda", "norm", synthetic::Fence::none);
+      Kokkos::Profiling::popRegion();
+    }
+  };
+  std::thread worker(read_loop);
+  read_loop();
+  worker.join();
+  const auto events = sink.events();
+  constexpr std::size_t reads_made = reads + reads / 3; // per thread
+  ASSERT_EQ(events.size(), 4 * reads_made);
+  std::size_t copies = 0;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const RawEvent& event = events[i];
+    if (event.kind != EventKind::to_host)
+      continue;
+    ++copies;
+    ASSERT_TRUE(event.scalar);
+    EXPECT_EQ(event.nbytes, sizeof(double));
+    ASSERT_LT(i + 1, events.size());
+    const RawEvent& wait = events[i + 1];
+    EXPECT_EQ(wait.kind, EventKind::sync) << "after copy " << copies;
+    EXPECT_TRUE(wait.implicit);
+    EXPECT_TRUE(wait.blocking);
+    EXPECT_EQ(wait.nbytes, 0u);
+    EXPECT_EQ(wait.thread, event.thread);
+    EXPECT_EQ(wait.site, event.site);
+    EXPECT_EQ(wait.start, event.start);
+    EXPECT_EQ(wait.duration, event.duration);
+  }
+  EXPECT_EQ(copies, 2 * reads_made);
 }
 
 TEST(RecorderKernels, KernelsAreRecordedOnlyWhileASinkWantsThem) {

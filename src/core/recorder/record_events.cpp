@@ -55,18 +55,6 @@ void lost_record() noexcept {
   Recorder::instance().count_lost(LossReason::record_failed);
 }
 
-/// The wait a read of a device value into a host scalar makes the host do:
-/// an implicit, blocking sync at the read's line.
-RawEvent scalar_read_wait(const RawEvent& read) {
-  RawEvent sync = read;
-  sync.kind = EventKind::sync;
-  sync.nbytes = 0;
-  sync.content = Content::not_checked;
-  sync.blocking = true;
-  sync.implicit = true;
-  return sync;
-}
-
 /// CUDA copied inside `copy`: its event (and a scalar read's wait) waits
 /// for CUDA's record of those copies instead of being queued. False when
 /// there is no CUDA view to wait in (the event is queued as usual).
@@ -209,10 +197,10 @@ void end_deep_copy() noexcept {
     // Held: the event waits for CUDA's record of its copies (src/core/cuda).
     const bool held = __builtin_expect(copy.cuda_call != 0, 0) &&
                       hold_for_cuda(recorder, copy, event);
+    // A scalar read's wait is made from its copy at the flush: one record
+    // in the queue, not two.
     if (!held)
-      recorder.post(event);
-    if (copy.scalar && !held)
-      recorder.post(scalar_read_wait(event));
+      recorder.post(event, copy.scalar ? EventQueue::followed_by_wait : 0);
     for (std::size_t i = 0; i < thread.copy_depth; ++i)
       thread.copies[i].has_recorded_child = true;
     thread.last_copy = {copy.dst_ptr, copy.src_ptr, copy.nbytes,

@@ -168,6 +168,13 @@ void Recorder::deliver(const PendingRecord& record,
   }
 }
 
+void Recorder::deliver(const PendingRecord& record, std::uint8_t flags,
+                       const RecorderLock& lock) noexcept {
+  deliver(record, lock);
+  if ((flags & EventQueue::followed_by_wait) != 0)
+    deliver(scalar_read_wait(std::get<RawEvent>(record)), lock);
+}
+
 void Recorder::count_lost(LossReason reason, std::uint64_t count) noexcept {
   lost_[static_cast<std::size_t>(reason)].fetch_add(count,
                                                     std::memory_order_relaxed);
@@ -226,32 +233,47 @@ void Recorder::flush(const RecorderLock& lock) {
   clock_.calibrate(); // with the mutex: one caller at a time
   // Records a thread queues while this runs wait for the next flush.
   const std::size_t count = queues_.size();
-  cursors_.resize(2 * count);
+  cursors_.resize(3 * count);
   std::uint64_t* const next = cursors_.data();
   std::uint64_t* const end = next + count;
+  std::uint64_t* const flags = end + count; // of merged_[i]
   std::size_t waiting = 0;
   for (std::size_t i = 0; i < count; ++i) {
     next[i] = queues_[i]->begin(lock);
     end[i] = queues_[i]->end(lock);
     waiting += next[i] != end[i] ? 1 : 0;
   }
+  std::uint8_t record_flags = 0;
   if (waiting == 1) {
     // The usual case: one thread made events since the last flush.
     for (std::size_t i = 0; i < count; ++i) {
-      for (; next[i] != end[i]; ++next[i])
-        deliver(queues_[i]->at(next[i], lock), lock);
+      while (next[i] != end[i]) {
+        const PendingRecord record =
+            queues_[i]->read(next[i], record_flags, lock);
+        deliver(record, record_flags, lock);
+      }
       queues_[i]->consume_until(end[i], lock);
     }
   } else if (waiting > 1) {
     // Several threads: the earliest record first. Each thread's records
-    // are in its order already.
+    // are in its order already; merged_[i] is the next of thread i's, read
+    // when flags[i] is not `none`.
+    constexpr std::uint64_t none = ~std::uint64_t(0);
+    merged_.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      flags[i] = none;
+      if (next[i] != end[i]) {
+        merged_[i] = queues_[i]->read(next[i], record_flags, lock);
+        flags[i] = record_flags;
+      }
+    }
     for (;;) {
       std::size_t earliest = count;
       double earliest_time = 0.0;
       for (std::size_t i = 0; i < count; ++i) {
-        if (next[i] == end[i])
+        if (flags[i] == none)
           continue;
-        const double time = time_of(queues_[i]->at(next[i], lock));
+        const double time = time_of(merged_[i]);
         if (earliest == count || time < earliest_time) {
           earliest = i;
           earliest_time = time;
@@ -259,7 +281,13 @@ void Recorder::flush(const RecorderLock& lock) {
       }
       if (earliest == count)
         break;
-      deliver(queues_[earliest]->at(next[earliest]++, lock), lock);
+      const std::size_t e = earliest;
+      deliver(merged_[e], static_cast<std::uint8_t>(flags[e]), lock);
+      flags[e] = none;
+      if (next[e] != end[e]) {
+        merged_[e] = queues_[e]->read(next[e], record_flags, lock);
+        flags[e] = record_flags;
+      }
     }
     for (std::size_t i = 0; i < count; ++i)
       queues_[i]->consume_until(end[i], lock);
@@ -275,7 +303,8 @@ void Recorder::flush(const RecorderLock& lock) {
   deliver_losses(lock);
 }
 
-template <class Record> void Recorder::post(const Record& record) {
+template <class Record>
+void Recorder::post(const Record& record, std::uint8_t flags) {
   ThreadState& thread = thread_state();
   if (!thread.queue) {
     allocation_point();
@@ -283,18 +312,18 @@ template <class Record> void Recorder::post(const Record& record) {
     add_queue(queue.get());
     thread.queue = std::move(queue);
   }
-  while (!thread.queue->push(record)) {
+  while (!thread.queue->push(record, flags)) {
     const RecorderLock lock(mutex_);
     flush(lock);
   }
 }
 
-template void Recorder::post(const RawEvent&);
-template void Recorder::post(const RegionPush&);
-template void Recorder::post(const RegionPop&);
-template void Recorder::post(const DualViewEvent&);
-template void Recorder::post(const KernelSpan&);
-template void Recorder::post(const Allocation&);
+template void Recorder::post(const RawEvent&, std::uint8_t);
+template void Recorder::post(const RegionPush&, std::uint8_t);
+template void Recorder::post(const RegionPop&, std::uint8_t);
+template void Recorder::post(const DualViewEvent&, std::uint8_t);
+template void Recorder::post(const KernelSpan&, std::uint8_t);
+template void Recorder::post(const Allocation&, std::uint8_t);
 
 void Recorder::add_queue(EventQueue* queue) {
   const RecorderLock lock(mutex_);

@@ -131,8 +131,9 @@ public:
   /// Queues a record on the calling thread, for the sinks attached when it
   /// is flushed: those attached now, as attaching and detaching flush
   /// first. Flushes when the queue is full. Throws std::bad_alloc only when
-  /// the thread's first queue cannot be made.
-  template <class Record> void post(const Record& record);
+  /// the thread's first queue cannot be made. `flags`: EventQueue::Flags.
+  template <class Record>
+  void post(const Record& record, std::uint8_t flags = 0);
 
   /// Seconds since the recorder started.
   double now() const noexcept { return clock_.now(); }
@@ -252,6 +253,9 @@ private:
   explicit Recorder(const RecorderSettings& settings);
   void dispatch(const PendingRecord& record, const RecorderLock& lock);
   void deliver(const PendingRecord& record, const RecorderLock& lock) noexcept;
+  /// A queued record, and the wait of a scalar read after its copy.
+  void deliver(const PendingRecord& record, std::uint8_t flags,
+               const RecorderLock& lock) noexcept;
   void deliver_losses(const RecorderLock& lock) noexcept;
 
   // Read by every event, so kept together in the object's first two cache
@@ -278,6 +282,7 @@ private:
   std::vector<std::pair<EventSink*, int>> sinks_;
   std::vector<EventQueue*> queues_;    ///< of the threads that posted
   std::vector<std::uint64_t> cursors_; ///< flush's scratch space
+  std::vector<PendingRecord> merged_;  ///< flush's scratch space
   StringTable strings_;
   SiteTable sites_;
   std::vector<RawEvent> late_events_; ///< flush's scratch space

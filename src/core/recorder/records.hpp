@@ -91,6 +91,18 @@ struct RawEvent {
   }
 };
 
+/// The wait a read of a device value into a host scalar makes the host do:
+/// an implicit, blocking sync at the read's line.
+inline RawEvent scalar_read_wait(const RawEvent& read) noexcept {
+  RawEvent sync = read;
+  sync.kind = EventKind::sync;
+  sync.nbytes = 0;
+  sync.content = Content::not_checked;
+  sync.blocking = true;
+  sync.implicit = true;
+  return sync;
+}
+
 /// A DualView sync or modify, with the copy a sync caused (if any).
 struct DualViewEvent {
   std::uint32_t label = 0;
@@ -139,7 +151,8 @@ struct Allocation {
   double time = 0.0;
 };
 
-/// What a thread queues for the sinks: 80 bytes.
+/// What a thread queues for the sinks (EventQueue stores each in its own
+/// size).
 using PendingRecord = std::variant<RawEvent, RegionPush, RegionPop,
                                    DualViewEvent, KernelSpan, Allocation>;
 static_assert(sizeof(RawEvent) == 72,
