@@ -95,6 +95,17 @@ void expect_nth(const PendingRecord& record, std::uint8_t flags,
   }
 }
 
+/// The record at `position`, and its flags.
+PendingRecord read_one(const EventQueue& queue, std::uint64_t& position,
+                       std::uint8_t& flags, const RecorderLock& lock) {
+  PendingRecord read;
+  queue.read(position, lock, [&](const auto& record, std::uint8_t its_flags) {
+    read = record;
+    flags = its_flags;
+  });
+  return read;
+}
+
 TEST(EventQueue, RecordsTakeTheirOwnSize) {
   EXPECT_EQ(EventQueue::words_of<RegionPush>(), 3u); // 24 bytes
   EXPECT_EQ(EventQueue::words_of<RegionPop>(), 3u);
@@ -108,28 +119,30 @@ TEST(EventQueue, FillsToItsCapacityAndWrapsWithoutLosingARecord) {
   auto queue = std::make_unique<EventQueue>();
   // Push until full, read half, and again: the records' sizes do not
   // divide the buffer, so the writer wraps at a different place each time,
-  // some of them inside a record, which then starts the buffer again.
+  // some of them inside a record, which then runs on past the buffer's end.
   std::uint32_t pushed = 0;
-  std::uint64_t words = 0; // of the records pushed
+  std::uint64_t words = 0;    // of the records pushed
+  std::uint32_t past_end = 0; // records that ran on past the end
   std::uint32_t read = 0;
   std::uint64_t position = queue->begin(lock);
   for (int round = 0; round < 40; ++round) {
     std::uint32_t accepted = 0;
     while (push_nth(*queue, pushed)) {
+      const std::uint64_t start = words % EventQueue::capacity_words;
       words += words_of_nth(pushed);
+      past_end += start + words_of_nth(pushed) > EventQueue::capacity_words;
       ++pushed;
       ++accepted;
     }
     ASSERT_GT(accepted, 0u);
-    // Full: what is queued fills the buffer to less than one record.
+    // Full: what is queued fills the buffer to less than the next record.
     const std::uint64_t used = queue->end(lock) - queue->begin(lock);
     EXPECT_LE(used, EventQueue::capacity_words);
-    EXPECT_GT(used + EventQueue::words_of<RawEvent>() * 2,
-              EventQueue::capacity_words);
+    EXPECT_GT(used + words_of_nth(pushed), EventQueue::capacity_words);
     const std::uint32_t target = read + (pushed - read) / 2;
     while (read < target) {
       std::uint8_t flags = 0xff;
-      const PendingRecord record = queue->read(position, flags, lock);
+      const PendingRecord record = read_one(*queue, position, flags, lock);
       expect_nth(record, flags, read);
       ++read;
     }
@@ -139,12 +152,13 @@ TEST(EventQueue, FillsToItsCapacityAndWrapsWithoutLosingARecord) {
   const std::uint64_t end = queue->end(lock);
   while (position != end) {
     std::uint8_t flags = 0xff;
-    const PendingRecord record = queue->read(position, flags, lock);
+    const PendingRecord record = read_one(*queue, position, flags, lock);
     expect_nth(record, flags, read);
     ++read;
   }
   EXPECT_EQ(read, pushed);
-  EXPECT_GT(end, words) << "no record was sent to the buffer's start";
+  EXPECT_EQ(end, words);
+  EXPECT_GT(past_end, 5u);
   queue->consume_until(position, lock);
   EXPECT_TRUE(push_nth(*queue, pushed));
 }

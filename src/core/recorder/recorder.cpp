@@ -5,6 +5,8 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <type_traits>
+#include <variant>
 
 #include <cunumpy/event.hpp>
 
@@ -135,32 +137,37 @@ void Recorder::detach(EventSink* sink) {
   sink_count_.store(static_cast<int>(sinks_.size()), std::memory_order_release);
 }
 
-void Recorder::dispatch(const PendingRecord& record, const RecorderLock& lock) {
-  if (const auto* event = std::get_if<RawEvent>(&record)) {
-    for (auto& entry : sinks_)
-      entry.first->on_event(*event, lock);
-  } else if (const auto* push = std::get_if<RegionPush>(&record)) {
-    for (auto& entry : sinks_)
-      entry.first->on_region_push(*push, lock);
-  } else if (const auto* pop = std::get_if<RegionPop>(&record)) {
-    for (auto& entry : sinks_)
-      entry.first->on_region_pop(*pop, lock);
-  } else if (const auto* dual = std::get_if<DualViewEvent>(&record)) {
-    for (auto& entry : sinks_)
-      entry.first->on_dual_view(*dual, lock);
-  } else if (const auto* kernel = std::get_if<KernelSpan>(&record)) {
-    for (auto& entry : sinks_)
-      entry.first->on_kernel(*kernel, lock);
-  } else if (const auto* allocation = std::get_if<Allocation>(&record)) {
-    for (auto& entry : sinks_)
-      entry.first->on_allocation(*allocation, lock);
-  }
+namespace {
+
+void give(EventSink& sink, const RawEvent& event, const RecorderLock& lock) {
+  sink.on_event(event, lock);
+}
+void give(EventSink& sink, const RegionPush& push, const RecorderLock& lock) {
+  sink.on_region_push(push, lock);
+}
+void give(EventSink& sink, const RegionPop& pop, const RecorderLock& lock) {
+  sink.on_region_pop(pop, lock);
+}
+void give(EventSink& sink, const DualViewEvent& event,
+          const RecorderLock& lock) {
+  sink.on_dual_view(event, lock);
+}
+void give(EventSink& sink, const KernelSpan& kernel, const RecorderLock& lock) {
+  sink.on_kernel(kernel, lock);
+}
+void give(EventSink& sink, const Allocation& allocation,
+          const RecorderLock& lock) {
+  sink.on_allocation(allocation, lock);
 }
 
-void Recorder::deliver(const PendingRecord& record,
+} // namespace
+
+template <class Record>
+void Recorder::deliver(const Record& record,
                        const RecorderLock& lock) noexcept {
   try {
-    dispatch(record, lock);
+    for (auto& entry : sinks_)
+      give(*entry.first, record, lock);
   } catch (...) {
     // A sink out of memory loses this record, not the others; the sinks
     // are told that one may be missing.
@@ -168,11 +175,14 @@ void Recorder::deliver(const PendingRecord& record,
   }
 }
 
-void Recorder::deliver(const PendingRecord& record, std::uint8_t flags,
+template <class Record>
+void Recorder::deliver(const Record& record, std::uint8_t flags,
                        const RecorderLock& lock) noexcept {
   deliver(record, lock);
-  if ((flags & EventQueue::followed_by_wait) != 0)
-    deliver(scalar_read_wait(std::get<RawEvent>(record)), lock);
+  if constexpr (std::is_same_v<Record, RawEvent>) {
+    if ((flags & EventQueue::followed_by_wait) != 0)
+      deliver(scalar_read_wait(record), lock);
+  }
 }
 
 void Recorder::count_lost(LossReason reason, std::uint64_t count) noexcept {
@@ -243,15 +253,15 @@ void Recorder::flush(const RecorderLock& lock) {
     end[i] = queues_[i]->end(lock);
     waiting += next[i] != end[i] ? 1 : 0;
   }
-  std::uint8_t record_flags = 0;
+  const auto give_to_sinks = [this, &lock](const auto& record,
+                                           std::uint8_t record_flags) {
+    deliver(record, record_flags, lock);
+  };
   if (waiting == 1) {
     // The usual case: one thread made events since the last flush.
     for (std::size_t i = 0; i < count; ++i) {
-      while (next[i] != end[i]) {
-        const PendingRecord record =
-            queues_[i]->read(next[i], record_flags, lock);
-        deliver(record, record_flags, lock);
-      }
+      while (next[i] != end[i])
+        queues_[i]->read(next[i], lock, give_to_sinks);
       queues_[i]->consume_until(end[i], lock);
     }
   } else if (waiting > 1) {
@@ -260,13 +270,17 @@ void Recorder::flush(const RecorderLock& lock) {
     // when flags[i] is not `none`.
     constexpr std::uint64_t none = ~std::uint64_t(0);
     merged_.resize(count);
-    for (std::size_t i = 0; i < count; ++i) {
+    const auto read_next = [&](std::size_t i) {
       flags[i] = none;
-      if (next[i] != end[i]) {
-        merged_[i] = queues_[i]->read(next[i], record_flags, lock);
-        flags[i] = record_flags;
-      }
-    }
+      if (next[i] != end[i])
+        queues_[i]->read(next[i], lock,
+                         [&](const auto& record, std::uint8_t record_flags) {
+                           merged_[i] = record;
+                           flags[i] = record_flags;
+                         });
+    };
+    for (std::size_t i = 0; i < count; ++i)
+      read_next(i);
     for (;;) {
       std::size_t earliest = count;
       double earliest_time = 0.0;
@@ -281,13 +295,11 @@ void Recorder::flush(const RecorderLock& lock) {
       }
       if (earliest == count)
         break;
-      const std::size_t e = earliest;
-      deliver(merged_[e], static_cast<std::uint8_t>(flags[e]), lock);
-      flags[e] = none;
-      if (next[e] != end[e]) {
-        merged_[e] = queues_[e]->read(next[e], record_flags, lock);
-        flags[e] = record_flags;
-      }
+      const auto record_flags = static_cast<std::uint8_t>(flags[earliest]);
+      std::visit(
+          [&](const auto& record) { give_to_sinks(record, record_flags); },
+          merged_[earliest]);
+      read_next(earliest);
     }
     for (std::size_t i = 0; i < count; ++i)
       queues_[i]->consume_until(end[i], lock);

@@ -251,10 +251,14 @@ public:
 
 private:
   explicit Recorder(const RecorderSettings& settings);
-  void dispatch(const PendingRecord& record, const RecorderLock& lock);
-  void deliver(const PendingRecord& record, const RecorderLock& lock) noexcept;
-  /// A queued record, and the wait of a scalar read after its copy.
-  void deliver(const PendingRecord& record, std::uint8_t flags,
+  /// Gives a record (one of PendingRecord's) to every sink; a sink that
+  /// cannot take it loses it, counted.
+  template <class Record>
+  void deliver(const Record& record, const RecorderLock& lock) noexcept;
+  /// A queued record with its flags (EventQueue::Flags): a scalar read's
+  /// wait follows its copy.
+  template <class Record>
+  void deliver(const Record& record, std::uint8_t flags,
                const RecorderLock& lock) noexcept;
   void deliver_losses(const RecorderLock& lock) noexcept;
 
