@@ -64,6 +64,29 @@ void BM_deep_copy_event(benchmark::State& state) {
 }
 BENCHMARK(BM_deep_copy_event)->ArgName("backtrace")->Arg(0)->Arg(32);
 
+// Copies from two views in turn, as a time step copies its state and then
+// its diagnostics: a label the thread copied from before, but not last.
+// Per copy.
+void BM_deep_copy_events_two_views(benchmark::State& state) {
+  cunumpy::profiling::set_backtrace_depth(32);
+  const auto device = space("Cuda"), host = space("Host");
+  auto events = [&] {
+    plugin.begin_copy(device, "state", device_data, host, "state", host_data,
+                      sizeof host_data);
+    plugin.end_copy();
+    plugin.begin_copy(device, "diagnostics", device_data, host, "diagnostics",
+                      host_data, sizeof host_data);
+    plugin.end_copy();
+  };
+  plugin.push("bench");
+  for (auto _ : state)
+    nested(application_frames, events);
+  plugin.pop();
+  state.SetItemsProcessed(2 * state.iterations());
+  state.SetLabel("call sites");
+}
+BENCHMARK(BM_deep_copy_events_two_views);
+
 void BM_fence_event(benchmark::State& state) {
   cunumpy::profiling::set_backtrace_depth(32);
   auto event = [&] {

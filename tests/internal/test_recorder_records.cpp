@@ -205,6 +205,31 @@ TEST(RecorderQueue, AScalarReadsWaitFollowsItsCopyOnEveryThread) {
   EXPECT_EQ(copies, 2 * reads_made);
 }
 
+TEST(RecorderCopies, ALoopCopyingFromSeveralViewsInternsNothingOnceWarm) {
+  // A time step copies from several views in turn (its state, then its
+  // diagnostics), one of them unnamed: after the first round, every id is
+  // in the thread's caches, so no copy interns a string under the
+  // recorder's lock. A failure injected at the next allocation point, where
+  // that path starts, would lose the event; none is lost.
+  RecordingSink sink;
+  const char* const labels[] = {"state", "diagnostics", "fluxes", ""};
+  const auto round = [&labels] {
+    for (const char* label : labels)
+      synthetic::copy("Host", "Cuda", 64, label);
+  };
+  constexpr int rounds = 20;
+  for (int i = 0; i < rounds; ++i) {
+    if (i == 1) // the first round interned the labels and the site
+      cunumpy::Impl::inject_allocation_failures(1);
+    round();
+  }
+  cunumpy::Impl::inject_allocation_failures(0);
+  const auto events = sink.events();
+  ASSERT_EQ(events.size(), rounds * std::size(labels));
+  for (std::size_t i = 0; i < events.size(); ++i)
+    EXPECT_EQ(sink.text(events[i].label), labels[i % std::size(labels)]);
+}
+
 TEST(RecorderKernels, KernelsAreRecordedOnlyWhileASinkWantsThem) {
   Kokkos::View<double*, Kokkos::HostSpace> values("values", 8);
   const auto policy =

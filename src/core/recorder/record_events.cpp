@@ -41,7 +41,7 @@ std::uint32_t raw_copy_description(Recorder& recorder, ThreadState& thread,
 /// must be interned.
 bool cached_copy_ids(ThreadState& thread, const InFlightCopy& copy,
                      RawEvent& event) {
-  if (copy.label_id == 0 || !copy.site.cached(thread.sites, event.site))
+  if (!copy.label_known || !copy.site.cached(thread.sites, event.site))
     return false;
   event.label = copy.label_id;
   if (copy.site.api != nullptr) {
@@ -117,15 +117,11 @@ void begin_deep_copy(const char* dst_space, const char* dst_label,
     if (recorder.wants_contents())
       begin_content_check(*copy,
                           dst_side == SpaceSide::host ? dst_space : src_space);
-    // Loops copy the same views: reuse the last label's id when it matches.
+    // Loops copy the same views: reuse their labels' ids.
     const char* label = src_label != nullptr ? src_label : "";
-    if (thread->label_id != 0 &&
-        std::strcmp(thread->label.c_str(), label) == 0) {
-      copy->label_id = thread->label_id;
-    } else {
-      copy->label_id = 0;
+    copy->label_known = thread->copy_labels.find(label, copy->label_id);
+    if (!copy->label_known)
       copy->label.assign(label);
-    }
     copy->site.capture(recorder);
     copy->start = recorder.now();
   } catch (...) {
@@ -183,10 +179,10 @@ void end_deep_copy() noexcept {
       const RecorderLock lock = recorder.lock();
       allocation_point();
       event.site = copy.site.intern(recorder, thread.sites, lock);
-      if (copy.label_id == 0) {
-        thread.label = copy.label;
-        thread.label_id = recorder.strings(lock).intern(copy.label);
-        copy.label_id = thread.label_id;
+      if (!copy.label_known) {
+        copy.label_id = recorder.strings(lock).intern(copy.label);
+        copy.label_known = true;
+        thread.copy_labels.store(copy.label, copy.label_id);
       }
       event.label = copy.label_id;
       event.description =

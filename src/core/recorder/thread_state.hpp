@@ -6,6 +6,7 @@
 // the thread's queue of records. Reached through an initial-exec TLS
 // pointer (thread_state()); only its thread touches it, except the queue.
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -52,33 +53,77 @@ private:
 };
 
 /// Strings a thread names its events with again and again (region names,
-/// DualView labels, fence names, kernel names) and their ids, so that a
-/// loop interns nothing: the last few, replaced in turn.
-class RecentStrings {
+/// DualView labels, fence names, kernel names, the labels of the views it
+/// copies) and their ids, so that a loop interns nothing: the last `Size`
+/// used, a new one replacing the one unused the longest. A search starts at
+/// the string found last and goes on slot by slot; a loop fills the slots
+/// in the order it names its events, so a loop that names them in the same
+/// order each time finds each in one or two comparisons (one or two cache
+/// lines), not a scan.
+template <unsigned Size> class RecentStrings {
+  static_assert((Size & (Size - 1)) == 0, "a power of two");
+
 public:
-  bool find(std::string_view text, std::uint32_t& id) const {
-    for (const Entry& entry : entries_) {
-      if (entry.id != 0 && entry.text == text) {
+  bool find(std::string_view text, std::uint32_t& id) {
+    return find_if(id,
+                   [text](const std::string& kept) { return kept == text; });
+  }
+  /// A terminated string (Kokkos' labels), compared without measuring it.
+  bool find(const char* text, std::uint32_t& id) {
+    return find_if(id, [text](const std::string& kept) {
+      return std::strcmp(kept.c_str(), text) == 0;
+    });
+  }
+  void store(std::string_view text, std::uint32_t id) {
+    unsigned slot = 0;
+    for (unsigned i = 1; i < Size; ++i)
+      if (entries_[i].used_at < entries_[slot].used_at)
+        slot = i;
+    Entry& entry = entries_[slot];
+    entry.text.assign(text);
+    entry.id = id;
+    entry.used_at = ++clock_;
+    last_ = slot;
+  }
+
+private:
+  template <class Equal> bool find_if(std::uint32_t& id, const Equal& equal) {
+    Entry& last = entries_[last_]; // a loop's repeated name: one comparison
+    if (last.used_at != 0 && equal(last.text)) {
+      last.used_at = ++clock_;
+      id = last.id;
+      return true;
+    }
+    return find_other(id, equal);
+  }
+  template <class Equal>
+  __attribute__((noinline)) bool find_other(std::uint32_t& id,
+                                            const Equal& equal) {
+    for (unsigned i = 1; i < Size; ++i) {
+      const unsigned slot = (last_ + i) % Size;
+      Entry& entry = entries_[slot];
+      if (entry.used_at != 0 && equal(entry.text)) {
+        entry.used_at = ++clock_;
+        last_ = slot;
         id = entry.id;
         return true;
       }
     }
     return false;
   }
-  void store(std::string_view text, std::uint32_t id) {
-    Entry& entry = entries_[next_++ % size];
-    entry.text.assign(text);
-    entry.id = id;
-  }
 
-private:
-  static constexpr unsigned size = 8;
   struct Entry {
     std::string text;
-    std::uint32_t id = 0; // 0: empty
+    std::uint32_t id = 0;
+    /// When last found or stored, on the clock_ of this cache; 0: empty.
+    /// After 2^32 finds, a wrapped clock only makes one replacement
+    /// choose a string used recently.
+    std::uint32_t used_at = 0;
   };
-  Entry entries_[size];
-  unsigned next_ = 0;
+  // First: a search reads last_, then an entry.
+  std::uint32_t clock_ = 0;
+  unsigned last_ = 0;
+  Entry entries_[Size];
 };
 
 /// Where an event came from, captured on the event's thread without the
@@ -128,8 +173,9 @@ struct InFlightCopy {
   std::uint32_t cuda_call = 0;
   std::uint64_t content_before = 0;
   double start = 0.0;
-  std::uint32_t label_id = 0; ///< StringTable id, when already known
-  std::string label;          ///< set when label_id is 0
+  bool label_known = false; ///< label_id is the label's StringTable id
+  std::uint32_t label_id = 0;
+  std::string label; ///< set when the id is not known yet
   CapturedSite site;
 };
 
@@ -279,16 +325,17 @@ struct alignas(64) ThreadState {
   std::uint32_t index;
   std::uint64_t fence_count = 0;
 
-  alignas(64) LastCopy last_copy;
-  // Ids this thread needs again and again, found without the mutex.
-  std::string label; // the last copy's label, and its id
-  std::uint32_t label_id = 0;
+  alignas(64) LastCopy last_copy; // 32 bytes
   /// Created with the thread's first record.
   std::unique_ptr<EventQueue> queue;
   // Activity on this thread (copies and fences begun), to merge the fences
   // one Kokkos::fence reports for each execution space into one sync.
   std::uint64_t activity = 0;
   std::uint64_t global_fence_activity = 0;
+  /// The labels of the views this thread copies from, and their ids: its
+  /// search starts in the line above, its first entry fills the next one
+  /// (a copy from the view copied last touches those two lines).
+  RecentStrings<4> copy_labels;
   std::uint32_t global_fence_name_id = 0;
   /// The execution space types whose part of the current global fence came
   /// already: a second part of one type is the next Kokkos::fence.
@@ -296,7 +343,7 @@ struct alignas(64) ThreadState {
 
   LastSpaces last_spaces; // aligned to a line
   DescriptionCache descriptions;
-  RecentStrings names; // of fences, regions, DualViews and kernels
+  RecentStrings<8> names; // of fences, regions, DualViews and kernels
   SiteCache sites;
 
   SpaceCacheEntry spaces[8];
@@ -329,6 +376,9 @@ struct alignas(64) ThreadState {
     return kernels[kernel_depth++];
   }
 };
+
+static_assert(offsetof(ThreadState, copy_labels) % 64 == 56,
+              "a search of copy_labels reads the line of activity");
 
 /// The calling thread's state (two instructions once made).
 inline ThreadState& thread_state() {
