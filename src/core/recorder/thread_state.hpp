@@ -75,22 +75,21 @@ public:
     });
   }
   void store(std::string_view text, std::uint32_t id) {
-    unsigned slot = 0;
-    for (unsigned i = 1; i < Size; ++i)
-      if (entries_[i].used_at < entries_[slot].used_at)
+    // The string found last is the one used last, whatever its used_at.
+    unsigned slot = entries_[last_].used_at == 0 ? last_ : (last_ + 1) % Size;
+    for (unsigned i = 0; i < Size; ++i)
+      if (i != last_ && entries_[i].used_at < entries_[slot].used_at)
         slot = i;
     Entry& entry = entries_[slot];
     entry.text.assign(text);
     entry.id = id;
-    entry.used_at = ++clock_;
-    last_ = slot;
+    move_last(slot);
   }
 
 private:
   template <class Equal> bool find_if(std::uint32_t& id, const Equal& equal) {
-    Entry& last = entries_[last_]; // a loop's repeated name: one comparison
+    const Entry& last = entries_[last_]; // a loop's repeated name: one read
     if (last.used_at != 0 && equal(last.text)) {
-      last.used_at = ++clock_;
       id = last.id;
       return true;
     }
@@ -101,15 +100,22 @@ private:
                                             const Equal& equal) {
     for (unsigned i = 1; i < Size; ++i) {
       const unsigned slot = (last_ + i) % Size;
-      Entry& entry = entries_[slot];
+      const Entry& entry = entries_[slot];
       if (entry.used_at != 0 && equal(entry.text)) {
-        entry.used_at = ++clock_;
-        last_ = slot;
+        move_last(slot);
         id = entry.id;
         return true;
       }
     }
     return false;
+  }
+  /// The string found last is used until another one is: only then does
+  /// it take the time, so that finding it again writes nothing.
+  void move_last(unsigned slot) {
+    if (entries_[last_].used_at != 0)
+      entries_[last_].used_at = ++clock_;
+    entries_[slot].used_at = ++clock_;
+    last_ = slot;
   }
 
   struct Entry {
