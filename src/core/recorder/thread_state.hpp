@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -54,82 +55,105 @@ private:
 
 /// Strings a thread names its events with again and again (region names,
 /// DualView labels, fence names, kernel names, the labels of the views it
-/// copies) and their ids, so that a loop interns nothing: the last `Size`
-/// used, a new one replacing the one unused the longest. A search starts at
-/// the string found last and goes on slot by slot; a loop fills the slots
-/// in the order it names its events, so a loop that names them in the same
-/// order each time finds each in one or two comparisons (one or two cache
-/// lines), not a scan.
+/// copies) and their ids, so that a loop interns nothing: `Size` of them.
+/// A search tries the string found last, then the one found after it the
+/// last time: a loop that names its events in the same order each time
+/// finds each in one or two comparisons (one or two cache lines).
+/// Otherwise a hash of the string gives its slot. A new string replaces one not
+/// found since the replacing hand last passed it, never the one found last (the
+/// clock algorithm: close to "the one unused the longest", for a flag set
+/// when a search moves on to another string).
 template <unsigned Size> class RecentStrings {
-  static_assert((Size & (Size - 1)) == 0, "a power of two");
+  static_assert(Size >= 2 && (Size & (Size - 1)) == 0, "a power of two");
 
 public:
   bool find(std::string_view text, std::uint32_t& id) {
-    return find_if(id,
-                   [text](const std::string& kept) { return kept == text; });
+    const Entry& last = entries_[last_];
+    if (last.used && last.text == text) {
+      id = last.id;
+      return true;
+    }
+    return find_other(text, id);
   }
-  /// A terminated string (Kokkos' labels), compared without measuring it.
+  /// A terminated string (Kokkos' labels), compared without measuring it
+  /// while the guesses hold.
   bool find(const char* text, std::uint32_t& id) {
-    return find_if(id, [text](const std::string& kept) {
-      return std::strcmp(kept.c_str(), text) == 0;
-    });
+    const Entry& last = entries_[last_];
+    if (last.used && std::strcmp(last.text.c_str(), text) == 0) {
+      id = last.id;
+      return true;
+    }
+    return find_other(std::string_view(text), id);
   }
   void store(std::string_view text, std::uint32_t id) {
-    // The string found last is the one used last, whatever its used_at.
-    unsigned slot = entries_[last_].used_at == 0 ? last_ : (last_ + 1) % Size;
-    for (unsigned i = 0; i < Size; ++i)
-      if (i != last_ && entries_[i].used_at < entries_[slot].used_at)
-        slot = i;
+    unsigned slot = hand_;
+    for (;;) {
+      Entry& entry = entries_[slot];
+      if (slot != last_ || !entry.used) {
+        if (!entry.used || !entry.found)
+          break;
+        entry.found = false; // a second chance
+      }
+      slot = (slot + 1) % Size;
+    }
+    hand_ = (slot + 1) % Size;
     Entry& entry = entries_[slot];
+    if (entry.used && index_[entry.bucket] == slot + 1)
+      index_[entry.bucket] = 0;
     entry.text.assign(text);
     entry.id = id;
+    entry.used = true;
+    entry.bucket = bucket(text);
+    index_[entry.bucket] = static_cast<std::uint8_t>(slot + 1);
     move_last(slot);
   }
 
 private:
-  template <class Equal> bool find_if(std::uint32_t& id, const Equal& equal) {
-    const Entry& last = entries_[last_]; // a loop's repeated name: one read
-    if (last.used_at != 0 && equal(last.text)) {
-      id = last.id;
-      return true;
-    }
-    return find_other(id, equal);
+  static constexpr unsigned buckets = 4 * Size;
+  static_assert(Size < 256, "slots are bytes");
+
+  static std::uint8_t bucket(std::string_view text) {
+    return static_cast<std::uint8_t>(std::hash<std::string_view>{}(text) %
+                                     buckets);
   }
-  template <class Equal>
-  __attribute__((noinline)) bool find_other(std::uint32_t& id,
-                                            const Equal& equal) {
-    for (unsigned i = 1; i < Size; ++i) {
-      const unsigned slot = (last_ + i) % Size;
-      const Entry& entry = entries_[slot];
-      if (entry.used_at != 0 && equal(entry.text)) {
-        move_last(slot);
-        id = entry.id;
-        return true;
-      }
+  __attribute__((noinline)) bool find_other(std::string_view text,
+                                            std::uint32_t& id) {
+    unsigned slot = entries_[last_].next;
+    if (!entries_[slot].used || entries_[slot].text != text) {
+      const unsigned indexed = index_[bucket(text)];
+      if (indexed == 0)
+        return false;
+      slot = indexed - 1;
+      if (entries_[slot].text != text)
+        return false; // another string of the same bucket
     }
-    return false;
+    move_last(slot);
+    id = entries_[slot].id;
+    return true;
   }
-  /// The string found last is used until another one is: only then does
-  /// it take the time, so that finding it again writes nothing.
+  /// The string found last is used until another one is: only then is it
+  /// marked found, so that finding it again writes nothing.
   void move_last(unsigned slot) {
-    if (entries_[last_].used_at != 0)
-      entries_[last_].used_at = ++clock_;
-    entries_[slot].used_at = ++clock_;
+    Entry& left = entries_[last_];
+    left.found = true;
+    left.next = static_cast<std::uint8_t>(slot);
+    entries_[slot].found = true;
     last_ = slot;
   }
 
   struct Entry {
     std::string text;
     std::uint32_t id = 0;
-    /// When last found or stored, on the clock_ of this cache; 0: empty.
-    /// After 2^32 finds, a wrapped clock only makes one replacement
-    /// choose a string used recently.
-    std::uint32_t used_at = 0;
+    bool used = false;  // the empty string's id is 0 too
+    bool found = false; // since the hand last passed it
+    std::uint8_t bucket = 0;
+    std::uint8_t next = 0; // the slot found after this one, the last time
   };
-  // First: a search reads last_, then an entry.
-  std::uint32_t clock_ = 0;
+  // First: a search reads last_, then an entry; the index comes last.
   unsigned last_ = 0;
+  unsigned hand_ = 0;
   Entry entries_[Size];
+  std::uint8_t index_[buckets] = {}; // slot + 1 by bucket; 0: none
 };
 
 /// Where an event came from, captured on the event's thread without the
@@ -349,7 +373,9 @@ struct alignas(64) ThreadState {
 
   LastSpaces last_spaces; // aligned to a line
   DescriptionCache descriptions;
-  RecentStrings<8> names; // of fences, regions, DualViews and kernels
+  /// Of fences, regions, DualViews and kernels: 32, as a time step of a
+  /// real code names tens of regions and kernels.
+  RecentStrings<32> names;
   SiteCache sites;
 
   SpaceCacheEntry spaces[8];
