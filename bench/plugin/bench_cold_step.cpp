@@ -13,8 +13,8 @@
 // Without --tool, the events go to functions that do nothing: the floor.
 // Prints the mean, the median and the quartiles of the nanoseconds per
 // step's events. The mean is what a step costs on average: a tool that
-// batches its work (the plugin's flush, every 512 records) pays it in one
-// step of many, which the median leaves out.
+// batches its work (the plugin's flush, when a thread's 32 KiB of records fill)
+// pays it in one step of many, which the median leaves out.
 
 #include <algorithm>
 #include <chrono>

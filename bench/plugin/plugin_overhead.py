@@ -364,7 +364,7 @@ def main():
               "body, on less paused, above the floor's; the same medians; "
               "mean: the median of the runs' means")
         print("  A cost that comes every few blocks (a flush of the event "
-              "queue, every 512 records) is in the means; a median leaves it "
+              "queue, when its 32 KiB fill) is in the means; a median leaves it "
               "out once fewer than half the blocks have it.")
 
         if arguments.processes:
