@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstddef>
 #include <cstdint>
 #include <link.h>
 #include <mutex>
@@ -209,6 +210,7 @@ struct Trace {
   /// frame.
   static constexpr int max_frames = 64;
   static constexpr int max_reads = 2 * max_frames;
+  // What a replay reads before the reads, in the trace's first line.
   std::uintptr_t sp = 0; // at the start; 0: empty
   std::uintptr_t rbp = 0;
   bool rbp_read = false; // the walk used the frame pointer it started with
@@ -295,14 +297,24 @@ bool main_thread_stack(std::uintptr_t& low, std::uintptr_t& high) {
 #endif
 }
 
-struct ThreadUnwinder {
+struct alignas(64) ThreadUnwinder {
   static constexpr int cache_bits = 10;
   /// Walks by stack pointer: 8 sets of 8, as the copies of several lines
   /// of one function start at the same stack pointer.
   static constexpr int trace_sets = 8;
   static constexpr int trace_ways = 8;
+  // What every capture reads or writes before its trace, in the first
+  // line: after a time step that streams more than the caches, each line
+  // a capture reads is a miss.
   std::uintptr_t stack_low = 0;
-  std::uintptr_t stack_high = 0; // 0: bounds unknown, always portable
+  std::uintptr_t stack_high = 0;          // 0: bounds unknown, always portable
+  std::uint8_t last_hit[trace_sets] = {}; // tried first
+  std::uint64_t uses = 0;
+  // Statistics of this thread: counted here, not in shared atomics, so that
+  // threads replaying at once write no common cache line.
+  std::uint64_t replays = 0;
+  std::uint64_t refused_replays = 0;
+  std::uint64_t walks = 0; // serials
   std::uint64_t generation = ~std::uint64_t(0);
   CachedRule rules[1 << cache_bits];
   Trace traces[trace_sets][trace_ways];
@@ -317,13 +329,6 @@ struct ThreadUnwinder {
     std::uintptr_t sp[trace_ways] = {};
   };
   WayStackPointers way_sp[trace_sets];
-  std::uint8_t last_hit[trace_sets] = {}; // tried first
-  std::uint64_t uses = 0;
-  std::uint64_t walks = 0; // serials
-  // Statistics of this thread: counted here, not in shared atomics, so that
-  // threads replaying at once write no common cache line.
-  std::uint64_t replays = 0;
-  std::uint64_t refused_replays = 0;
 
   ThreadUnwinder() {
     if (main_thread_stack(stack_low, stack_high))
@@ -454,6 +459,10 @@ struct ThreadUnwinder {
     return trace.frame_count + 1;
   }
 };
+
+static_assert(offsetof(ThreadUnwinder, generation) + 8 <= 64,
+              "a capture's first reads are one line");
+
 
 ThreadUnwinder& thread_unwinder() {
   return FastThreadLocal<ThreadUnwinder>::get();
