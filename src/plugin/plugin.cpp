@@ -113,6 +113,10 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
   // Kokkos feeds the recorder through this library: cunumpy's in-process
   // hooks, if the application uses cunumpy too, must not feed it again.
   recorder.set_fed_by_plugin(true);
+  // The report resolves every site: resolving each at the flush after its
+  // first event lets replays stop at its line
+  // (Recorder::resolve_sites_at_flush).
+  recorder.resolve_sites_at_flush(true);
   start_ = recorder.now();
   config_ = Config::from_environment();
   (void)registered_device_spaces(); // reads CUNUMPY_DEVICE_SPACES now

@@ -219,8 +219,7 @@ struct Trace {
   int reads = 0;
   int frame_count = 0; // frames after the first
   std::uint64_t last_use = 0;
-  std::uint64_t serial = 0; // changes with every walk kept here
-  std::uint32_t memo = 0;   // the caller's word (WalkMemo)
+  WalkHead head; // the caller's word (WalkMemo)
   struct Read {
     std::uintptr_t address;
     std::uintptr_t word;
@@ -431,20 +430,26 @@ struct alignas(64) ThreadUnwinder {
     return true;
   }
 
-  /// Whether the stack at (sp, rbp) still holds the words `trace` read.
-  /// Its addresses were on this thread's stack, above the same stack
-  /// pointer: they still are.
+  /// Whether the stack at (sp, rbp) still holds the words `trace` read:
+  /// all of them, or for a caller with a memo (`with_memo`) that the walk
+  /// holds, the words of the frames that decide it (WalkMemo::
+  /// limit_to_frames). Its addresses were on this thread's stack, above
+  /// the same stack pointer: they still are.
   static bool still_holds(const Trace& trace, const StopRule& stop,
-                          std::uintptr_t sp, std::uintptr_t rbp) {
+                          std::uintptr_t sp, std::uintptr_t rbp,
+                          bool with_memo) {
     if (trace.sp != sp || trace.depth != stop.depth ||
         trace.stop_after_caller != stop.stop_after_caller ||
         (trace.rbp_read && trace.rbp != rbp))
       return false;
+    const int reads = with_memo && trace.head.memo != 0 && trace.head.limit != 0
+                          ? trace.head.limit
+                          : trace.reads;
     std::uintptr_t difference = 0;
     // Unrolled: a loop's replay compares some 20 words, and the loop's own
     // count and branch were a third of its instructions.
 #pragma GCC unroll 4
-    for (int i = 0; i < trace.reads; ++i)
+    for (int i = 0; i < reads; ++i)
       difference |=
           *reinterpret_cast<const std::uintptr_t*>(trace.read[i].address) ^
           trace.read[i].word;
@@ -463,7 +468,6 @@ struct alignas(64) ThreadUnwinder {
 static_assert(offsetof(ThreadUnwinder, generation) + 8 <= 64,
               "a capture's first reads are one line");
 
-
 ThreadUnwinder& thread_unwinder() {
   return FastThreadLocal<ThreadUnwinder>::get();
 }
@@ -476,8 +480,8 @@ int replayed(ThreadUnwinder& unwinder, Trace& kept, int way,
   last_hit = static_cast<std::uint8_t>(way);
   ++unwinder.replays;
   if (memo != nullptr) {
-    *memo = WalkMemo(&kept.memo, &kept.serial);
-    if (kept.memo != 0)
+    *memo = WalkMemo(&kept.head);
+    if (kept.head.memo != 0)
       return kept.frame_count + 1; // the caller needs no frames
   }
   return ThreadUnwinder::frames_of(kept, frames);
@@ -512,7 +516,7 @@ __attribute__((noinline)) int capture_cached(void** frames, StopRule stop,
   const std::size_t set_index = ThreadUnwinder::set_of(sp);
   std::uint8_t& last_hit = unwinder.last_hit[set_index];
   Trace& last = unwinder.traces[set_index][last_hit];
-  if (ThreadUnwinder::still_holds(last, stop, sp, rbp))
+  if (ThreadUnwinder::still_holds(last, stop, sp, rbp, memo != nullptr))
     return replayed(unwinder, last, last_hit, last_hit, frames, memo);
   return walk(unwinder, frames, stop, memo, ip, sp, rbp);
 }
@@ -533,7 +537,7 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
     if (way == last_hit || way_sp[way] != sp)
       continue; // tried, or from another stack pointer
     Trace& kept = set[way];
-    if (ThreadUnwinder::still_holds(kept, stop, sp, rbp))
+    if (ThreadUnwinder::still_holds(kept, stop, sp, rbp, memo != nullptr))
       return replayed(unwinder, kept, way, last_hit, frames, memo);
     refused = true;
   }
@@ -565,8 +569,8 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
   trace.stop_after_caller = stop.stop_after_caller;
   trace.reads = 0;
   trace.frame_count = 0;
-  trace.memo = 0;
-  trace.serial = ++unwinder.walks;
+  trace.head = WalkHead{};
+  trace.head.serial = ++unwinder.walks;
   int count = 1;
   const CachedRule* rule = &unwinder.rule(ip, table);
   const auto remember = [&] {
@@ -575,7 +579,7 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
       trace_sp = sp;
       trace.last_use = ++unwinder.uses;
       if (memo != nullptr)
-        *memo = WalkMemo(&trace.memo, &trace.serial);
+        *memo = WalkMemo(&trace.head);
     }
     return count;
   };
@@ -598,6 +602,24 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
 #endif
 
 } // namespace
+
+void WalkMemo::limit_to_frames(int count) const noexcept {
+  if (!valid() || head_->limit_decided)
+    return;
+  head_->limit_decided = true;
+#if CUNUMPY_CACHED_UNWINDER
+  // frames[0] is the capture's own address; frames[i] was read by the
+  // read frame_read[i - 1], and the reads come in the walk's order, so the
+  // first frame_read[count - 2] + 1 reads give the first `count` frames.
+  const Trace& trace = *reinterpret_cast<const Trace*>(
+      reinterpret_cast<const char*>(head_) - offsetof(Trace, head));
+  if (count >= 2 && count - 1 <= trace.frame_count &&
+      trace.reads <= Trace::max_reads)
+    head_->limit = static_cast<std::uint16_t>(trace.frame_read[count - 2] + 1);
+#else
+  (void)count;
+#endif
+}
 
 int capture_stack(void** frames, int depth, CaptureOptions options,
                   WalkMemo* memo) noexcept {

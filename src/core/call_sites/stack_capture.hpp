@@ -14,6 +14,17 @@ struct CaptureOptions {
   bool portable_only = false;
 };
 
+/// What a walk the unwinder keeps for replays holds for the caller of
+/// capture_stack (see WalkMemo); part of the kept walk.
+struct WalkHead {
+  std::uint64_t serial = 0; ///< changes with every walk kept there
+  std::uint32_t memo = 0;   ///< the caller's word
+  /// Stack words a replay for a caller with a memo compares (the first
+  /// `limit` the walk read); 0: all of them.
+  std::uint16_t limit = 0;
+  bool limit_decided = false; ///< limit_to_frames was called
+};
+
 /// A word kept with a walk the unwinder keeps for replays, for the caller
 /// of capture_stack: the recorder keeps the site id of the frames there, so
 /// that an event made again from the same line needs no lookup. Reads 0
@@ -24,20 +35,30 @@ struct CaptureOptions {
 class WalkMemo {
 public:
   WalkMemo() = default;
-  WalkMemo(std::uint32_t* word, const std::uint64_t* serial) noexcept
-      : word_(word), serial_(serial), expected_(*serial) {}
+  explicit WalkMemo(WalkHead* head) noexcept
+      : head_(head), expected_(head->serial) {}
 
-  std::uint32_t get() const noexcept {
-    return word_ != nullptr && *serial_ == expected_ ? *word_ : 0;
-  }
+  std::uint32_t get() const noexcept { return valid() ? head_->memo : 0; }
   void set(std::uint32_t value) const noexcept {
-    if (word_ != nullptr && *serial_ == expected_)
-      *word_ = value;
+    if (valid())
+      head_->memo = value;
   }
+  /// Whether limit_to_frames was called for this walk (true without one).
+  bool limit_decided() const noexcept {
+    return !valid() || head_->limit_decided;
+  }
+  /// Only the first `count` frames decide what the memo stands for (the
+  /// site's line is in frame count - 1; 0: all frames do): from now on a
+  /// capture with a memo replays this walk when the stack holds the words
+  /// those frames were read from, whatever the frames above them. Once set,
+  /// the memo must not change.
+  void limit_to_frames(int count) const noexcept;
 
 private:
-  std::uint32_t* word_ = nullptr;
-  const std::uint64_t* serial_ = nullptr;
+  bool valid() const noexcept {
+    return head_ != nullptr && head_->serial == expected_;
+  }
+  WalkHead* head_ = nullptr;
   std::uint64_t expected_ = 0;
 };
 

@@ -313,6 +313,13 @@ void Recorder::flush(const RecorderLock& lock) {
       deliver(event, lock);
   }
   deliver_losses(lock);
+  if (resolve_sites_at_flush_.load(std::memory_order_relaxed)) {
+    try {
+      sites_.resolve_new();
+    } catch (...) {
+      // Unresolved, a site's walk is compared whole: nothing is lost.
+    }
+  }
 }
 
 template <class Record>

@@ -178,6 +178,20 @@ public:
     return device_fence_.load(std::memory_order_acquire);
   }
 
+  /// Call sites are resolved at every flush (the stacks first seen since
+  /// the last one), not when a reader asks: then a walk the unwinder
+  /// replays is compared only up to the frame its site's line comes from
+  /// (SiteTable::decisive_frames), which spares reading the cold top of
+  /// the stack at every capture. For a front end that reports every site
+  /// anyway (the plugin); the work moves, it does not grow.
+  void resolve_sites_at_flush(bool value) noexcept {
+    resolve_sites_at_flush_.store(value, std::memory_order_relaxed);
+  }
+  /// SiteTable::decisive_frames, without the mutex.
+  std::uint8_t decisive_frames(std::uint32_t site) const noexcept {
+    return sites_.decisive_frames(site);
+  }
+
   /// Kernels are recorded (KernelSpan) while at least one sink wants them.
   void want_kernels(bool value) noexcept {
     kernel_wanted_.fetch_add(value ? 1 : -1, std::memory_order_acq_rel);
@@ -279,6 +293,7 @@ private:
   std::atomic<LateSource*> late_source_{nullptr};
   std::atomic<bool> fed_by_plugin_{false};
   std::atomic<bool> hooks_installed_{false};
+  std::atomic<bool> resolve_sites_at_flush_{false};
 
   alignas(64) RecorderMutex mutex_; // written by every lock: a line apart
   RecorderSettings settings_;
