@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <gtest/gtest.h>
 #include <thread>
 
@@ -50,13 +51,19 @@ TEST(Clock, CalibratedAfterAMillisecondAndContinuous) {
     GTEST_SKIP() << "no invariant time-stamp counter on this machine";
   EXPECT_GE(after, before) << "no step back at the switch";
   EXPECT_LT(after - before, 1e-3) << "no step forward either";
-  // The counter's seconds are steady_clock's: a spin of 20 ms.
-  const auto start = steady_clock::now();
-  const double t0 = clock.now();
-  spin(20e-3);
-  const double measured = clock.now() - t0;
-  const double steady = since(start);
-  EXPECT_NEAR(measured, steady, 0.01 * steady);
+  // The counter's seconds are steady_clock's: a spin of 20 ms, timed by
+  // both. A preemption between the two clocks' reads (not the clock's
+  // doing) can spoil one try, hardly three: the closest of three.
+  double error = 1.0;
+  for (int i = 0; i < 3; ++i) {
+    const auto start = steady_clock::now();
+    const double t0 = clock.now();
+    spin(20e-3);
+    const double measured = clock.now() - t0;
+    const double steady = since(start);
+    error = std::min(error, std::abs(measured - steady) / steady);
+  }
+  EXPECT_LT(error, 0.01) << "the counter's rate is steady_clock's";
   // A later call changes nothing.
   const double rate_check = clock.now();
   clock.calibrate();
