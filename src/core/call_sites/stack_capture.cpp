@@ -604,18 +604,19 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
 } // namespace
 
 void WalkMemo::limit_to_frames(int count) const noexcept {
-  if (!valid() || head_->limit_decided)
+  if (!valid() || head_->limit != 0)
     return;
-  head_->limit_decided = true;
 #if CUNUMPY_CACHED_UNWINDER
   // frames[0] is the capture's own address; frames[i] was read by the
   // read frame_read[i - 1], and the reads come in the walk's order, so the
   // first frame_read[count - 2] + 1 reads give the first `count` frames.
+  // Otherwise all of them (a walk kept has at most max_reads).
   const Trace& trace = *reinterpret_cast<const Trace*>(
       reinterpret_cast<const char*>(head_) - offsetof(Trace, head));
-  if (count >= 2 && count - 1 <= trace.frame_count &&
-      trace.reads <= Trace::max_reads)
-    head_->limit = static_cast<std::uint16_t>(trace.frame_read[count - 2] + 1);
+  head_->limit =
+      static_cast<std::uint16_t>(count >= 2 && count - 1 <= trace.frame_count
+                                     ? trace.frame_read[count - 2] + 1
+                                     : trace.reads);
 #else
   (void)count;
 #endif

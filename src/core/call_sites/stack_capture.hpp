@@ -20,9 +20,9 @@ struct WalkHead {
   std::uint64_t serial = 0; ///< changes with every walk kept there
   std::uint32_t memo = 0;   ///< the caller's word
   /// Stack words a replay for a caller with a memo compares (the first
-  /// `limit` the walk read); 0: all of them.
+  /// `limit` the walk read), set by limit_to_frames; 0: all of them, not
+  /// decided yet.
   std::uint16_t limit = 0;
-  bool limit_decided = false; ///< limit_to_frames was called
 };
 
 /// A word kept with a walk the unwinder keeps for replays, for the caller
@@ -44,9 +44,7 @@ public:
       head_->memo = value;
   }
   /// Whether limit_to_frames was called for this walk (true without one).
-  bool limit_decided() const noexcept {
-    return !valid() || head_->limit_decided;
-  }
+  bool limit_decided() const noexcept { return !valid() || head_->limit != 0; }
   /// Only the first `count` frames decide what the memo stands for (the
   /// site's line is in frame count - 1; 0: all frames do): from now on a
   /// capture with a memo replays this walk when the stack holds the words

@@ -69,7 +69,7 @@ void Clock::calibrate() noexcept {
       std::chrono::duration<double>(end.steady - epoch_).count();
   // Each moment is known to within its counter reads, tens of nanoseconds:
   // over a millisecond, the rate is known to about 5e-5.
-  if (seconds < 1e-3 || end.tsc <= tsc_start_)
+  if (end.tsc <= tsc_start_)
     return;
   // The rate of the two moments: at the end one the counter's time is
   // steady_clock's, and goes on from it.
