@@ -469,7 +469,7 @@ static_assert(offsetof(ThreadUnwinder, generation) + 8 <= 64,
               "a capture's first reads are one line");
 
 ThreadUnwinder& thread_unwinder() {
-  return FastThreadLocal<ThreadUnwinder>::get();
+  return FastThreadLocal<ThreadUnwinder, &HotThreadLocals::unwinder>::get();
 }
 
 /// A replay of the walk `kept`: its frames, or none when the caller keeps

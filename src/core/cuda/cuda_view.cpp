@@ -41,7 +41,7 @@ struct CudaThread {
 };
 
 CudaThread& cuda_thread() {
-  return FastThreadLocal<CudaThread>::get();
+  return FastThreadLocal<CudaThread, &HotThreadLocals::cuda_thread>::get();
 }
 
 std::string describe(const ApiCall& call) {

@@ -9,9 +9,6 @@
 #include "support/fast_thread_local.hpp"
 
 namespace cunumpy::Impl {
-namespace {
-thread_local ApiScope* current_api_scope CUNUMPY_FAST_TLS = nullptr;
-} // namespace
 
 std::string shape_string(const ArrayShape& shape) {
   std::string text = "(";
@@ -69,7 +66,7 @@ ApiScope::ApiScope(std::string_view description, std::string_view file,
 }
 
 void ApiScope::enter() {
-  outer_ = current_api_scope;
+  outer_ = static_cast<ApiScope*>(hot_thread_locals.api_scope);
   if (outer_ != nullptr) {
     // The user's line is the outermost call's; the description is ours.
     if (!outer_->file_.empty()) {
@@ -79,15 +76,15 @@ void ApiScope::enter() {
     }
     async_ = async_ || outer_->async_;
   }
-  current_api_scope = this;
+  hot_thread_locals.api_scope = this;
 }
 
 ApiScope::~ApiScope() {
-  current_api_scope = outer_;
+  hot_thread_locals.api_scope = outer_;
 }
 
 ApiScope* ApiScope::current() noexcept {
-  return current_api_scope;
+  return static_cast<ApiScope*>(hot_thread_locals.api_scope);
 }
 
 void record_marker(EventKind kind, std::string_view description,

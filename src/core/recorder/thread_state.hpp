@@ -414,7 +414,7 @@ static_assert(offsetof(ThreadState, copy_labels) % 64 == 56,
 
 /// The calling thread's state (two instructions once made).
 inline ThreadState& thread_state() {
-  return FastThreadLocal<ThreadState>::get();
+  return FastThreadLocal<ThreadState, &HotThreadLocals::thread_state>::get();
 }
 
 /// The side and interned name of a memory space, cached per thread and

@@ -6,19 +6,41 @@
 /// access, which costs more than recording a copy.
 #define CUNUMPY_FAST_TLS __attribute__((tls_model("initial-exec")))
 
+#include <cstdint>
+
 namespace cunumpy::Impl {
 
-/// One `T` per thread, reached through a CUNUMPY_FAST_TLS pointer. The
-/// object is made on the thread's first call and deleted when the thread
-/// ends. The recorder's
-/// per-thread state and the unwinder's caches live there.
-template <class T> class FastThreadLocal {
+/// The thread-local words every event reads, in one cache line: after a
+/// time step that streams more than the caches, each line an event reads
+/// is a miss, and as separate thread_local variables they were spread over
+/// three lines of the library's TLS block (a miss each, a heavy step).
+struct alignas(64) HotThreadLocals {
+  void* thread_state; ///< FastThreadLocal objects, nullptr until made
+  void* unwinder;
+  void* cuda_thread;
+  void* api_scope; ///< the innermost ApiScope (cunumpy::Impl::ApiScope*)
+  /// Slots (tools::Slot bits) being forwarded on this thread, and slots
+  /// whose event a re-entered call handled (tools/callbacks.cpp).
+  std::uint32_t forwarding;
+  std::uint32_t handled;
+};
+static_assert(sizeof(HotThreadLocals) == 64);
+/// Inline, so that every file sees it constant-initialized: declared
+/// extern, each access first tested for a TLS init function (a load from
+/// the GOT, another line).
+inline thread_local HotThreadLocals hot_thread_locals CUNUMPY_FAST_TLS{};
+
+/// One `T` per thread, reached through its pointer in hot_thread_locals
+/// (`Slot`). The object is made on the thread's first call and deleted
+/// when the thread ends. The recorder's per-thread state and the unwinder's
+/// caches live there.
+template <class T, void* HotThreadLocals::*Slot> class FastThreadLocal {
 public:
   /// Two instructions once the thread has its object.
   static T& get() {
-    T* const object = pointer_;
+    void* const object = hot_thread_locals.*Slot;
     if (__builtin_expect(object != nullptr, 1))
-      return *object;
+      return *static_cast<T*>(object);
     return make();
   }
 
@@ -29,8 +51,8 @@ private:
     thread_local Owner owner;
     if (owner.object == nullptr)
       owner.object = new T();
-    pointer_ = owner.object;
-    return *pointer_;
+    hot_thread_locals.*Slot = owner.object;
+    return *owner.object;
   }
 
   struct Owner {
@@ -38,16 +60,11 @@ private:
     ~Owner() {
       T* const dying = object;
       object = nullptr;
-      pointer_ = nullptr;
+      hot_thread_locals.*Slot = nullptr;
       delete dying;
     }
   };
-
-  static thread_local T* pointer_ CUNUMPY_FAST_TLS;
 };
-
-template <class T>
-thread_local T* FastThreadLocal<T>::pointer_ CUNUMPY_FAST_TLS = nullptr;
 
 } // namespace cunumpy::Impl
 

@@ -44,24 +44,41 @@ void set_field(Kokkos_Profiling_EventSet& table, Slot slot,
   }
 }
 
-/// What every event reads in this file, in three cache lines of their own
+/// What every event reads in this file, in one cache line of its own
 /// (after a time step that streams more than the caches, each line an event
-/// reads is a miss): whether the watch of Kokkos' table is on and when it
-/// last looked, and where each slot forwards (written when the chain
-/// changes).
+/// reads is a miss): which slots forward to a next tool, whether the watch
+/// of Kokkos' table is on and when it last looked. Where each slot forwards
+/// is in the lines after it, read only when its bit is set: the 32 pointers
+/// span four lines, and an event of each kind read a different one.
 struct alignas(64) HotState {
-  std::array<std::atomic<void*>, slot_count> next_slots{}; // a step's first
+  std::atomic<std::uint32_t> chained{0}; ///< bit i: next_slots[i] != nullptr
   std::atomic<bool> watch_active{false};
   std::atomic<double> last_check{0.0};
+  alignas(64) std::array<std::atomic<void*>, slot_count> next_slots{};
 };
 HotState hot; // constant-initialized: usable before any constructor runs
 auto& next_slots = hot.next_slots;
+
+/// Where `slot` forwards, with its bit in `chained` kept beside it (the
+/// pointer is stored before the bit is set: a set bit always finds it).
+void store_next(unsigned index, void* function) noexcept {
+  const std::uint32_t bit = 1u << index;
+  next_slots[index].store(function, std::memory_order_release);
+  if (function != nullptr)
+    hot.chained.fetch_or(bit, std::memory_order_release);
+  else
+    hot.chained.fetch_and(~bit, std::memory_order_release);
+}
 Kokkos_Profiling_EventSet next_table{};
 
 /// Slots being forwarded on this thread, and slots whose event a re-entered
-/// call handled (see next_first).
-thread_local std::uint32_t forwarding CUNUMPY_FAST_TLS = 0;
-thread_local std::uint32_t handled CUNUMPY_FAST_TLS = 0;
+/// call handled (see next_first): in the line of hot thread-locals.
+std::uint32_t& forwarding() noexcept {
+  return hot_thread_locals.forwarding;
+}
+std::uint32_t& handled() noexcept {
+  return hot_thread_locals.handled;
+}
 
 /// A replaced entry of Kokkos' table, and what cunumpy did about it.
 struct Replacement {
@@ -137,7 +154,7 @@ bool chained_back(Slot slot) noexcept {
     if (found == nullptr)
       return false;
     found->learned = true;
-    next_slots[index_of(slot)].store(found->previous_next);
+    store_next(index_of(slot), found->previous_next);
     watch.expected[index_of(slot)] = found->by;
     Kokkos_Profiling_EventSet live{};
     if (watch.access.get != nullptr && watch.access.get(live)) {
@@ -176,18 +193,18 @@ bool forward(Slot slot, const Args&... args) {
   if (next == nullptr)
     return false;
   const std::uint32_t bit = 1u << index_of(slot);
-  const std::uint32_t before = forwarding;
-  forwarding = before | bit;
+  const std::uint32_t before = forwarding();
+  forwarding() = before | bit;
   next(args...);
-  forwarding = before;
-  if ((handled & bit) == 0)
+  forwarding() = before;
+  if ((handled() & bit) == 0)
     return false;
-  handled &= ~bit;
+  handled() &= ~bit;
   return true;
 }
 
 bool reentered(Slot slot) noexcept {
-  return (forwarding & (1u << index_of(slot))) != 0;
+  return (forwarding() & (1u << index_of(slot))) != 0;
 }
 
 /// Whether the event of `slot` goes to cunumpy alone: no tool to forward
@@ -197,8 +214,8 @@ bool reentered(Slot slot) noexcept {
 /// a time step that streams the caches, each 64 bytes of stack an event
 /// writes is a miss).
 bool alone(Slot slot) noexcept {
-  return forwarding == 0 &&
-         next_slots[index_of(slot)].load(std::memory_order_relaxed) == nullptr;
+  return forwarding() == 0 && (hot.chained.load(std::memory_order_relaxed) &
+                               (1u << index_of(slot))) == 0;
 }
 
 // The chained paths take the record and the arguments by value: a
@@ -228,7 +245,7 @@ void next_first_chained(Slot slot, Record record, Args... args) {
       return; // the outer call records it
     forward<Function>(slot, args...);
     record();
-    handled |= 1u << index_of(slot);
+    handled() |= 1u << index_of(slot);
     return;
   }
   if (forward<Function>(slot, args...))
@@ -268,7 +285,12 @@ void pass(Slot slot, const Args&... args) {
 /// under 0.02% of the run. A replacement found later loses more events to
 /// the other tool, but the verdict is the same: every read of a counter,
 /// budget or report checks first, and an unrepaired gap fails it.
-constexpr double check_interval_s = 10e-3;
+/// (CUNUMPY_TABLE_CHECK_INTERVAL_S overrides it at build time, for
+/// profiling under valgrind, where 10 ms is less than a time step.)
+#ifndef CUNUMPY_TABLE_CHECK_INTERVAL_S
+#define CUNUMPY_TABLE_CHECK_INTERVAL_S 10e-3
+#endif
+constexpr double check_interval_s = CUNUMPY_TABLE_CHECK_INTERVAL_S;
 
 /// At region pushes and pops, at most once every check_interval_s.
 void verify_now_and_then() noexcept {
@@ -525,8 +547,7 @@ bool feeds_advice_only(Slot slot) noexcept {
 void set_next(const Kokkos_Profiling_EventSet& next) noexcept {
   next_table = next;
   for (unsigned i = 0; i < slot_count; ++i)
-    next_slots[i].store(field(next, static_cast<Slot>(i)),
-                        std::memory_order_release);
+    store_next(i, field(next, static_cast<Slot>(i)));
 }
 
 const Kokkos_Profiling_EventSet& next() noexcept {
@@ -601,7 +622,7 @@ void verify() noexcept {
         // cunumpy's own entry goes back in front of the new callback.
         watch.replacements.push_back(
             {slot, current, next_slots[i].load(), 0, false});
-        next_slots[i].store(current);
+        store_next(i, current);
         set_field(live, slot, watch.own[i]);
         watch.expected[i] = watch.own[i];
       } else {
