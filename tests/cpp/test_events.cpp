@@ -1004,6 +1004,24 @@ TEST(SyntheticScopes, RawEventsAreBoundedCountsStayExact) {
   EXPECT_TRUE(counter.events().empty());
 }
 
+TEST(SyntheticScopes, RawEventsKeptAreTheLastInTheirOrderAfterTheRingTurns) {
+  // 3 kept of 3, 4, ..., 11: the ring turns more than twice.
+  for (int copies = 3; copies <= 11; ++copies) {
+    TransferCounter counter(3);
+    {
+      auto counted = count_transfers(counter);
+      for (int i = 1; i <= copies; ++i)
+        synthetic::copy("Cuda", "Host", 8 * i);
+    }
+    const auto events = counter.events();
+    ASSERT_EQ(events.size(), 3u) << copies << " copies";
+    for (int k = 0; k < 3; ++k)
+      EXPECT_EQ(events[k].nbytes, std::uint64_t(8 * (copies - 2 + k)))
+          << copies << " copies, event " << k;
+    EXPECT_EQ(counter.events_dropped(), std::uint64_t(copies - 3));
+  }
+}
+
 TEST(SyntheticScopes, AssertNoTransfersAllowsDeviceCopiesAndSyncs) {
   const int result = assert_no_transfers([] {
     synthetic::copy("Cuda", "Cuda", 80);

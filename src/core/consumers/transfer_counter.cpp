@@ -144,7 +144,10 @@ void CounterState::add(const RawEvent& event, const RecorderLock&) {
     ring.push_back(event);
   } else {
     ring[ring_next] = event;
-    ring_next = (ring_next + 1) % max_events;
+    // A compare, not `% max_events`: a division by a size known only at
+    // run time is tens of cycles, on every event once the ring is full.
+    if (++ring_next == max_events)
+      ring_next = 0;
     ++dropped;
   }
 }
