@@ -154,6 +154,9 @@ TEST(KokkosRules, AScalarReadIsACopyToTheHostLabelledScalar) {
   EXPECT_FALSE(rules::is_scalar_read(EventKind::to_host, "scalar"));
   EXPECT_FALSE(rules::is_scalar_read(EventKind::to_host, "Scalars"));
   EXPECT_FALSE(rules::is_scalar_read(EventKind::to_host, ""));
+  EXPECT_FALSE(rules::is_scalar_read(EventKind::to_host, "S"));
+  EXPECT_FALSE(rules::is_scalar_read(EventKind::to_host, "Scala"));
+  EXPECT_FALSE(rules::is_scalar_read(EventKind::to_host, "calar"));
 }
 
 } // namespace
