@@ -66,7 +66,7 @@ ApiScope::ApiScope(std::string_view description, std::string_view file,
 }
 
 void ApiScope::enter() {
-  outer_ = static_cast<ApiScope*>(hot_thread_locals.api_scope);
+  outer_ = hot_thread_locals.api_scope;
   if (outer_ != nullptr) {
     // The user's line is the outermost call's; the description is ours.
     if (!outer_->file_.empty()) {
@@ -84,7 +84,7 @@ ApiScope::~ApiScope() {
 }
 
 ApiScope* ApiScope::current() noexcept {
-  return static_cast<ApiScope*>(hot_thread_locals.api_scope);
+  return hot_thread_locals.api_scope;
 }
 
 void record_marker(EventKind kind, std::string_view description,

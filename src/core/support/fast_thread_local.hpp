@@ -10,15 +10,20 @@
 
 namespace cunumpy::Impl {
 
+class ApiScope;
+
 /// The thread-local words every event reads, in one cache line: after a
 /// time step that streams more than the caches, each line an event reads
 /// is a miss, and as separate thread_local variables they were spread over
 /// three lines of the library's TLS block (a miss each, a heavy step).
+/// For cunumpy's library's own files: a library built with hidden
+/// visibility (the plugin, the Python module) that used it would have a
+/// copy of its own, so a thread state of its own.
 struct alignas(64) HotThreadLocals {
   void* thread_state; ///< FastThreadLocal objects, nullptr until made
   void* unwinder;
   void* cuda_thread;
-  void* api_scope; ///< the innermost ApiScope (cunumpy::Impl::ApiScope*)
+  ApiScope* api_scope; ///< the innermost scope (recorder/api_scope.cpp)
   /// Slots (tools::Slot bits) being forwarded on this thread, and slots
   /// whose event a re-entered call handled (tools/callbacks.cpp).
   std::uint32_t forwarding;
