@@ -257,6 +257,13 @@ Config Config::from_environment() {
                  "\" is neither 'warn' nor 'exit'; using warn");
     }
   }
+  if (const auto flush = Impl::environment("CUNUMPY_FLUSH_THREAD")) {
+    if (*flush == "1")
+      config.flush_thread = true;
+    else if (*flush != "0")
+      Impl::warn("CUNUMPY_FLUSH_THREAD=\"" + Impl::excerpt(*flush) +
+                 "\" is neither 0 nor 1; using 0 (no flush thread)");
+  }
   if (const auto trace = Impl::environment("CUNUMPY_TRACE")) {
     config.trace_path = expand_rank(*trace, config.rank);
     std::string problem = cannot_write(config.trace_path);

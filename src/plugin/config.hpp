@@ -41,6 +41,9 @@ struct Config {
   FileState report_file;          ///< the report's file at start-up
   FileState trace_file;
   bool all_regions = false; ///< CUNUMPY_REPORT_ALL_REGIONS=1
+  /// CUNUMPY_FLUSH_THREAD=1: a thread of the plugin's own gives the queued
+  /// events to the report while the program runs (Impl::FlushThread).
+  bool flush_thread = false;
   /// CUNUMPY_ADVISE: 0, 1 or contents; the thresholds from the
   /// CUNUMPY_ADVISE_* variables; how many findings the summary shows.
   profiling::AdviceRecording advice = profiling::AdviceRecording::on;

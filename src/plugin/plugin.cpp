@@ -147,9 +147,19 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
   recorder.attach(&dual_views_);
   unwatched_ = watch_callbacks();
   Impl::cuda::start_collector();
+  if (config_.flush_thread) {
+    try {
+      flush_thread_ = std::make_unique<Impl::FlushThread>(recorder);
+    } catch (const std::exception& error) {
+      Impl::warn(std::string("CUNUMPY_FLUSH_THREAD: no flush thread (") +
+                 error.what() + "); the program's threads flush the events");
+    }
+  }
 }
 
 Plugin::~Plugin() {
+  if (flush_thread_)
+    flush_thread_->stop();
   Impl::Recorder& recorder = Impl::Recorder::instance();
   recorder.detach(&dual_views_);
   if (trace_)
@@ -175,6 +185,8 @@ void Plugin::finalize_next() {
 bool Plugin::finish() {
   if (finished_.exchange(true))
     return failed_.load();
+  if (flush_thread_)
+    flush_thread_->stop(); // the report's flush is the last
   try {
     return write_report();
   } catch (const std::exception& error) {

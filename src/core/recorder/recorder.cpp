@@ -356,6 +356,13 @@ void Recorder::remove_queue(EventQueue* queue) {
                 queues_.end());
 }
 
+std::uint64_t Recorder::fullest_queue(const RecorderLock& lock) const noexcept {
+  std::uint64_t fullest = 0;
+  for (const EventQueue* queue : queues_)
+    fullest = std::max(fullest, queue->end(lock) - queue->begin(lock));
+  return fullest;
+}
+
 void Recorder::set_backtrace_depth(int depth) noexcept {
   backtrace_depth_.store(std::clamp(depth, 0, max_frames),
                          std::memory_order_relaxed);

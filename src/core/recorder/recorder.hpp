@@ -263,7 +263,12 @@ public:
   void add_queue(EventQueue* queue);
   void remove_queue(EventQueue* queue);
 
+  /// The words waiting in the fullest thread's queue (for the flush
+  /// thread, which flushes before a queue fills).
+  std::uint64_t fullest_queue(const RecorderLock& lock) const noexcept;
+
 private:
+  friend class FlushThread; // holds the mutex across a fork
   explicit Recorder(const RecorderSettings& settings);
   /// Gives a record (one of PendingRecord's) to every sink; a sink that
   /// cannot take it loses it, counted.
