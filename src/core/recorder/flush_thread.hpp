@@ -11,8 +11,10 @@
 // shrink. A queue that fills before the flush thread comes is still flushed
 // by its own thread, as without it, so no event waits and none is lost.
 //
-// The thread wakes as often as keeps the fullest queue about a quarter
-// full at the rate it saw (between 50 us and 10 ms), takes the recorder's
+// The thread wakes as often as keeps the fullest queue about three
+// quarters full at the rate it saw (between 50 us and 10 ms: a quarter
+// woke it three times as often, for four times the CPU time and no time
+// gained, docs/performance.md, "The flush thread"), takes the recorder's
 // mutex only if it is free (a reader holding it flushes anyway), blocks
 // every signal (the program's handlers run on its own threads), and is
 // named "cunumpy-flush". Across a fork it holds the mutex, so that the
@@ -36,7 +38,7 @@ public:
     double min_period = 50e-6; ///< seconds between two wakes, at least
     double max_period = 10e-3; ///< and at most
     /// The fill of the fullest queue a wake aims at, of its capacity.
-    double target_fill = 0.25;
+    double target_fill = 0.75;
   };
 
   /// Starts the thread. Throws std::system_error when it cannot, and
