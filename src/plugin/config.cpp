@@ -147,6 +147,16 @@ std::optional<int> rank_from_environment() {
   return std::nullopt;
 }
 
+std::optional<int> ranks_from_environment() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                           "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS"}) {
+    if (const auto ranks =
+            Impl::environment_integer(name, 1, (1 << 30) - 1, "ignored"))
+      return ranks;
+  }
+  return std::nullopt;
+}
+
 std::string expand_rank(const std::string& pattern, int rank) {
   std::string result;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
@@ -264,6 +274,13 @@ Config Config::from_environment() {
       Impl::warn("CUNUMPY_FLUSH_THREAD=\"" + Impl::excerpt(*flush) +
                  "\" is neither 0 nor 1; using 0 (no flush thread)");
   }
+  // One of several ranks: shorter stops, which the other ranks would wait
+  // for at every step where some rank has one (docs/plugin.md, "Many
+  // ranks").
+  if (ranks_from_environment().value_or(1) > 1)
+    config.queue_kib = Config::queue_kib_of_ranks;
+  config.queue_kib = Impl::environment_integer(
+      "CUNUMPY_QUEUE_KIB", config.queue_kib, 1, Config::largest_queue_kib);
   if (const auto trace = Impl::environment("CUNUMPY_TRACE")) {
     config.trace_path = expand_rank(*trace, config.rank);
     std::string problem = cannot_write(config.trace_path);

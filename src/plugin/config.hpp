@@ -44,6 +44,13 @@ struct Config {
   /// CUNUMPY_FLUSH_THREAD=1: a thread of the plugin's own gives the queued
   /// events to the report while the program runs (Impl::FlushThread).
   bool flush_thread = false;
+  /// CUNUMPY_QUEUE_KIB: how much a thread queues before it gives its
+  /// events to the report, 1 to 32 KiB (Recorder::set_queue_words). Less:
+  /// shorter stops of the thread, more of them. By default 32 KiB, and 8
+  /// in a process that the environment says is one of several MPI ranks.
+  static constexpr int largest_queue_kib = 32;
+  static constexpr int queue_kib_of_ranks = 8;
+  int queue_kib = largest_queue_kib;
   /// CUNUMPY_ADVISE: 0, 1 or contents; the thresholds from the
   /// CUNUMPY_ADVISE_* variables; how many findings the summary shows.
   profiling::AdviceRecording advice = profiling::AdviceRecording::on;
@@ -63,6 +70,9 @@ inline constexpr int violation_exit_status = 3;
 /// SLURM_PROCID, the first one set; a bad value (not digits, see
 /// Impl::parse_environment_integer) is named on stderr and skipped.
 std::optional<int> rank_from_environment();
+/// The job's number of ranks from the variables MPI launchers set
+/// (OMPI_COMM_WORLD_SIZE, PMI_SIZE, MV2_COMM_WORLD_SIZE, SLURM_NTASKS).
+std::optional<int> ranks_from_environment();
 
 /// `pattern` with every "%r" replaced by `rank`.
 std::string expand_rank(const std::string& pattern, int rank);

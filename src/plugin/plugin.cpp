@@ -120,6 +120,11 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
   start_ = recorder.now();
   config_ = Config::from_environment();
   (void)registered_device_spaces(); // reads CUNUMPY_DEVICE_SPACES now
+  static_assert(Impl::EventQueue::capacity_words * 8 ==
+                    Config::largest_queue_kib * 1024,
+                "CUNUMPY_QUEUE_KIB's default and largest value (config.hpp) "
+                "is the queue's capacity");
+  recorder.set_queue_words(std::uint64_t(config_.queue_kib) * 1024 / 8);
 
   next_ = load_next_tool(entries_after_self(tool_lists(), self), self);
   Impl::tools::set_next(next_.callbacks);
@@ -232,6 +237,14 @@ bool Plugin::write_report() {
       report.metadata = metadata_;
     }
     report.unwatched = unwatched_;
+    const auto flushes = recorder.full_queue_flushes(lock);
+    report.flushes.queue_kib = config_.queue_kib;
+    report.flushes.full_queue = flushes.count;
+    report.flushes.full_queue_seconds = flushes.seconds;
+    report.flushes.longest_seconds = flushes.longest;
+    report.flushes.flush_thread = flush_thread_ != nullptr;
+    report.flushes.flush_thread_flushes =
+        flush_thread_ ? flush_thread_->flushes() : 0;
     report.cuda_view = profiling::cuda_view();
     report.all_regions = config_.all_regions;
     report.dual_view_syncs = dual_views_.syncs(lock);

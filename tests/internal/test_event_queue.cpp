@@ -176,4 +176,59 @@ TEST(EventQueue, HoldsMoreRegionsThanCopies) {
   EXPECT_EQ(copies, EventQueue::capacity_words / 10);
 }
 
+TEST(EventQueue, AsksForAFlushAtItsLimit) {
+  RecorderMutex mutex;
+  const RecorderLock lock(mutex);
+  // 2 KiB: a third of the steps of a full queue (CUNUMPY_QUEUE_KIB=2).
+  auto queue = std::make_unique<EventQueue>(256);
+  EXPECT_EQ(queue->limit(), 256u);
+  std::uint32_t pushed = 0;
+  std::uint32_t read = 0;
+  std::uint64_t position = queue->begin(lock);
+  for (int round = 0; round < 200; ++round) { // far past the buffer's end
+    while (push_nth(*queue, pushed))
+      ++pushed;
+    const std::uint64_t used = queue->end(lock) - queue->begin(lock);
+    EXPECT_LE(used, 256u);
+    EXPECT_GT(used + words_of_nth(pushed), 256u);
+    while (position != queue->end(lock)) {
+      std::uint8_t flags = 0xff;
+      const PendingRecord record = read_one(*queue, position, flags, lock);
+      expect_nth(record, flags, read);
+      ++read;
+    }
+    queue->consume_until(position, lock);
+  }
+  EXPECT_EQ(read, pushed);
+  EXPECT_GT(pushed, 4 * EventQueue::capacity_words / 5);
+}
+
+TEST(EventQueue, ALimitLoweredBelowWhatItHoldsRefusesUntilRead) {
+  RecorderMutex mutex;
+  const RecorderLock lock(mutex);
+  auto queue = std::make_unique<EventQueue>();
+  std::uint32_t pushed = 0;
+  while (pushed < 100)
+    ASSERT_TRUE(push_nth(*queue, pushed++));
+  queue->set_limit(EventQueue::min_limit_words); // holds more than that now
+  EXPECT_FALSE(push_nth(*queue, pushed));
+  std::uint64_t position = queue->begin(lock);
+  std::uint32_t read = 0;
+  while (position != queue->end(lock)) {
+    std::uint8_t flags = 0xff;
+    const PendingRecord record = read_one(*queue, position, flags, lock);
+    expect_nth(record, flags, read);
+    ++read;
+  }
+  EXPECT_EQ(read, 100u); // nothing queued is lost
+  queue->consume_until(position, lock);
+  EXPECT_TRUE(push_nth(*queue, pushed));
+}
+
+TEST(EventQueue, LimitsAreClampedToWhatTheBufferHolds) {
+  EXPECT_EQ(EventQueue(0).limit(), EventQueue::min_limit_words);
+  EXPECT_EQ(EventQueue(1u << 30).limit(), EventQueue::capacity_words);
+  EXPECT_EQ(EventQueue().limit(), EventQueue::capacity_words);
+}
+
 } // namespace

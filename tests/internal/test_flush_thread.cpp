@@ -1,6 +1,8 @@
 // The flush thread (src/core/recorder/flush_thread.hpp): it gives queued
 // records to the sinks while no one reads them, loses and repeats none
-// while threads queue records as it flushes, and is one at a time.
+// while threads queue records as it flushes, and is one at a time. And the
+// queues' limit (Recorder::set_queue_words, CUNUMPY_QUEUE_KIB): a thread
+// gives its records to the sinks itself once it queued that much.
 
 #include <atomic>
 #include <chrono>
@@ -88,6 +90,44 @@ TEST(FlushThread, ThreadsQueuingWhileItFlushesLoseNothing) {
   flusher.stop();
   const RecorderLock lock = cunumpy::Impl::lock_recorder();
   EXPECT_EQ(counter.pushes.load(), long(threads) * pushes);
+}
+
+/// Pushes and pops `count` regions on the calling thread: 6 words each.
+void regions(int count) {
+  for (int i = 0; i < count; ++i) {
+    Kokkos::Profiling::pushRegion("queue_words_region");
+    Kokkos::Profiling::popRegion();
+  }
+}
+
+TEST(QueueWords, ThreadsFlushOnceTheyQueuedThatMuch) {
+  PushCounter counter;
+  Recorder& recorder = Recorder::instance();
+  { // what earlier tests queued goes first
+    const RecorderLock lock = recorder.lock();
+    recorder.flush(lock);
+  }
+  regions(50); // 300 words: far from the default's 4096
+  EXPECT_EQ(counter.pushes.load(), 0);
+  // This thread's queue exists already: the limit reaches it too.
+  recorder.set_queue_words(128);
+  EXPECT_EQ(recorder.queue_words(), 128u);
+  regions(100); // 600 words: a flush about every 21 regions
+  EXPECT_GE(counter.pushes.load(), 50 + 4 * 21);
+  // A thread that queues its first record now.
+  const long before = counter.pushes.load();
+  long seen_by_the_thread = 0; // before its end, which flushes all
+  std::thread([&] {
+    regions(100);
+    seen_by_the_thread = counter.pushes.load();
+  }).join();
+  EXPECT_GE(seen_by_the_thread, before + 4 * 21);
+  recorder.set_queue_words(1);
+  EXPECT_EQ(recorder.queue_words(), cunumpy::Impl::EventQueue::min_limit_words);
+  recorder.set_queue_words(cunumpy::Impl::EventQueue::capacity_words);
+  const RecorderLock lock = recorder.lock();
+  recorder.flush(lock);
+  EXPECT_EQ(counter.pushes.load(), 50 + 100 + 100);
 }
 
 TEST(FlushThread, OneAtATime) {

@@ -22,7 +22,12 @@ CUNUMPY_VARIABLES = ["CUNUMPY_REPORT", "CUNUMPY_BUDGET", "CUNUMPY_TRACE",
                      "CUNUMPY_ADVISE_FRESH_BYTES",
                      "CUNUMPY_ADVISE_PINNED_MBPS", "CUNUMPY_ADVISE_TOP",
                      "CUNUMPY_CUPTI", "CUNUMPY_CUPTI_LIBRARY",
-                     "CUNUMPY_FLUSH_THREAD"]
+                     "CUNUMPY_FLUSH_THREAD", "CUNUMPY_QUEUE_KIB"]
+# What MPI launchers set, which the plugin reads (a CI job run under one
+# must not change what the tests see): removed unless a test sets them.
+MPI_VARIABLES = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                 "SLURM_PROCID", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                 "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS"]
 # The exit status of CUNUMPY_ON_VIOLATION=exit.
 VIOLATION_STATUS = 3
 
@@ -82,9 +87,9 @@ class Case:
         """Runs `program` (the case's by default) with `arguments`, or the
         whole `command`, with the loading variables ctest set, the
         variables given here (None removes one) and no other CUNUMPY_*
-        variable."""
+        variable nor MPI launcher's."""
         environment = dict(os.environ)
-        for name in CUNUMPY_VARIABLES:
+        for name in CUNUMPY_VARIABLES + MPI_VARIABLES:
             environment.pop(name, None)
         for name, value in variables.items():
             if value is None:

@@ -1,7 +1,10 @@
 """CUNUMPY_FLUSH_THREAD=1: a thread of the plugin's own gives the queued
 events to the report while the program runs. The report must be the same
 event for event as without it, across forks and an exit without
-Kokkos::finalize; a bad value is one line and no thread."""
+Kokkos::finalize; a bad value is one line and no thread. CUNUMPY_QUEUE_KIB:
+a thread gives its events to the report after fewer of them, for the same
+report; the report's `flushes` says how often the program's threads
+stopped for it, and for how long."""
 
 import re
 
@@ -50,6 +53,74 @@ def test_flush_thread_report_is_the_same(case, budget):
         f"every probe counted, and each breaks a rule\n{shown(reports['0'])}"
     assert reports["1"] == reports["0"], \
         f"the same report\n{shown(reports['0'])}\n{shown(reports['1'])}"
+
+
+def test_queue_kib_report_is_the_same(case, budget):
+    """A queue of 1 KiB instead of 32 gives the same report; its threads
+    flush about 32 times as often (a full queue's stops are counted and
+    timed in `flushes`), and the flush thread's, when on, replace them."""
+    reports, flushes = {}, {}
+    for name, settings in (("default", {}),
+                           ("small", {"CUNUMPY_QUEUE_KIB": "1"}),
+                           ("thread", {"CUNUMPY_QUEUE_KIB": "1",
+                                       "CUNUMPY_FLUSH_THREAD": "1"})):
+        file = f"report-{name}.json"
+        run = case.run(MANY_STEPS, CUNUMPY_REPORT=file, CUNUMPY_BUDGET=budget,
+                       **settings)
+        assert run.status == 0, f"the run ends well\n{run}"
+        report = case.json(file, run)
+        reports[name] = essentials(report)
+        flushes[name] = report["flushes"]
+    assert reports["small"] == reports["default"], \
+        f"the same report\n{shown(reports['default'])}\n" \
+        f"{shown(reports['small'])}"
+    assert reports["thread"] == reports["default"], \
+        f"the same report\n{shown(reports['thread'])}"
+    default, small = flushes["default"], flushes["small"]
+    assert default["queue_kib"] == 32 and small["queue_kib"] == 1, \
+        f"{shown(flushes)}"
+    # 20000 steps of about 36 words: about 175 flushes of a full 32 KiB
+    # queue, 32 times as many of a 1 KiB one.
+    assert 100 <= default["full_queue"] <= 400, f"{shown(flushes)}"
+    assert small["full_queue"] >= 20 * default["full_queue"], \
+        f"{shown(flushes)}"
+    for one in (default, small):
+        assert 0 < one["longest_seconds"] <= one["full_queue_seconds"], \
+            f"timed\n{shown(flushes)}"
+        assert not one["flush_thread"] and one["flush_thread_flushes"] == 0
+    thread = flushes["thread"]
+    assert thread["flush_thread"] and thread["flush_thread_flushes"] > 0, \
+        f"{shown(flushes)}"
+
+
+def test_queue_kib_of_ranks(case):
+    """One of several MPI ranks queues 8 KiB by default, whatever the
+    launcher; CUNUMPY_QUEUE_KIB still decides; a job of one rank keeps 32."""
+    for variables, kib in (({"OMPI_COMM_WORLD_SIZE": "4"}, 8),
+                           ({"PMI_SIZE": "2"}, 8),
+                           ({"SLURM_NTASKS": "16"}, 8),
+                           ({"OMPI_COMM_WORLD_SIZE": "1"}, 32),
+                           ({"PMI_SIZE": "64", "CUNUMPY_QUEUE_KIB": "32"}, 32),
+                           ({"OMPI_COMM_WORLD_SIZE": "4",
+                             "CUNUMPY_QUEUE_KIB": "2"}, 2)):
+        run = case.run(MANY_STEPS, CUNUMPY_REPORT="report.json", **variables)
+        assert run.status == 0 and not run.stderr.strip(), f"{run}"
+        flushes = case.json("report.json", run)["flushes"]
+        assert flushes["queue_kib"] == kib, f"{variables}\n{shown(flushes)}"
+        # about 175 flushes a run at 32 KiB: four times as many at 8
+        assert flushes["full_queue"] >= 100 * 32 // kib, \
+            f"{variables}\n{shown(flushes)}"
+
+
+def test_queue_kib_bad_value(case):
+    """A size outside 1..32 KiB is named in one line; the run goes on with
+    32."""
+    run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_QUEUE_KIB="64")
+    one_warning(run, r'^cunumpy: CUNUMPY_QUEUE_KIB="64" is not an integer in '
+                     r"\[1, 32\]; using 32$")
+    report = case.json("report.json", run)
+    assert report["complete"] and report["flushes"]["queue_kib"] == 32, \
+        f"{shown(report['flushes'])}"
 
 
 def test_flush_thread_exit_without_finalize(case):

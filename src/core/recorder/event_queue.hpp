@@ -64,6 +64,26 @@ public:
   /// so that a place in the buffer is a mask.
   static constexpr std::uint64_t capacity_words = 4096;
   static_assert((capacity_words & (capacity_words - 1)) == 0);
+  /// The least a queue may hold before it asks for a flush (1 KiB).
+  static constexpr std::uint64_t min_limit_words = 128;
+
+  /// A queue that asks for a flush once it would hold more than
+  /// `limit_words` (clamped to min_limit_words..capacity_words): a smaller
+  /// one gives the sinks fewer records at a time, so that the thread that
+  /// flushes stops for less, more often (Recorder::set_queue_words).
+  explicit EventQueue(std::uint64_t limit_words = capacity_words) noexcept {
+    set_limit(limit_words);
+  }
+  static constexpr std::uint64_t clamp_limit(std::uint64_t words) noexcept {
+    return std::clamp(words, min_limit_words, capacity_words);
+  }
+  /// Takes effect at the next push; the words already queued stay.
+  void set_limit(std::uint64_t words) noexcept {
+    limit_.store(clamp_limit(words), std::memory_order_relaxed);
+  }
+  std::uint64_t limit() const noexcept {
+    return limit_.load(std::memory_order_relaxed);
+  }
 
   template <class Record> static constexpr std::uint64_t words_of() {
     return queued_words<Record>();
@@ -75,13 +95,15 @@ public:
     followed_by_wait = 1,
   };
 
-  /// False when the queue is full (the caller flushes and tries again).
+  /// False when the queue holds its limit (the caller flushes and tries
+  /// again).
   template <class Record>
   bool push(const Record& record, std::uint8_t flags = 0) noexcept {
     static_assert(std::is_trivially_copyable_v<Record> && alignof(Record) <= 8);
     constexpr std::uint64_t size = words_of<Record>();
     const std::uint64_t head = head_.load(std::memory_order_relaxed);
-    if (head + size - tail_.load(std::memory_order_acquire) > capacity_words)
+    if (head + size - tail_.load(std::memory_order_acquire) >
+        limit_.load(std::memory_order_relaxed))
       return false;
     unsigned char* const at = place(head);
     const std::uint64_t header =
@@ -142,6 +164,9 @@ private:
 
   std::atomic<std::uint64_t> head_{0}; ///< in words, never wrapped
   std::atomic<std::uint64_t> tail_{0};
+  /// Words it holds at most before push asks for a flush; in the line of
+  /// head_ and tail_, which a push reads anyway.
+  std::atomic<std::uint64_t> limit_{capacity_words};
   alignas(8) unsigned char bytes_[8 * (capacity_words + spare_words)];
 };
 

@@ -105,8 +105,6 @@ void FlushThread::run() noexcept {
   ::pthread_setname_np(::pthread_self(), "cunumpy-flush");
 #endif
   using Clock = std::chrono::steady_clock;
-  const double target =
-      options_.target_fill * static_cast<double>(EventQueue::capacity_words);
   double period = std::clamp(1e-3, options_.min_period, options_.max_period);
   Clock::time_point last = Clock::now();
   std::unique_lock guard(mutex_);
@@ -134,7 +132,10 @@ void FlushThread::run() noexcept {
     const Clock::time_point now = Clock::now();
     if (owned) {
       // The next wake when the fullest queue, at the rate seen since the
-      // last one, would be `target` full; twice as late when it was empty.
+      // last one, would be `target` full (of the queues' limit, which
+      // CUNUMPY_QUEUE_KIB sets); twice as late when it was empty.
+      const double target =
+          options_.target_fill * static_cast<double>(recorder_.queue_words());
       const double waited = std::chrono::duration<double>(now - last).count();
       period = words == 0 ? period * 2
                           : waited * target / static_cast<double>(words);

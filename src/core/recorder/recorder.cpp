@@ -327,13 +327,19 @@ void Recorder::post(const Record& record, std::uint8_t flags) {
   ThreadState& thread = thread_state();
   if (!thread.queue) {
     allocation_point();
-    auto queue = std::make_unique<EventQueue>();
+    auto queue = std::make_unique<EventQueue>(queue_words());
     add_queue(queue.get());
     thread.queue = std::move(queue);
   }
   while (!thread.queue->push(record, flags)) {
+    const double start = now();
     const RecorderLock lock(mutex_);
     flush(lock);
+    const double seconds = now() - start;
+    ++full_queue_flushes_.count;
+    full_queue_flushes_.seconds += seconds;
+    full_queue_flushes_.longest =
+        std::max(full_queue_flushes_.longest, seconds);
   }
 }
 
@@ -346,7 +352,16 @@ template void Recorder::post(const Allocation&, std::uint8_t);
 
 void Recorder::add_queue(EventQueue* queue) {
   const RecorderLock lock(mutex_);
+  queue->set_limit(queue_words()); // set_queue_words may have come between
   queues_.push_back(queue);
+}
+
+void Recorder::set_queue_words(std::uint64_t words) {
+  const RecorderLock lock(mutex_);
+  words = EventQueue::clamp_limit(words);
+  queue_words_.store(words, std::memory_order_relaxed);
+  for (EventQueue* queue : queues_)
+    queue->set_limit(words);
 }
 
 void Recorder::remove_queue(EventQueue* queue) {

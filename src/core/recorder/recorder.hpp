@@ -267,6 +267,28 @@ public:
   /// thread, which flushes before a queue fills).
   std::uint64_t fullest_queue(const RecorderLock& lock) const noexcept;
 
+  /// The words a thread's queue holds before its thread flushes
+  /// (EventQueue::clamp_limit; the plugin's CUNUMPY_QUEUE_KIB), for the
+  /// queues there are and those made later. Fewer: shorter stops, more of
+  /// them.
+  void set_queue_words(std::uint64_t words);
+  std::uint64_t queue_words() const noexcept {
+    return queue_words_.load(std::memory_order_relaxed);
+  }
+
+  /// The flushes a thread made because its queue held its limit (post):
+  /// where the program's own threads stopped for cunumpy, with the wait
+  /// for the mutex. Not the flushes of readers, of the flush thread or of
+  /// a thread's end.
+  struct FullQueueFlushes {
+    std::uint64_t count = 0;
+    double seconds = 0.0;
+    double longest = 0.0;
+  };
+  FullQueueFlushes full_queue_flushes(const RecorderLock&) const noexcept {
+    return full_queue_flushes_;
+  }
+
 private:
   friend class FlushThread; // holds the mutex across a fork
   explicit Recorder(const RecorderSettings& settings);
@@ -304,9 +326,11 @@ private:
   RecorderSettings settings_;
   SpaceRegistry spaces_;
   std::vector<std::pair<EventSink*, int>> sinks_;
-  std::vector<EventQueue*> queues_;    ///< of the threads that posted
-  std::vector<std::uint64_t> cursors_; ///< flush's scratch space
-  std::vector<PendingRecord> merged_;  ///< flush's scratch space
+  std::vector<EventQueue*> queues_; ///< of the threads that posted
+  std::atomic<std::uint64_t> queue_words_{EventQueue::capacity_words};
+  FullQueueFlushes full_queue_flushes_; ///< with the mutex
+  std::vector<std::uint64_t> cursors_;  ///< flush's scratch space
+  std::vector<PendingRecord> merged_;   ///< flush's scratch space
   StringTable strings_;
   SiteTable sites_;
   std::vector<RawEvent> late_events_; ///< flush's scratch space
