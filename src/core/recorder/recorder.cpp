@@ -331,16 +331,18 @@ void Recorder::post(const Record& record, std::uint8_t flags) {
     add_queue(queue.get());
     thread.queue = std::move(queue);
   }
-  while (!thread.queue->push(record, flags)) {
-    const double start = now();
-    const RecorderLock lock(mutex_);
-    flush(lock);
-    const double seconds = now() - start;
-    ++full_queue_flushes_.count;
-    full_queue_flushes_.seconds += seconds;
-    full_queue_flushes_.longest =
-        std::max(full_queue_flushes_.longest, seconds);
-  }
+  while (!thread.queue->push(record, flags))
+    flush_full_queue();
+}
+
+[[gnu::noinline, gnu::cold]] void Recorder::flush_full_queue() {
+  const double start = now();
+  const RecorderLock lock(mutex_);
+  flush(lock);
+  const double seconds = now() - start;
+  ++full_queue_flushes_.count;
+  full_queue_flushes_.seconds += seconds;
+  full_queue_flushes_.longest = std::max(full_queue_flushes_.longest, seconds);
 }
 
 template void Recorder::post(const RawEvent&, std::uint8_t);

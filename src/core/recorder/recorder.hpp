@@ -134,6 +134,10 @@ public:
   /// the thread's first queue cannot be made. `flags`: EventQueue::Flags.
   template <class Record>
   void post(const Record& record, std::uint8_t flags = 0);
+  /// post's slow path: flushes for a thread whose queue holds its limit,
+  /// counted and timed (full_queue_flushes). Out of line, so that post's
+  /// fast path stays a push.
+  void flush_full_queue();
 
   /// Seconds since the recorder started.
   double now() const noexcept { return clock_.now(); }
