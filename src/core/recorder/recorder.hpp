@@ -134,10 +134,6 @@ public:
   /// the thread's first queue cannot be made. `flags`: EventQueue::Flags.
   template <class Record>
   void post(const Record& record, std::uint8_t flags = 0);
-  /// post's slow path: flushes for a thread whose queue holds its limit,
-  /// counted and timed (full_queue_flushes). Out of line, so that post's
-  /// fast path stays a push.
-  void flush_full_queue();
 
   /// Seconds since the recorder started.
   double now() const noexcept { return clock_.now(); }
@@ -296,6 +292,10 @@ public:
 private:
   friend class FlushThread; // holds the mutex across a fork
   explicit Recorder(const RecorderSettings& settings);
+  /// post's slow path: flushes for a thread whose queue holds its limit,
+  /// counted and timed (full_queue_flushes). Out of line, so that post's
+  /// fast path stays a push.
+  void flush_full_queue();
   /// Gives a record (one of PendingRecord's) to every sink; a sink that
   /// cannot take it loses it, counted.
   template <class Record>
