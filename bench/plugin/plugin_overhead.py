@@ -280,7 +280,8 @@ def at_scale(arguments, build, base, environments, size, work):
               "(stop x (1 - (1 - stops per step)^R)):")
         print(f"  {'series':<{width}} {'stops':>7} {'steps each':>10} "
               f"{'longest':>9} {'the others':>10} "
-              + " ".join(f"{'R=' + str(count):>9}" for count in ranks))
+              + " ".join(f"{'R=' + str(count):>9}"
+                         for count in arguments.at_scale))
         for name, flushes in stops.items():
             count = statistics.fmean(one["full_queue"] for one in flushes)
             if count < 2:
@@ -294,13 +295,13 @@ def at_scale(arguments, build, base, environments, size, work):
             every = arguments.steps / count
             cells = " ".join(
                 f"{others * 1e6 * (1 - (1 - 1 / every) ** ranks_):>6.2f} us"
-                for ranks_ in ranks)
+                for ranks_ in arguments.at_scale)
             print(f"  {name:<{width}} {count:>7.0f} {every:>10.1f} "
                   f"{longest * 1e6:>6.0f} us {others * 1e6:>7.1f} us {cells}")
     left = [count for count in arguments.at_scale if count > per_class]
     if left:
-        print(f"  (R={','.join(map(str, left))} left out: more ranks than the "
-              f"{per_class} steps of a class sampled)")
+        print(f"  (R={','.join(map(str, left))} left out of the step times: "
+              f"more ranks than the {per_class} steps of a class sampled)")
     print("  Ranks independent: their flushes at different steps, as when "
           "ranks make different numbers of events; ranks that flush at the "
           "same step cost what R=1 costs.")
