@@ -1,12 +1,14 @@
 // libFuzzer target: the plugin's configuration from the environment
-// (src/plugin/config.cpp, compiled in), in-process. The input is up to nine
-// values separated by NUL bytes, set in turn as CUNUMPY_BUDGET,
-// CUNUMPY_REPORT, CUNUMPY_TRACE, CUNUMPY_ON_VIOLATION, CUNUMPY_BACKTRACE and
-// the four MPI rank variables; a variable past the last value is unset.
+// (src/plugin/config.cpp, compiled in), in-process. The input is up to
+// twelve values separated by NUL bytes, set in turn as CUNUMPY_BUDGET,
+// CUNUMPY_REPORT, CUNUMPY_TRACE, CUNUMPY_ON_VIOLATION, CUNUMPY_BACKTRACE,
+// the four MPI rank variables, CUNUMPY_QUEUE_KIB and two MPI size
+// variables; a variable past the last value is unset.
 // Config::from_environment and the CUNUMPY_BACKTRACE reader must never
 // crash or throw, and their results must keep their promises (a rank in
-// range, absolute output paths, .json reports in JSON); anything else is a
-// finding. Nothing is written: the configuration only checks paths.
+// range, absolute output paths, .json reports in JSON, a queue of 1 to 32
+// KiB); anything else is a finding. Nothing is written: the configuration
+// only checks paths.
 //
 //   scripts/fuzz                           # builds, seeds and runs it
 
@@ -22,12 +24,18 @@
 
 namespace {
 
-constexpr const char* variables[] = {
-    "CUNUMPY_BUDGET",    "CUNUMPY_REPORT",
-    "CUNUMPY_TRACE",     "CUNUMPY_ON_VIOLATION",
-    "CUNUMPY_BACKTRACE", "OMPI_COMM_WORLD_RANK",
-    "PMI_RANK",          "PMIX_RANK",
-    "SLURM_PROCID"};
+constexpr const char* variables[] = {"CUNUMPY_BUDGET",
+                                     "CUNUMPY_REPORT",
+                                     "CUNUMPY_TRACE",
+                                     "CUNUMPY_ON_VIOLATION",
+                                     "CUNUMPY_BACKTRACE",
+                                     "OMPI_COMM_WORLD_RANK",
+                                     "PMI_RANK",
+                                     "PMIX_RANK",
+                                     "SLURM_PROCID",
+                                     "CUNUMPY_QUEUE_KIB",
+                                     "OMPI_COMM_WORLD_SIZE",
+                                     "SLURM_NTASKS"};
 
 [[noreturn]] void finding(const char* what, const std::string& value) {
   std::fprintf(stderr, "fuzz_plugin_config: %s: '%s'\n", what, value.c_str());
@@ -69,6 +77,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
     finding("a relative report path", config.report_path);
   if (config.report_json != ends_with_json(config.report_path))
     finding("report_json does not follow the path", config.report_path);
+  if (config.queue_kib < 1 ||
+      config.queue_kib > cunumpy::plugin::Config::largest_queue_kib)
+    finding("queue size out of range", std::to_string(config.queue_kib));
   if (!config.trace_path.empty() && config.trace_path[0] != '/')
     finding("a relative trace path", config.trace_path);
   const int depth =
