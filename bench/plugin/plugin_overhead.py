@@ -60,8 +60,9 @@ when R ranks wait for the slowest of them every step, as a global reduction
 or a halo exchange makes them: the expected largest of R steps drawn from
 a series, against the same for no tool. A tool that stops one step in a
 hundred for a flush costs a hundredth of the stop at one rank, and the
-whole stop once some rank has one in nearly every step. Each --variant adds a series with the plugin and more variables,
-run in turn with the others, to compare settings under the same load.
+whole stop once some rank has one in nearly every step. Each --variant
+adds a series with the plugin and more variables, run in turn with the
+others, to compare settings under the same load.
 --device-time US adds a wait of US microseconds per step, which
 reads only the clock (legacy_app --device-time): with a small --size, a
 step like a GPU's, where the kernel runs on the device and leaves the host's
@@ -252,9 +253,13 @@ def at_scale(arguments, build, base, environments, size, work):
             times.sort()
     per_class = min(len(times) for times in samples["none"])
     ranks = [count for count in arguments.at_scale if count <= per_class]
+    slowest_of = {}
+
     def slowest(name, count):
-        return statistics.fmean(expected_slowest(times, count)
-                                for times in samples[name])
+        if (name, count) not in slowest_of:
+            slowest_of[name, count] = statistics.fmean(
+                expected_slowest(times, count) for times in samples[name])
+        return slowest_of[name, count]
     width = max(len(name) for name, _ in series)
     print(f"at scale (--size {size}): each step's wall time, {arguments.repeats}"
           f" runs per series less their first {skip} steps; a step of R ranks "

@@ -32,7 +32,8 @@
 // otherwise run on the host core and evict its caches every step.
 // --chdir DIR moves to DIR after Kokkos::initialize, as codes that run in a
 // run directory do. --step-times FILE writes each step's wall time in
-// microseconds, one a line (bench/plugin/at_scale.py: what a tool's stops
+// microseconds, one a line (bench/plugin/plugin_overhead.py --at-scale: what
+// a tool's stops
 // cost when many ranks wait for the slowest every step).
 
 #include <algorithm>
@@ -381,10 +382,19 @@ Result run(const Options& options, ToolAlternation& alternation) {
 
   double written = 0.0;
   // --step-times: each step's wall time, from its start to the next one's
-  // (the output steps included), for bench/plugin/at_scale.py.
+  // (the output steps included), for plugin_overhead.py --at-scale. The
+  // file is opened first, so that a path that cannot be written fails
+  // before the loop, not after it.
   std::vector<float> step_times;
-  if (!options.step_times.empty())
+  std::FILE* step_times_file = nullptr;
+  if (!options.step_times.empty()) {
+    step_times_file = std::fopen(options.step_times.c_str(), "w");
+    if (step_times_file == nullptr) {
+      std::perror(("legacy_app: --step-times " + options.step_times).c_str());
+      std::exit(1);
+    }
     step_times.reserve(static_cast<std::size_t>(std::max(options.steps, 0)));
+  }
   const auto loop_start = std::chrono::steady_clock::now();
   auto step_start = loop_start;
   for (int step = 0; step < options.steps; ++step) {
@@ -437,16 +447,10 @@ Result run(const Options& options, ToolAlternation& alternation) {
   alternation.finish();
   const std::chrono::duration<double> loop_time =
       std::chrono::steady_clock::now() - loop_start;
-  if (!options.step_times.empty()) {
-    std::FILE* file = std::fopen(options.step_times.c_str(), "w");
-    if (file == nullptr) {
-      std::perror(("legacy_app: --step-times " + options.step_times).c_str());
-      std::exit(1);
-    } else {
-      for (const float microseconds : step_times)
-        std::fprintf(file, "%.3f\n", microseconds);
-      std::fclose(file);
-    }
+  if (step_times_file != nullptr) {
+    for (const float microseconds : step_times)
+      std::fprintf(step_times_file, "%.3f\n", microseconds);
+    std::fclose(step_times_file);
   }
 
   // The parameters change on the host for a next run that never comes: a

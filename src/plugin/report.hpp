@@ -58,7 +58,7 @@ struct Report {
   /// (CUNUMPY_QUEUE_KIB), the flushes a full queue made its thread do and
   /// their time, and the flushes of CUNUMPY_FLUSH_THREAD's thread.
   struct Flushes {
-    int queue_kib = 32;
+    int queue_kib = 0;            ///< Config::queue_kib
     std::uint64_t full_queue = 0; ///< Recorder::full_queue_flushes
     double full_queue_seconds = 0.0;
     double longest_seconds = 0.0;

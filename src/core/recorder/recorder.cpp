@@ -327,8 +327,8 @@ void Recorder::post(const Record& record, std::uint8_t flags) {
   ThreadState& thread = thread_state();
   if (!thread.queue) {
     allocation_point();
-    auto queue = std::make_unique<EventQueue>(queue_words());
-    add_queue(queue.get());
+    auto queue = std::make_unique<EventQueue>();
+    add_queue(queue.get()); // gives it the queues' limit
     thread.queue = std::move(queue);
   }
   while (!thread.queue->push(record, flags))
@@ -354,7 +354,7 @@ template void Recorder::post(const Allocation&, std::uint8_t);
 
 void Recorder::add_queue(EventQueue* queue) {
   const RecorderLock lock(mutex_);
-  queue->set_limit(queue_words()); // set_queue_words may have come between
+  queue->set_limit(queue_words()); // under the mutex: set_queue_words' too
   queues_.push_back(queue);
 }
 
