@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include <cunumpy/impl/kokkos_layer.hpp>
+
 namespace cunumpy {
 
 /// What an event is. `to_host`, `to_device` and `device_copy` are physical

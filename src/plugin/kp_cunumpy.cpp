@@ -18,7 +18,7 @@
 #include <cstring>
 #include <unistd.h>
 
-#include <impl/Kokkos_Profiling_C_Interface.h>
+#include "tools/kokkosp.hpp"
 
 #include "plugin.hpp"
 #include "recorder/recorder.hpp"
@@ -28,6 +28,7 @@
 #define CUNUMPY_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 namespace callback = cunumpy::Impl::tools::callback;
+namespace kokkosp = cunumpy::Impl::kokkosp;
 
 namespace cunumpy::plugin {
 namespace {
@@ -113,7 +114,7 @@ void register_exit_handler() {
 
 /// Kokkos' fence for tools (the tool programming interface), which
 /// debug-sync mode calls after every kernel.
-std::atomic<Kokkos_Tools_toolInvokedFenceFunction> kokkos_fence{nullptr};
+std::atomic<kokkosp::ToolInvokedFenceFunction> kokkos_fence{nullptr};
 
 void fence_for_debug_sync() {
   if (const auto fence = kokkos_fence.load(std::memory_order_acquire))
@@ -183,7 +184,7 @@ const int kokkosp_cunumpy_plugin = 1;
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_init_library(const int load_sequence, const uint64_t interface_version,
                      const uint32_t device_count,
-                     Kokkos_Profiling_KokkosPDeviceInfo* devices) noexcept {
+                     kokkosp::DeviceInfo* devices) noexcept {
   using namespace cunumpy::plugin;
   Lifetime& state = lifetime();
   if (current() != nullptr || state.initializing.exchange(true))
@@ -191,7 +192,8 @@ kokkosp_init_library(const int load_sequence, const uint64_t interface_version,
   try {
     auto* plugin =
         new Plugin(load_sequence, interface_version, device_count, devices,
-                   reinterpret_cast<const void*>(&self_address));
+                   reinterpret_cast<const void*>(&self_address),
+                   __builtin_return_address(0));
     state.plugin.store(plugin, std::memory_order_release);
     if (state.owner == 0) {
       state.owner = ::getpid();
@@ -238,7 +240,7 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_finalize_library() noexcept {
 
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_request_tool_settings(const uint32_t num_actions,
-                              Kokkos_Tools_ToolSettings* settings) noexcept {
+                              kokkosp::ToolSettings* settings) noexcept {
   try {
     if (settings == nullptr || num_actions == 0)
       return;
@@ -249,7 +251,7 @@ kokkosp_request_tool_settings(const uint32_t num_actions,
     if (plugin != nullptr && plugin->next().loaded()) {
       const auto request = plugin->next().callbacks.request_tool_settings;
       if (request != nullptr) {
-        Kokkos_Tools_ToolSettings requested = *settings;
+        kokkosp::ToolSettings requested = *settings;
         request(num_actions, &requested);
         fencing = requested.requires_global_fencing;
       } else {
@@ -263,7 +265,7 @@ kokkosp_request_tool_settings(const uint32_t num_actions,
 
 CUNUMPY_PLUGIN_EXPORT void kokkosp_provide_tool_programming_interface(
     const uint32_t num_functions,
-    Kokkos_Tools_ToolProgrammingInterface interface) noexcept {
+    kokkosp::ToolProgrammingInterface interface) noexcept {
   try {
     using namespace cunumpy::plugin;
     if (num_functions > 0 && interface.fence != nullptr) {
@@ -363,13 +365,13 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_pop_profile_region() noexcept {
   core_callbacks.pop_region();
 }
 CUNUMPY_PLUGIN_EXPORT void
-kokkosp_allocate_data(const Kokkos_Profiling_SpaceHandle space,
+kokkosp_allocate_data(const kokkosp::SpaceHandle space,
                       const char* label, const void* const ptr,
                       const uint64_t size) noexcept {
   core_callbacks.allocate_data(space, label, ptr, size);
 }
 CUNUMPY_PLUGIN_EXPORT void
-kokkosp_deallocate_data(const Kokkos_Profiling_SpaceHandle space,
+kokkosp_deallocate_data(const kokkosp::SpaceHandle space,
                         const char* label, const void* const ptr,
                         const uint64_t size) noexcept {
   core_callbacks.deallocate_data(space, label, ptr, size);
@@ -394,8 +396,8 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_profile_event(const char* name) noexcept {
   core_callbacks.profile_event(name);
 }
 CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_deep_copy(
-    Kokkos_Profiling_SpaceHandle dst_handle, const char* dst_name,
-    const void* dst_ptr, Kokkos_Profiling_SpaceHandle src_handle,
+    kokkosp::SpaceHandle dst_handle, const char* dst_name,
+    const void* dst_ptr, kokkosp::SpaceHandle src_handle,
     const char* src_name, const void* src_ptr, uint64_t size) noexcept {
   core_callbacks.begin_deep_copy(dst_handle, dst_name, dst_ptr, src_handle,
                                  src_name, src_ptr, size);
@@ -426,8 +428,8 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_dual_view_modify(const char* label,
 
 namespace cunumpy::plugin {
 
-Kokkos_Profiling_EventSet entry_points() noexcept {
-  Kokkos_Profiling_EventSet table{};
+kokkosp::EventSet entry_points() noexcept {
+  kokkosp::EventSet table{};
 #define CUNUMPY_PLUGIN_ENTRY(name, type, entry) table.name = &entry;
   CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_ENTRY)
   CUNUMPY_TOOLS_LIFECYCLE_SLOTS(CUNUMPY_PLUGIN_ENTRY)

@@ -10,15 +10,17 @@
 #include <string>
 #include <vector>
 
-#include <impl/Kokkos_Profiling_C_Interface.h>
+#include "tools/kokkosp.hpp"
 
 namespace cunumpy::plugin {
+
+namespace kokkosp = Impl::kokkosp;
 
 /// The next tool: its path and the callbacks it exports (null for those it
 /// does not).
 struct NextTool {
   std::string path;
-  Kokkos_Profiling_EventSet callbacks{};
+  kokkosp::EventSet callbacks{};
 
   bool loaded() const noexcept { return !path.empty(); }
 };

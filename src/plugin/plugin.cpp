@@ -9,9 +9,10 @@
 #include <unistd.h>
 
 #include <cunumpy/budget_snapshot.hpp>
-#include <cunumpy/spaces.hpp>
+#include <cunumpy/space_names.hpp>
 
 #include "cuda/collector.hpp"
+#include "kokkos_table.hpp"
 #include "output_file.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder/spaces.hpp"
@@ -57,15 +58,22 @@ std::string library_of(const void* function) {
   return "another library";
 }
 
-/// Watches Kokkos' table of callbacks for tools that replace cunumpy's
-/// entries (see tools/callbacks.hpp); returns why it cannot, or "".
-std::string watch_callbacks() {
+/// Watches the table of callbacks of the Kokkos that called `caller` for
+/// tools that replace cunumpy's entries (see tools/callbacks.hpp); returns
+/// why it cannot, or "".
+std::string watch_callbacks(const void* caller) {
   namespace tools = Impl::tools;
-  const auto access = tools::linked_kokkos_table();
-  Kokkos_Profiling_EventSet live{};
-  if (!access.get(live))
-    return "cunumpy cannot read Kokkos' table of callbacks";
-  const Kokkos_Profiling_EventSet entries = entry_points();
+  std::string library;
+  const auto access = find_kokkos_table(caller, library);
+  kokkosp::EventSet live{};
+  if (access.get == nullptr || !access.get(live))
+    return "cunumpy cannot read the table of callbacks of the Kokkos that "
+           "loaded it (" +
+           library +
+           " does not export Kokkos' tools functions: a Kokkos linked in "
+           "statically?): another tool replacing callbacks in the process "
+           "would go unnoticed, except for copies whose begin it took";
+  const kokkosp::EventSet entries = entry_points();
   if (live.begin_deep_copy == entries.begin_deep_copy ||
       live.push_region == entries.push_region) {
     tools::watch(access, entries, true);
@@ -81,10 +89,9 @@ std::string watch_callbacks() {
       missing.emplace_back(tools::slot_name(slot));
   }
   if (!any)
-    return "cunumpy cannot see the table of callbacks of the Kokkos that "
-           "loaded it (a Kokkos linked into the program statically?): "
-           "another tool replacing callbacks in the process would go "
-           "unnoticed, except for copies whose begin it took";
+    return "the table of callbacks of the Kokkos that loaded cunumpy (" +
+           library +
+           ") is empty: Kokkos' tools were paused when cunumpy started";
   // Another tool was loaded first and calls this one: its entries are the
   // ones to watch, and what it does not pass on never reaches cunumpy.
   tools::watch(access, live, false);
@@ -108,7 +115,8 @@ std::string watch_callbacks() {
 
 Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
                std::uint32_t device_count,
-               Kokkos_Profiling_KokkosPDeviceInfo* devices, const void* self) {
+               kokkosp::DeviceInfo* devices, const void* self,
+               const void* caller) {
   Impl::Recorder& recorder = Impl::Recorder::instance();
   // Kokkos feeds the recorder through this library: cunumpy's in-process
   // hooks, if the application uses cunumpy too, must not feed it again.
@@ -119,6 +127,16 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
   recorder.resolve_sites_at_flush(true);
   start_ = recorder.now();
   config_ = Config::from_environment();
+  // What Kokkos' events mean depends on its interface (kokkos_rules.hpp).
+  recorder.set_kokkos_interface(interface_version);
+  interface_version_ = interface_version;
+  if (!kokkosp::known_interface(interface_version))
+    Impl::warn("Kokkos passed the Kokkos Tools interface version " +
+               std::to_string(interface_version) +
+               ", which this cunumpy does not know (it knows Kokkos 3.4 to "
+               "5.x, 20210225 to 20240906): what its events mean may have "
+               "changed, so a budget cannot pass; use a cunumpy that knows "
+               "this Kokkos");
   (void)registered_device_spaces(); // reads CUNUMPY_DEVICE_SPACES now
   static_assert(Impl::EventQueue::capacity_words * 8 ==
                     Config::largest_queue_kib * 1024,
@@ -150,7 +168,7 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
     recorder.attach(trace_.get());
   }
   recorder.attach(&dual_views_);
-  unwatched_ = watch_callbacks();
+  unwatched_ = watch_callbacks(caller);
   Impl::cuda::start_collector();
   if (config_.flush_thread) {
     try {
@@ -184,7 +202,7 @@ void Plugin::finalize_next() {
   if (next_.callbacks.finalize != nullptr)
     next_.callbacks.finalize();
   // A finalized tool gets no more events.
-  Impl::tools::set_next(Kokkos_Profiling_EventSet{});
+  Impl::tools::set_next(kokkosp::EventSet{});
 }
 
 bool Plugin::finish() {

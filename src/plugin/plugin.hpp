@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include <impl/Kokkos_Profiling_C_Interface.h>
+#include "tools/kokkosp.hpp"
 
 #include <cunumpy/transfer_budget.hpp>
 
@@ -22,9 +22,11 @@
 
 namespace cunumpy::plugin {
 
+namespace kokkosp = Impl::kokkosp;
+
 /// The plugin's entry points as a table (kp_cunumpy.cpp): what Kokkos calls
 /// when it loaded this library itself.
-Kokkos_Profiling_EventSet entry_points() noexcept;
+kokkosp::EventSet entry_points() noexcept;
 
 /// The plugin's one state object, created by kokkosp_init_library and
 /// destroyed by kokkosp_finalize_library. It feeds nothing itself (the
@@ -34,11 +36,13 @@ Kokkos_Profiling_EventSet entry_points() noexcept;
 class Plugin {
 public:
   /// Reads the configuration, loads and initializes the next tool, loads the
-  /// budget file, and watches Kokkos' table of callbacks. Problems print one
+  /// budget file, and watches the table of callbacks of the Kokkos that
+  /// loaded it (`caller`: an address in the code that called
+  /// kokkosp_init_library; `self`: one in this library). Problems print one
   /// line each; nothing throws for them.
   Plugin(int load_sequence, std::uint64_t interface_version,
-         std::uint32_t device_count,
-         Kokkos_Profiling_KokkosPDeviceInfo* devices, const void* self);
+         std::uint32_t device_count, kokkosp::DeviceInfo* devices,
+         const void* self, const void* caller);
   ~Plugin();
   Plugin(const Plugin&) = delete;
   Plugin& operator=(const Plugin&) = delete;
@@ -73,6 +77,8 @@ private:
   std::mutex metadata_mutex_; ///< Kokkos may declare metadata on any thread
   std::vector<std::pair<std::string, std::string>> metadata_;
   double start_ = 0.0;
+  /// The Kokkos Tools interface version Kokkos passed at init.
+  std::uint64_t interface_version_ = 0;
   /// finish() ran, and its verdict: the plugin's own state, not guarded by
   /// the recorder's lock (finish() runs once, from the caller that took the
   /// plugin's pointer; a later call returns the verdict).

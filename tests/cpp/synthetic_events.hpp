@@ -25,7 +25,8 @@ namespace cunumpy_tests::synthetic {
 /// blocking deep_copy inside its begin/end pair (Kokkos 4). Then a copy
 /// blocks the host iff a fence came inside it; on Kokkos 3 every copy
 /// blocks, except cunumpy's own asynchronous copies.
-inline constexpr bool kokkos_reports_fences = KOKKOS_VERSION >= 40000;
+inline constexpr bool kokkos_reports_fences =
+    KOKKOSP_INTERFACE_VERSION >= 20210623; // Kokkos 3.5 and later
 
 /// Whether a copy waits for its end: Kokkos 4 fences a blocking
 /// deep_copy(dst, src) inside its begin/end pair; deep_copy(exec, dst, src)

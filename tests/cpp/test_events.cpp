@@ -361,16 +361,15 @@ TEST(SyntheticFences, AFenceAToolAskedForIsNoSync) {
   EXPECT_EQ(counted.counter().syncs(), 0u) << counted.counter().report();
 }
 
-TEST(SyntheticFences, AFenceOfAHostExecutionSpaceIsASyncOnlyWithoutADevice) {
-  // On a build with a device backend, waiting for Serial or OpenMP is not a
-  // wait for the device.
+TEST(SyntheticFences, AFenceOfAHostExecutionSpaceIsNoSync) {
+  // Waiting for Serial or OpenMP is not a wait for a device, with or
+  // without one. (Kokkos 3.4 reports no fences, and no execution space.)
   auto counted = count_transfers();
   synthetic::fence("Kokkos::Serial::fence: Unnamed Instance Fence",
                    synthetic::instance_id(ExecutionSpace::serial));
   synthetic::fence("Kokkos::OpenMP::fence: Unnamed Instance Fence",
                    synthetic::instance_id(ExecutionSpace::openmp));
-  const bool dropped = kokkos_reports_fences && cunumpy::has_device_backend;
-  EXPECT_EQ(counted.counter().syncs(), dropped ? 0u : 2u);
+  EXPECT_EQ(counted.counter().syncs(), kokkos_reports_fences ? 0u : 2u);
 }
 
 TEST(SyntheticFences, AGlobalFenceReportedPerExecutionSpaceIsOneSync) {
@@ -412,15 +411,17 @@ TEST(SyntheticFences, EveryKokkosFenceIsASyncEvenBackToBack) {
   synthetic::global_fence("twice", {ExecutionSpace::cuda});
   synthetic::global_fence("twice", {ExecutionSpace::cuda});
   EXPECT_EQ(counted.counter().syncs(), 2u) << counted.counter().report();
-#if KOKKOS_VERSION >= 40000
-  // The same with Kokkos' own fences (Kokkos 3 reports none).
+#if KOKKOS_VERSION >= 30500
+  // The same with Kokkos' own fences (Kokkos 3.4 reports none); a build
+  // without a device has only host execution spaces to wait for.
   TransferCounter real;
   {
     auto scope = count_transfers(real);
     for (int step = 0; step < 3; ++step)
       Kokkos::fence("end of step");
   }
-  EXPECT_EQ(real.syncs(), 3u) << real.report();
+  EXPECT_EQ(real.syncs(), cunumpy::has_device_backend ? 3u : 0u)
+      << real.report();
 #endif
 }
 

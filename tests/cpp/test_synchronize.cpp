@@ -32,9 +32,11 @@ TEST(Synchronize, IsOneExplicitSyncAtTheCallersLine) {
 TEST(Synchronize, ARawGlobalFenceIsOneExplicitSync) {
   auto counted = count_transfers();
   Kokkos::fence();
-  // Kokkos 3 reports no fence events; Kokkos 4 reports one per execution
-  // space, merged into one sync.
-  const std::uint64_t expected = KOKKOS_VERSION >= 40000 ? 1 : 0;
+  // Kokkos 3.4 reports no fence events; later ones report one per
+  // execution space, merged into one sync, of which only a device's part
+  // is a wait for the device.
+  const std::uint64_t expected =
+      KOKKOS_VERSION >= 30500 && cunumpy::has_device_backend ? 1 : 0;
   EXPECT_EQ(counted.counter().syncs(), expected);
   for (const auto& event : counted.counter().events())
     EXPECT_FALSE(event.implicit) << event.what;

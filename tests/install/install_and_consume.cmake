@@ -9,6 +9,19 @@ function(run step)
 endfunction()
 
 file(REMOVE_RECURSE "${WORK_DIR}")
+if(SOURCE_DIR)
+  # A build of its own, of static libraries: what a consumer links then has
+  # no libcunumpy to load, and the package must name nothing it cannot find.
+  run("configure a static build" ${CMAKE_COMMAND} -S "${SOURCE_DIR}"
+      -B "${WORK_DIR}/build" -G "${GENERATOR}"
+      -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DBUILD_SHARED_LIBS=OFF
+      -DCMAKE_BUILD_TYPE=Release -DCUNUMPY_BUILD_TESTS=OFF
+      -DCUNUMPY_BUILD_EXAMPLES=OFF -DCUNUMPY_BUILD_BENCHMARKS=OFF
+      -DCUNUMPY_BUILD_PYTHON=OFF -DCUNUMPY_ENABLE_CUPTI=OFF
+      -DKokkos_DIR=${KOKKOS_DIR})
+  run("build it" ${CMAKE_COMMAND} --build "${WORK_DIR}/build" --parallel 2)
+  set(BUILD_DIR "${WORK_DIR}/build")
+endif()
 run("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
 foreach(file IN ITEMS include/cunumpy/cunumpy.hpp lib/cmake/cunumpy/cunumpyConfig.cmake
                       lib/cmake/cunumpy/cunumpyConfigVersion.cmake
@@ -26,7 +39,31 @@ endif()
 # The usual order in an application finds Kokkos first, then cunumpy: the
 # repair of Debian's Kokkos target must apply whoever found Kokkos.
 set(source_dir "${EXAMPLE_DIR}")
-if(KOKKOS_FIRST)
+if(SOURCE_DIR)
+  # The example, and a program that only counts: a consumer that calls no
+  # conversion still gets the library that installs the hooks (without it,
+  # count_transfers throws "nothing feeds the recorder").
+  set(source_dir "${WORK_DIR}/static_consumer")
+  file(WRITE "${source_dir}/count_only.cpp" "
+#include <Kokkos_Core.hpp>
+#include <cunumpy/transfer_counter.hpp>
+#include <cstdio>
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  auto scope = cunumpy::profiling::count_transfers();
+  std::printf(\"count only: %d transfer(s)\\n\", int(scope.counter().total()));
+}
+")
+  file(WRITE "${source_dir}/CMakeLists.txt" "
+cmake_minimum_required(VERSION 3.20)
+project(static_consumer LANGUAGES CXX)
+find_package(cunumpy CONFIG REQUIRED)
+add_executable(time_loop ${EXAMPLE_DIR}/time_loop.cpp)
+target_link_libraries(time_loop PRIVATE cunumpy::cunumpy)
+add_executable(count_only count_only.cpp)
+target_link_libraries(count_only PRIVATE cunumpy::cunumpy)
+")
+elseif(KOKKOS_FIRST)
   set(source_dir "${WORK_DIR}/kokkos_first")
   file(WRITE "${source_dir}/CMakeLists.txt" "
 cmake_minimum_required(VERSION 3.20)
@@ -53,3 +90,10 @@ if(NOT last_output MATCHES "right way: [0-9]+ transfer\\(s\\)")
   message(FATAL_ERROR "unexpected output:\n${last_output}")
 endif()
 message(STATUS "${last_output}")
+if(SOURCE_DIR)
+  run("run the program that only counts" "${WORK_DIR}/example/count_only")
+  if(NOT last_output MATCHES "count only: 0 transfer")
+    message(FATAL_ERROR "unexpected output:\n${last_output}")
+  endif()
+  message(STATUS "${last_output}")
+endif()

@@ -24,9 +24,16 @@ namespace cunumpy::Impl {
 /// Installs cunumpy's Kokkos Tools callbacks the first time it is called,
 /// keeping the callbacks installed before (a tool loaded through
 /// KOKKOS_TOOLS_LIBS, another in-process hook) and forwarding every event to
-/// them. Does nothing when the cunumpy plugin already feeds the recorder.
-/// Throws std::runtime_error when Kokkos is not initialized.
+/// them. Does nothing when the cunumpy plugin already feeds the recorder, or
+/// in a program without cunumpy's Kokkos-facing library (libcunumpy), which
+/// is what installs them. Throws std::runtime_error when Kokkos is not
+/// initialized.
 void ensure_hooks();
+
+/// How the in-process hooks are installed: registered by the Kokkos-facing
+/// library when it is loaded (the core links no Kokkos).
+using HookInstaller = void (*)();
+void set_hook_installer(HookInstaller installer) noexcept;
 
 /// The most dimensions an array of cunumpy's has (Kokkos views have 8).
 inline constexpr int max_rank = 8;

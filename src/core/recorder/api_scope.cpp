@@ -4,6 +4,9 @@
 
 #include <cunumpy/impl/api_scope.hpp>
 
+#include <atomic>
+#include <stdexcept>
+
 #include "recorder/recorder.hpp"
 #include "recorder/thread_state.hpp"
 #include "support/fast_thread_local.hpp"
@@ -33,6 +36,26 @@ std::string describe_call(std::string_view api, const ArrayShape* shape) {
   text += shape->dtype;
   text += ")";
   return text;
+}
+
+namespace {
+std::atomic<HookInstaller> hook_installer{nullptr};
+} // namespace
+
+void set_hook_installer(HookInstaller installer) noexcept {
+  hook_installer.store(installer, std::memory_order_release);
+}
+
+void ensure_hooks() {
+  if (const HookInstaller install =
+          hook_installer.load(std::memory_order_acquire))
+    return install();
+  if (!Recorder::instance().fed_by_plugin())
+    throw std::runtime_error(
+        "cunumpy: nothing feeds the recorder: link the program with "
+        "cunumpy::cunumpy (libcunumpy, which installs cunumpy's Kokkos Tools "
+        "callbacks) or load the plugin libkp_cunumpy through "
+        "KOKKOS_TOOLS_LIBS");
 }
 
 void set_site_provider(SiteProvider provider) noexcept {

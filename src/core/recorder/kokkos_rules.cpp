@@ -1,9 +1,5 @@
 #include "recorder/kokkos_rules.hpp"
 
-#if !defined(CUNUMPY_KOKKOS_VERSION) || !defined(CUNUMPY_KOKKOS_DEVICE_BACKEND)
-#error "src/CMakeLists.txt defines CUNUMPY_KOKKOS_VERSION and _DEVICE_BACKEND"
-#endif
-
 namespace cunumpy::Impl {
 namespace {
 
@@ -13,17 +9,13 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 
 } // namespace
 
-KokkosTraits build_kokkos_traits() noexcept {
-  return {CUNUMPY_KOKKOS_VERSION, CUNUMPY_KOKKOS_DEVICE_BACKEND != 0};
-}
-
 bool is_tool_fence(std::string_view name) noexcept {
   return name.find("Kokkos Profile Tool Fence") != std::string_view::npos;
 }
 
 bool is_host_execution_space_fence(std::uint32_t device_id,
                                    const KokkosTraits& kokkos) noexcept {
-  if (!kokkos.reports_fences() || !kokkos.device_backend)
+  if (!kokkos.reports_fences())
     return false;
   const std::uint32_t type = device_id >> 24;
   // Serial, OpenMP, HPX, Threads.

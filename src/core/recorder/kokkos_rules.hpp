@@ -2,9 +2,10 @@
 #define CUNUMPY_SRC_RECORDER_KOKKOS_RULES_HPP
 
 // What Kokkos' tool events mean, as pure functions of what Kokkos reports
-// and of the Kokkos cunumpy runs with: which fences are waits the program
-// asked for, which copies block the host, which copies are scalar reads.
-// No state and no Kokkos headers, so every rule is tested on any build.
+// and of the Kokkos Tools interface of the Kokkos that calls cunumpy: which
+// fences are waits the program asked for, which copies block the host,
+// which copies are scalar reads. No state and no Kokkos headers, so every
+// rule is tested on any build.
 
 #include <cstdint>
 #include <cstring>
@@ -13,29 +14,31 @@
 #include <cunumpy/event.hpp>
 #include <cunumpy/space_names.hpp>
 
+#include "tools/kokkosp.hpp"
+
 // The rules called on every event are inline: they are a few instructions.
 
 namespace cunumpy::Impl {
 
-/// The Kokkos the rules apply to.
+/// The Kokkos the rules apply to: the Kokkos Tools interface version it
+/// passes to kokkosp_init_library (the in-process hooks take it from the
+/// Kokkos headers they are built with); 0 until a front end knows it.
 struct KokkosTraits {
-  int version = 0;             ///< e.g. 30401 for 3.4.01, 40699 for 4.6.99
-  bool device_backend = false; ///< CUDA, HIP, SYCL, OpenMPTarget, OpenACC
-  /// Kokkos 4 reports fences, and fences a blocking deep_copy inside its
-  /// begin/end pair; Kokkos 3 reports no fences at all.
-  bool reports_fences() const noexcept { return version >= 40000; }
+  std::uint64_t interface = 0;
+  /// From Kokkos 3.5 on, Kokkos reports fences, names them, and fences a
+  /// blocking deep_copy inside its begin/end pair; Kokkos 3.4 reports none.
+  bool reports_fences() const noexcept {
+    return interface >= kokkosp::interface_3_5;
+  }
 };
-
-/// The Kokkos this build of cunumpy was compiled against.
-KokkosTraits build_kokkos_traits() noexcept;
 
 /// A fence a tool asked for (Kokkos' global fencing for tools), not the
 /// program: not a wait of the program's.
 bool is_tool_fence(std::string_view name) noexcept;
 
-/// On a build with a device backend, a fence of a host execution space is
-/// not a wait for the device. Kokkos 4 encodes the execution space type in
-/// the top 8 bits of the device id.
+/// A fence of a host execution space (Serial, OpenMP, HPX, Threads) is not
+/// a wait for a device. Kokkos 3.5 and later encode the execution space
+/// type in the top 8 bits of the device id.
 bool is_host_execution_space_fence(std::uint32_t device_id,
                                    const KokkosTraits& kokkos) noexcept;
 
@@ -70,7 +73,7 @@ inline bool is_scalar_read(EventKind kind, const char* dst_label) noexcept {
 
 /// Whether the host waited for a copy: cunumpy's own asynchronous copies
 /// never; on Kokkos 4 a copy Kokkos fenced inside its begin/end pair, and a
-/// scalar read; on Kokkos 3, which reports no fences, every other copy.
+/// scalar read; on Kokkos 3.4, which reports no fences, every other copy.
 inline bool copy_is_blocking(bool async_call, bool saw_fence, bool scalar,
                              const KokkosTraits& kokkos) noexcept {
   if (async_call)

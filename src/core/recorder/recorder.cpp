@@ -75,8 +75,7 @@ RecorderSettings RecorderSettings::from_environment() {
 }
 
 Recorder::Recorder(const RecorderSettings& settings)
-    : kokkos_(build_kokkos_traits()),
-      backtrace_depth_(settings.backtrace_depth),
+    : backtrace_depth_(settings.backtrace_depth),
       debug_sync_(settings.debug_sync ? 1 : 0), settings_(settings),
       spaces_(settings.device_spaces) {}
 

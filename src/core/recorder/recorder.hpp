@@ -139,7 +139,14 @@ public:
   double now() const noexcept { return clock_.now(); }
 
   /// The Kokkos whose events the recorder interprets.
-  const KokkosTraits& kokkos() const noexcept { return kokkos_; }
+  KokkosTraits kokkos() const noexcept {
+    return {kokkos_interface_.load(std::memory_order_relaxed)};
+  }
+  /// Set by the front end that connects cunumpy to Kokkos (the in-process
+  /// hooks, the plugin) before Kokkos' events reach the recorder.
+  void set_kokkos_interface(std::uint64_t version) noexcept {
+    kokkos_interface_.store(version, std::memory_order_relaxed);
+  }
 
   /// Stack frames captured per event without a cunumpy call site
   /// (CUNUMPY_BACKTRACE; 0 turns capture off).
@@ -311,7 +318,7 @@ private:
   // lines (the object is aligned to a line): after a time step that streams
   // more than the caches, each line an event reads is a miss.
   Clock clock_;
-  KokkosTraits kokkos_;
+  std::atomic<std::uint64_t> kokkos_interface_{0};
   std::atomic<int> sink_count_{0};
   std::atomic<int> backtrace_depth_;
   std::atomic<int> kernel_wanted_{0};

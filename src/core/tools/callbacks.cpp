@@ -21,7 +21,7 @@ constexpr unsigned index_of(Slot slot) noexcept {
 }
 static_assert(slot_count <= 32, "the re-entry masks have 32 bits");
 
-void* field(const Kokkos_Profiling_EventSet& table, Slot slot) noexcept {
+void* field(const kokkosp::EventSet& table, Slot slot) noexcept {
   switch (slot) {
 #define CUNUMPY_TOOLS_GET(name, type, entry)                                   \
   case Slot::name:                                                             \
@@ -32,7 +32,7 @@ void* field(const Kokkos_Profiling_EventSet& table, Slot slot) noexcept {
   return nullptr;
 }
 
-void set_field(Kokkos_Profiling_EventSet& table, Slot slot,
+void set_field(kokkosp::EventSet& table, Slot slot,
                void* function) noexcept {
   switch (slot) {
 #define CUNUMPY_TOOLS_SET(name, type, entry)                                   \
@@ -69,7 +69,7 @@ void store_next(unsigned index, void* function) noexcept {
   else
     hot.chained.fetch_and(~bit, std::memory_order_release);
 }
-Kokkos_Profiling_EventSet next_table{};
+kokkosp::EventSet next_table{};
 
 /// Slots being forwarded on this thread, and slots whose event a re-entered
 /// call handled (see next_first): in the line of hot thread-locals.
@@ -156,7 +156,7 @@ bool chained_back(Slot slot) noexcept {
     found->learned = true;
     store_next(index_of(slot), found->previous_next);
     watch.expected[index_of(slot)] = found->by;
-    Kokkos_Profiling_EventSet live{};
+    kokkosp::EventSet live{};
     if (watch.access.get != nullptr && watch.access.get(live)) {
       set_field(live, slot, found->by);
       watch.access.set(live);
@@ -308,7 +308,7 @@ void verify_now_and_then() noexcept {
 
 } // namespace
 
-void* slot_entry(const Kokkos_Profiling_EventSet& table, Slot slot) noexcept {
+void* slot_entry(const kokkosp::EventSet& table, Slot slot) noexcept {
   return field(table, slot);
 }
 
@@ -327,32 +327,32 @@ namespace callback {
 
 void begin_parallel_for(const char* name, std::uint32_t device_id,
                         std::uint64_t* id) {
-  next_first<Kokkos_Profiling_beginFunction>(
+  next_first<kokkosp::BeginFunction>(
       Slot::begin_parallel_for, [name] { record::begin_kernel(name); }, name,
       device_id, id);
 }
 void end_parallel_for(std::uint64_t id) {
-  cunumpy_first<Kokkos_Profiling_endFunction>(
+  cunumpy_first<kokkosp::EndFunction>(
       Slot::end_parallel_for, [] { record::end_kernel(); }, id);
 }
 void begin_parallel_reduce(const char* name, std::uint32_t device_id,
                            std::uint64_t* id) {
-  next_first<Kokkos_Profiling_beginFunction>(
+  next_first<kokkosp::BeginFunction>(
       Slot::begin_parallel_reduce, [name] { record::begin_kernel(name); }, name,
       device_id, id);
 }
 void end_parallel_reduce(std::uint64_t id) {
-  cunumpy_first<Kokkos_Profiling_endFunction>(
+  cunumpy_first<kokkosp::EndFunction>(
       Slot::end_parallel_reduce, [] { record::end_kernel(); }, id);
 }
 void begin_parallel_scan(const char* name, std::uint32_t device_id,
                          std::uint64_t* id) {
-  next_first<Kokkos_Profiling_beginFunction>(
+  next_first<kokkosp::BeginFunction>(
       Slot::begin_parallel_scan, [name] { record::begin_kernel(name); }, name,
       device_id, id);
 }
 void end_parallel_scan(std::uint64_t id) {
-  cunumpy_first<Kokkos_Profiling_endFunction>(
+  cunumpy_first<kokkosp::EndFunction>(
       Slot::end_parallel_scan, [] { record::end_kernel(); }, id);
 }
 
@@ -367,16 +367,16 @@ void push_region(const char* name) {
     asm volatile("" ::: "memory");
     return;
   }
-  next_first_chained<Kokkos_Profiling_pushFunction>(
+  next_first_chained<kokkosp::PushFunction>(
       Slot::push_region, [name] { record::push_region(name); }, name);
 }
 void pop_region() {
   verify_now_and_then();
-  cunumpy_first<Kokkos_Profiling_popFunction>(Slot::pop_region,
+  cunumpy_first<kokkosp::PopFunction>(Slot::pop_region,
                                               [] { record::pop_region(); });
 }
 
-void allocate_data(Kokkos_Profiling_SpaceHandle space, const char* label,
+void allocate_data(kokkosp::SpaceHandle space, const char* label,
                    const void* ptr, std::uint64_t size) {
   allocate_data_by_reference(space, label, ptr, size);
 }
@@ -384,7 +384,7 @@ void allocate_data(Kokkos_Profiling_SpaceHandle space, const char* label,
 /// tool is chained or this thread is forwarding (as begin_deep_copy_chained).
 template <class Function>
 __attribute__((noinline)) static void
-allocation_chained(Slot slot, const Kokkos_Profiling_SpaceHandle& space,
+allocation_chained(Slot slot, const kokkosp::SpaceHandle& space,
                    const char* label, const void* ptr, std::uint64_t size,
                    bool freed) {
   cunumpy_first_chained<Function>(
@@ -394,48 +394,48 @@ allocation_chained(Slot slot, const Kokkos_Profiling_SpaceHandle& space,
       },
       space, label, ptr, size);
 }
-void allocate_data_by_reference(const Kokkos_Profiling_SpaceHandle& space,
+void allocate_data_by_reference(const kokkosp::SpaceHandle& space,
                                 const char* label, const void* ptr,
                                 std::uint64_t size) {
   if (alone(Slot::allocate_data))
     return record::allocation(space.name, ptr, size, false);
-  return allocation_chained<Kokkos_Profiling_allocateDataFunction>(
+  return allocation_chained<kokkosp::AllocateDataFunction>(
       Slot::allocate_data, space, label, ptr, size, false);
 }
-void deallocate_data(Kokkos_Profiling_SpaceHandle space, const char* label,
+void deallocate_data(kokkosp::SpaceHandle space, const char* label,
                      const void* ptr, std::uint64_t size) {
   deallocate_data_by_reference(space, label, ptr, size);
 }
-void deallocate_data_by_reference(const Kokkos_Profiling_SpaceHandle& space,
+void deallocate_data_by_reference(const kokkosp::SpaceHandle& space,
                                   const char* label, const void* ptr,
                                   std::uint64_t size) {
   if (alone(Slot::deallocate_data))
     return record::allocation(space.name, ptr, size, true);
-  return allocation_chained<Kokkos_Profiling_deallocateDataFunction>(
+  return allocation_chained<kokkosp::DeallocateDataFunction>(
       Slot::deallocate_data, space, label, ptr, size, true);
 }
 void create_profile_section(const char* name, std::uint32_t* id) {
-  pass<Kokkos_Profiling_createProfileSectionFunction>(
+  pass<kokkosp::CreateProfileSectionFunction>(
       Slot::create_profile_section, name, id);
 }
 void start_profile_section(std::uint32_t id) {
-  pass<Kokkos_Profiling_startProfileSectionFunction>(
+  pass<kokkosp::StartProfileSectionFunction>(
       Slot::start_profile_section, id);
 }
 void stop_profile_section(std::uint32_t id) {
-  pass<Kokkos_Profiling_stopProfileSectionFunction>(Slot::stop_profile_section,
+  pass<kokkosp::StopProfileSectionFunction>(Slot::stop_profile_section,
                                                     id);
 }
 void destroy_profile_section(std::uint32_t id) {
-  pass<Kokkos_Profiling_destroyProfileSectionFunction>(
+  pass<kokkosp::DestroyProfileSectionFunction>(
       Slot::destroy_profile_section, id);
 }
 void profile_event(const char* name) {
-  pass<Kokkos_Profiling_profileEventFunction>(Slot::profile_event, name);
+  pass<kokkosp::ProfileEventFunction>(Slot::profile_event, name);
 }
 
-void begin_deep_copy(Kokkos_Profiling_SpaceHandle dst, const char* dst_label,
-                     const void* dst_ptr, Kokkos_Profiling_SpaceHandle src,
+void begin_deep_copy(kokkosp::SpaceHandle dst, const char* dst_label,
+                     const void* dst_ptr, kokkosp::SpaceHandle src,
                      const char* src_label, const void* src_ptr,
                      std::uint64_t size) {
   begin_deep_copy_by_reference(dst, dst_label, dst_ptr, src, src_label, src_ptr,
@@ -444,10 +444,10 @@ void begin_deep_copy(Kokkos_Profiling_SpaceHandle dst, const char* dst_label,
 /// begin_deep_copy_by_reference when another tool is chained, or this
 /// thread is forwarding: apart, so that the alone case writes no frame.
 __attribute__((noinline)) static void begin_deep_copy_chained(
-    const Kokkos_Profiling_SpaceHandle& dst, const char* dst_label,
-    const void* dst_ptr, const Kokkos_Profiling_SpaceHandle& src,
+    const kokkosp::SpaceHandle& dst, const char* dst_label,
+    const void* dst_ptr, const kokkosp::SpaceHandle& src,
     const char* src_label, const void* src_ptr, std::uint64_t size) {
-  next_first_chained<Kokkos_Profiling_beginDeepCopyFunction>(
+  next_first_chained<kokkosp::BeginDeepCopyFunction>(
       Slot::begin_deep_copy,
       [&] {
         record::begin_deep_copy(dst.name, dst_label, dst_ptr, src.name,
@@ -455,9 +455,9 @@ __attribute__((noinline)) static void begin_deep_copy_chained(
       },
       dst, dst_label, dst_ptr, src, src_label, src_ptr, size);
 }
-void begin_deep_copy_by_reference(const Kokkos_Profiling_SpaceHandle& dst,
+void begin_deep_copy_by_reference(const kokkosp::SpaceHandle& dst,
                                   const char* dst_label, const void* dst_ptr,
-                                  const Kokkos_Profiling_SpaceHandle& src,
+                                  const kokkosp::SpaceHandle& src,
                                   const char* src_label, const void* src_ptr,
                                   std::uint64_t size) {
   // Both calls are jumps: the copy's event path, the deepest of all (it
@@ -469,23 +469,23 @@ void begin_deep_copy_by_reference(const Kokkos_Profiling_SpaceHandle& dst,
                                  src_ptr, size);
 }
 void end_deep_copy() {
-  cunumpy_first<Kokkos_Profiling_endDeepCopyFunction>(
+  cunumpy_first<kokkosp::EndDeepCopyFunction>(
       Slot::end_deep_copy, [] { record::end_deep_copy(); });
 }
 void begin_fence(const char* name, std::uint32_t device_id,
                  std::uint64_t* handle) {
   // The handle is the next tool's; cunumpy keeps a stack per thread.
-  next_first<Kokkos_Profiling_beginFenceFunction>(
+  next_first<kokkosp::BeginFenceFunction>(
       Slot::begin_fence,
       [name, device_id] { record::begin_fence(name, device_id); }, name,
       device_id, handle);
 }
 void end_fence(std::uint64_t handle) {
-  cunumpy_first<Kokkos_Profiling_endFenceFunction>(
+  cunumpy_first<kokkosp::EndFenceFunction>(
       Slot::end_fence, [] { record::end_fence(); }, handle);
 }
 void sync_dual_view(const char* label, const void* ptr, bool to_device) {
-  cunumpy_first<Kokkos_Profiling_dualViewSyncFunction>(
+  cunumpy_first<kokkosp::DualViewSyncFunction>(
       Slot::sync_dual_view,
       [label, ptr, to_device] {
         record::dual_view_sync(label, ptr, to_device);
@@ -493,7 +493,7 @@ void sync_dual_view(const char* label, const void* ptr, bool to_device) {
       label, ptr, to_device);
 }
 void modify_dual_view(const char* label, const void* ptr, bool on_device) {
-  cunumpy_first<Kokkos_Profiling_dualViewModifyFunction>(
+  cunumpy_first<kokkosp::DualViewModifyFunction>(
       Slot::modify_dual_view,
       [label, ptr, on_device] {
         record::dual_view_modify(label, ptr, on_device);
@@ -503,8 +503,8 @@ void modify_dual_view(const char* label, const void* ptr, bool on_device) {
 
 } // namespace callback
 
-Kokkos_Profiling_EventSet own_callbacks() noexcept {
-  Kokkos_Profiling_EventSet table{};
+kokkosp::EventSet own_callbacks() noexcept {
+  kokkosp::EventSet table{};
 #define CUNUMPY_TOOLS_OWN(name, type, entry) table.name = &callback::name;
   CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_TOOLS_OWN)
 #undef CUNUMPY_TOOLS_OWN
@@ -544,18 +544,18 @@ bool feeds_advice_only(Slot slot) noexcept {
   return slot == Slot::allocate_data || slot == Slot::deallocate_data;
 }
 
-void set_next(const Kokkos_Profiling_EventSet& next) noexcept {
+void set_next(const kokkosp::EventSet& next) noexcept {
   next_table = next;
   for (unsigned i = 0; i < slot_count; ++i)
     store_next(i, field(next, static_cast<Slot>(i)));
 }
 
-const Kokkos_Profiling_EventSet& next() noexcept {
+const kokkosp::EventSet& next() noexcept {
   return next_table;
 }
 
-Kokkos_Profiling_EventSet library_callbacks(void* handle) noexcept {
-  Kokkos_Profiling_EventSet table{};
+kokkosp::EventSet library_callbacks(void* handle) noexcept {
+  kokkosp::EventSet table{};
   const auto lookup = [&](const char* name, auto& function) {
     void* symbol = ::dlsym(handle, name);
     function =
@@ -568,7 +568,7 @@ Kokkos_Profiling_EventSet library_callbacks(void* handle) noexcept {
   return table;
 }
 
-void watch(TableAccess access, const Kokkos_Profiling_EventSet& entries,
+void watch(TableAccess access, const kokkosp::EventSet& entries,
            bool repairable) {
   Watch& state = the_watch();
   {
@@ -594,7 +594,7 @@ void verify() noexcept {
   Watch& watch = the_watch();
   try {
     std::lock_guard guard(watch.mutex);
-    Kokkos_Profiling_EventSet live; // get() writes all of it
+    kokkosp::EventSet live; // get() writes all of it
     if (!watch.access.get(live))
       return;
     bool any_set = false;

@@ -27,65 +27,65 @@
 
 #include <cstdint>
 
-#include <impl/Kokkos_Profiling_C_Interface.h>
+#include "tools/kokkosp.hpp"
 
 namespace cunumpy::Impl::tools {
 
-/// The event slots of Kokkos_Profiling_EventSet: X(field, type, entry point).
+/// The event slots of kokkosp::EventSet: X(field, type, entry point).
 /// A time step's slots first (kernels, regions, copies, fences): tables
 /// indexed by slot (the forwarding slots, the plugin's calls into the event
 /// path) then hold them in one cache line.
 #define CUNUMPY_TOOLS_EVENT_SLOTS(X)                                           \
-  X(begin_parallel_for, Kokkos_Profiling_beginFunction,                        \
+  X(begin_parallel_for, kokkosp::BeginFunction,                        \
     kokkosp_begin_parallel_for)                                                \
-  X(end_parallel_for, Kokkos_Profiling_endFunction, kokkosp_end_parallel_for)  \
-  X(push_region, Kokkos_Profiling_pushFunction, kokkosp_push_profile_region)   \
-  X(pop_region, Kokkos_Profiling_popFunction, kokkosp_pop_profile_region)      \
-  X(begin_deep_copy, Kokkos_Profiling_beginDeepCopyFunction,                   \
+  X(end_parallel_for, kokkosp::EndFunction, kokkosp_end_parallel_for)  \
+  X(push_region, kokkosp::PushFunction, kokkosp_push_profile_region)   \
+  X(pop_region, kokkosp::PopFunction, kokkosp_pop_profile_region)      \
+  X(begin_deep_copy, kokkosp::BeginDeepCopyFunction,                   \
     kokkosp_begin_deep_copy)                                                   \
-  X(end_deep_copy, Kokkos_Profiling_endDeepCopyFunction,                       \
+  X(end_deep_copy, kokkosp::EndDeepCopyFunction,                       \
     kokkosp_end_deep_copy)                                                     \
-  X(begin_fence, Kokkos_Profiling_beginFenceFunction, kokkosp_begin_fence)     \
-  X(end_fence, Kokkos_Profiling_endFenceFunction, kokkosp_end_fence)           \
-  X(begin_parallel_reduce, Kokkos_Profiling_beginFunction,                     \
+  X(begin_fence, kokkosp::BeginFenceFunction, kokkosp_begin_fence)     \
+  X(end_fence, kokkosp::EndFenceFunction, kokkosp_end_fence)           \
+  X(begin_parallel_reduce, kokkosp::BeginFunction,                     \
     kokkosp_begin_parallel_reduce)                                             \
-  X(end_parallel_reduce, Kokkos_Profiling_endFunction,                         \
+  X(end_parallel_reduce, kokkosp::EndFunction,                         \
     kokkosp_end_parallel_reduce)                                               \
-  X(begin_parallel_scan, Kokkos_Profiling_beginFunction,                       \
+  X(begin_parallel_scan, kokkosp::BeginFunction,                       \
     kokkosp_begin_parallel_scan)                                               \
-  X(end_parallel_scan, Kokkos_Profiling_endFunction,                           \
+  X(end_parallel_scan, kokkosp::EndFunction,                           \
     kokkosp_end_parallel_scan)                                                 \
-  X(sync_dual_view, Kokkos_Profiling_dualViewSyncFunction,                     \
+  X(sync_dual_view, kokkosp::DualViewSyncFunction,                     \
     kokkosp_dual_view_sync)                                                    \
-  X(modify_dual_view, Kokkos_Profiling_dualViewModifyFunction,                 \
+  X(modify_dual_view, kokkosp::DualViewModifyFunction,                 \
     kokkosp_dual_view_modify)                                                  \
-  X(allocate_data, Kokkos_Profiling_allocateDataFunction,                      \
+  X(allocate_data, kokkosp::AllocateDataFunction,                      \
     kokkosp_allocate_data)                                                     \
-  X(deallocate_data, Kokkos_Profiling_deallocateDataFunction,                  \
+  X(deallocate_data, kokkosp::DeallocateDataFunction,                  \
     kokkosp_deallocate_data)                                                   \
-  X(create_profile_section, Kokkos_Profiling_createProfileSectionFunction,     \
+  X(create_profile_section, kokkosp::CreateProfileSectionFunction,     \
     kokkosp_create_profile_section)                                            \
-  X(start_profile_section, Kokkos_Profiling_startProfileSectionFunction,       \
+  X(start_profile_section, kokkosp::StartProfileSectionFunction,       \
     kokkosp_start_profile_section)                                             \
-  X(stop_profile_section, Kokkos_Profiling_stopProfileSectionFunction,         \
+  X(stop_profile_section, kokkosp::StopProfileSectionFunction,         \
     kokkosp_stop_profile_section)                                              \
-  X(destroy_profile_section, Kokkos_Profiling_destroyProfileSectionFunction,   \
+  X(destroy_profile_section, kokkosp::DestroyProfileSectionFunction,   \
     kokkosp_destroy_profile_section)                                           \
-  X(profile_event, Kokkos_Profiling_profileEventFunction, kokkosp_profile_event)
+  X(profile_event, kokkosp::ProfileEventFunction, kokkosp_profile_event)
 
 /// The slots of a tool's life, which only a loaded library (the plugin and
 /// the next tool it loads) has.
 #define CUNUMPY_TOOLS_LIFECYCLE_SLOTS(X)                                       \
-  X(init, Kokkos_Profiling_initFunction, kokkosp_init_library)                 \
-  X(finalize, Kokkos_Profiling_finalizeFunction, kokkosp_finalize_library)     \
-  X(parse_args, Kokkos_Profiling_parseArgsFunction, kokkosp_parse_args)        \
-  X(print_help, Kokkos_Profiling_printHelpFunction, kokkosp_print_help)        \
-  X(declare_metadata, Kokkos_Profiling_declareMetadataFunction,                \
+  X(init, kokkosp::InitFunction, kokkosp_init_library)                 \
+  X(finalize, kokkosp::FinalizeFunction, kokkosp_finalize_library)     \
+  X(parse_args, kokkosp::ParseArgsFunction, kokkosp_parse_args)        \
+  X(print_help, kokkosp::PrintHelpFunction, kokkosp_print_help)        \
+  X(declare_metadata, kokkosp::DeclareMetadataFunction,                \
     kokkosp_declare_metadata)                                                  \
   X(provide_tool_programming_interface,                                        \
-    Kokkos_Tools_provideToolProgrammingInterfaceFunction,                      \
+    kokkosp::ProvideToolProgrammingInterfaceFunction,                      \
     kokkosp_provide_tool_programming_interface)                                \
-  X(request_tool_settings, Kokkos_Tools_requestToolSettingsFunction,           \
+  X(request_tool_settings, kokkosp::RequestToolSettingsFunction,           \
     kokkosp_request_tool_settings)
 
 enum class Slot : unsigned {
@@ -98,10 +98,10 @@ inline constexpr unsigned slot_count =
     0 CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_TOOLS_COUNT);
 #undef CUNUMPY_TOOLS_COUNT
 
-/// "begin_deep_copy": the slot's field name in Kokkos_Profiling_EventSet.
+/// "begin_deep_copy": the slot's field name in kokkosp::EventSet.
 const char* slot_name(Slot slot) noexcept;
 /// The function in `slot` of `table`.
-void* slot_entry(const Kokkos_Profiling_EventSet& table, Slot slot) noexcept;
+void* slot_entry(const kokkosp::EventSet& table, Slot slot) noexcept;
 
 /// cunumpy's callbacks, one per event slot, with Kokkos' exact signatures.
 namespace callback {
@@ -116,17 +116,17 @@ void begin_parallel_scan(const char* name, std::uint32_t device_id,
 void end_parallel_scan(std::uint64_t id);
 void push_region(const char* name);
 void pop_region();
-void allocate_data(Kokkos_Profiling_SpaceHandle space, const char* label,
+void allocate_data(kokkosp::SpaceHandle space, const char* label,
                    const void* ptr, std::uint64_t size);
-void deallocate_data(Kokkos_Profiling_SpaceHandle space, const char* label,
+void deallocate_data(kokkosp::SpaceHandle space, const char* label,
                      const void* ptr, std::uint64_t size);
 void create_profile_section(const char* name, std::uint32_t* id);
 void start_profile_section(std::uint32_t id);
 void stop_profile_section(std::uint32_t id);
 void destroy_profile_section(std::uint32_t id);
 void profile_event(const char* name);
-void begin_deep_copy(Kokkos_Profiling_SpaceHandle dst, const char* dst_label,
-                     const void* dst_ptr, Kokkos_Profiling_SpaceHandle src,
+void begin_deep_copy(kokkosp::SpaceHandle dst, const char* dst_label,
+                     const void* dst_ptr, kokkosp::SpaceHandle src,
                      const char* src_label, const void* src_ptr,
                      std::uint64_t size);
 void end_deep_copy();
@@ -141,15 +141,15 @@ void modify_dual_view(const char* label, const void* ptr, bool on_device);
 // handles Kokkos passed them. A by-value call from the entry point copies
 // each handle onto its stack: 128 bytes a copy event, two cache lines
 // written, which a time step that streams the caches has evicted.
-void begin_deep_copy_by_reference(const Kokkos_Profiling_SpaceHandle& dst,
+void begin_deep_copy_by_reference(const kokkosp::SpaceHandle& dst,
                                   const char* dst_label, const void* dst_ptr,
-                                  const Kokkos_Profiling_SpaceHandle& src,
+                                  const kokkosp::SpaceHandle& src,
                                   const char* src_label, const void* src_ptr,
                                   std::uint64_t size);
-void allocate_data_by_reference(const Kokkos_Profiling_SpaceHandle& space,
+void allocate_data_by_reference(const kokkosp::SpaceHandle& space,
                                 const char* label, const void* ptr,
                                 std::uint64_t size);
-void deallocate_data_by_reference(const Kokkos_Profiling_SpaceHandle& space,
+void deallocate_data_by_reference(const kokkosp::SpaceHandle& space,
                                   const char* label, const void* ptr,
                                   std::uint64_t size);
 
@@ -157,7 +157,7 @@ void deallocate_data_by_reference(const Kokkos_Profiling_SpaceHandle& space,
 
 /// A table with cunumpy's callback in every event slot (lifecycle slots
 /// empty).
-Kokkos_Profiling_EventSet own_callbacks() noexcept;
+kokkosp::EventSet own_callbacks() noexcept;
 
 /// The slots whose events cunumpy records (the others it only forwards): an
 /// in-process installation takes only these, and leaves the rest to
@@ -173,17 +173,17 @@ bool feeds_advice_only(Slot slot) noexcept;
 
 /// Where each slot forwards: the next tool's callbacks. Lifecycle slots are
 /// kept for the plugin, which forwards them itself (next()).
-void set_next(const Kokkos_Profiling_EventSet& next) noexcept;
-const Kokkos_Profiling_EventSet& next() noexcept;
+void set_next(const kokkosp::EventSet& next) noexcept;
+const kokkosp::EventSet& next() noexcept;
 
 /// The callbacks a loaded tools library exports (dlsym of each kokkosp_*
 /// entry point of `handle`); absent ones are null.
-Kokkos_Profiling_EventSet library_callbacks(void* handle) noexcept;
+kokkosp::EventSet library_callbacks(void* handle) noexcept;
 
 /// How to read and write Kokkos' table of callbacks.
 struct TableAccess {
-  bool (*get)(Kokkos_Profiling_EventSet& table) = nullptr;
-  bool (*set)(const Kokkos_Profiling_EventSet& table) = nullptr;
+  bool (*get)(kokkosp::EventSet& table) = nullptr;
+  bool (*set)(const kokkosp::EventSet& table) = nullptr;
 };
 
 /// Access through the Kokkos cunumpy is linked with (install.cpp).
@@ -197,7 +197,7 @@ TableAccess linked_kokkos_table();
 /// verify(), which the recorder runs before every read of a counter, budget
 /// or report, and the callbacks at most once every 10 ms at region pushes
 /// and pops.
-void watch(TableAccess access, const Kokkos_Profiling_EventSet& entries,
+void watch(TableAccess access, const kokkosp::EventSet& entries,
            bool repairable);
 /// Whether a table is being watched.
 bool watching() noexcept;

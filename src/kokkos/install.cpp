@@ -1,0 +1,128 @@
+// In-process installation of cunumpy's Kokkos Tools callbacks (the one
+// event path of src/core/tools/callbacks.hpp), the part of the Kokkos-facing
+// layer that connects the Kokkos-free core to the Kokkos this library is
+// built with: the first time cunumpy is used, after Kokkos::initialize, the
+// callbacks Kokkos held (a tool loaded through KOKKOS_TOOLS_LIBS, another
+// in-process hook) become the next tool, and cunumpy's take their slots.
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+
+#include <Kokkos_Core.hpp>
+
+#include <cunumpy/impl/api_scope.hpp>
+
+#include "cuda/collector.hpp"
+#include "recorder/recorder.hpp"
+#include "tools/callbacks.hpp"
+
+namespace cunumpy::Impl {
+namespace KT = Kokkos::Tools::Experimental;
+
+namespace tools {
+namespace {
+
+// The core declares Kokkos' table itself (tools/kokkosp.hpp); this is where
+// its layout is checked against a real Kokkos.
+static_assert(sizeof(KT::EventSet) == sizeof(kokkosp::EventSet),
+              "cunumpy's declaration of Kokkos' table has Kokkos' size");
+static_assert(offsetof(KT::EventSet, begin_deep_copy) ==
+                      offsetof(kokkosp::EventSet, begin_deep_copy) &&
+                  offsetof(KT::EventSet, request_tool_settings) ==
+                      offsetof(kokkosp::EventSet, request_tool_settings),
+              "cunumpy's declaration of Kokkos' table has Kokkos' layout");
+static_assert(sizeof(Kokkos::Tools::SpaceHandle) ==
+                  sizeof(kokkosp::SpaceHandle),
+              "record:: reads space names as Kokkos' 64-byte arrays");
+
+bool get_table(kokkosp::EventSet& table) {
+  const KT::EventSet live = KT::get_callbacks();
+  std::memcpy(static_cast<void*>(&table), &live, sizeof table);
+  return true;
+}
+
+bool set_table(const kokkosp::EventSet& table) {
+  KT::EventSet live;
+  std::memcpy(static_cast<void*>(&live), &table, sizeof live);
+  KT::set_callbacks(live);
+  return true;
+}
+
+/// The wait of debug-sync mode.
+void fence_for_debug_sync() {
+#if KOKKOS_VERSION >= 30500
+  Kokkos::fence("cunumpy::debug_sync");
+#else
+  Kokkos::fence();
+#endif
+}
+
+} // namespace
+
+TableAccess linked_kokkos_table() {
+  return {&get_table, &set_table};
+}
+
+} // namespace tools
+
+namespace {
+
+std::mutex install_mutex;
+
+/// The installer the core calls (Impl::ensure_hooks) before it counts.
+void install_hooks() {
+  Recorder& recorder = Recorder::instance();
+  std::atomic<bool>& installed = recorder.hooks_installed();
+  if (installed.load(std::memory_order_acquire))
+    return;
+  std::lock_guard lock(install_mutex);
+  if (installed.load(std::memory_order_relaxed))
+    return;
+  if (recorder.fed_by_plugin()) {
+    installed.store(true, std::memory_order_release);
+    return;
+  }
+  if (!Kokkos::is_initialized())
+    throw std::runtime_error(
+        "cunumpy: Kokkos is not initialized; call Kokkos::initialize (or "
+        "create a Kokkos::ScopeGuard) before using cunumpy");
+  recorder.set_kokkos_interface(KOKKOSP_INTERFACE_VERSION);
+  const kokkosp::EventSet own = tools::own_callbacks();
+  kokkosp::EventSet table{};
+  tools::get_table(table);
+  if (table.begin_deep_copy != own.begin_deep_copy) {
+    // What Kokkos called until now is where cunumpy forwards; cunumpy takes
+    // the slots it records, and leaves the others to their owners.
+    tools::set_next(table);
+    kokkosp::EventSet entries{};
+#define CUNUMPY_TOOLS_TAKE(name, type, entry)                                  \
+  if (tools::records_slot(tools::Slot::name)) {                                \
+    table.name = own.name;                                                     \
+    if (!tools::feeds_advice_only(tools::Slot::name))                          \
+      entries.name = own.name;                                                 \
+  }
+    CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_TOOLS_TAKE)
+#undef CUNUMPY_TOOLS_TAKE
+    tools::set_table(table);
+    tools::watch(tools::linked_kokkos_table(), entries, true);
+    recorder.set_device_fence(&tools::fence_for_debug_sync);
+  }
+  // CUDA's own record of the copies Kokkos does not report.
+  cuda::start_collector();
+  installed.store(true, std::memory_order_release);
+}
+
+/// Made when the library is loaded: from then on the core installs the
+/// hooks before a counter, a budget or a conversion needs them.
+const bool installer_registered = (set_hook_installer(&install_hooks), true);
+
+} // namespace
+} // namespace cunumpy::Impl
+
+/// Referenced by programs that link this library statically (the
+/// `cunumpy::cunumpy` target's link options), so that the linker keeps this
+/// file, and with it the installer, even in a program that only counts.
+extern "C" const bool cunumpy_kokkos_hooks =
+    cunumpy::Impl::installer_registered;
