@@ -9,13 +9,14 @@ functions and operators are NumPy's, with the results wrapped again. What
 the real CuPy does without telling anyone when code reads an array on the
 host (``float()``, ``int()``, ``bool()``, ``complex()``, ``item()``,
 ``tolist()``, ``str()``, ``repr()``, ``format()``, so ``print`` and
-f-strings), a blocking copy of the whole array and an implicit wait
+f-strings, pickling), a blocking copy of the whole array and an implicit wait
 for the device, is recorded here: a ``to_host`` and an implicit ``sync`` at
 the caller's line.
 """
 
 from __future__ import annotations
 
+import pickle
 import types
 import warnings
 from collections.abc import Callable, Iterator
@@ -234,9 +235,9 @@ class ndarray:  # noqa: N801 (CuPy's name)
     # method, a blocking copy of the whole array and an implicit wait for the
     # device, recorded here; what follows is NumPy's, on the host copy, so
     # values, text and errors are CuPy's.
-    def _to_host(self, api: str) -> _HostArray:
+    def _to_host(self, api: str, order: Any = "C") -> _HostArray:
         with _core.AnnouncedCopy(_describe(api, self._array), "Host", "Cuda", self.nbytes):
-            host = self._array.copy()
+            host = np.array(self._array, order=order, copy=True)
         _implicit_wait(api)
         return host
 
@@ -267,6 +268,9 @@ class ndarray:  # noqa: N801 (CuPy's name)
             )
         return bool(self._to_host("bool"))
 
+    def __bytes__(self) -> bytes:
+        return bytes(self._to_host("bytes"))
+
     def __repr__(self) -> str:
         return repr(self._to_host("repr"))
 
@@ -283,6 +287,28 @@ class ndarray:  # noqa: N801 (CuPy's name)
 
     def tolist(self) -> Any:
         return self._to_host("tolist").tolist()
+
+    def tobytes(self, order: Any = "C") -> bytes:
+        return self._to_host("tobytes").tobytes(order)
+
+    def tofile(self, fid: Any, sep: str = "", format: str = "%s") -> None:  # noqa: A002 (NumPy's name)
+        self._to_host("tofile").tofile(fid, sep, format)
+
+    def __reduce__(self) -> tuple[Callable[..., ndarray], tuple[_HostArray]]:
+        return array, (self._to_host("pickle", order="A"),)
+
+    def dumps(self) -> bytes:
+        return pickle.dumps(self, -1)
+
+    def dump(self, file: Any) -> None:
+        pickle.dump(self, file, -1)
+
+    # Copies on the device (without them copy.copy would go through pickle).
+    def __copy__(self) -> ndarray:
+        return self.copy()
+
+    def __deepcopy__(self, memo: Any) -> ndarray:
+        return self.copy()
 
     # No __index__, as with CuPy: range(x) and list[x] raise TypeError rather
     # than copy.

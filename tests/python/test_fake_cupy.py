@@ -3,7 +3,9 @@ on a machine without CUDA, every conversion counts its copies as with CuPy,
 and the scalar reads CuPy makes silently are recorded as a to_host and an
 implicit sync."""
 
+import copy
 import operator
+import pickle
 import sys
 import warnings
 
@@ -185,6 +187,64 @@ def test_len_and_iteration_stay_on_the_device():
                 iter(scalar)
     assert [type(row) for row in rows] == [cupy.ndarray] * 3
     assert [row.shape for row in rows] == [(2,)] * 3
+    assert counter.total == counter.syncs == 0
+
+
+@pytest.mark.parametrize(
+    "read, api",
+    [
+        (bytes, "bytes"),
+        (operator.methodcaller("tobytes"), "tobytes"),
+        (pickle.dumps, "pickle"),
+        (operator.methodcaller("dumps"), "pickle"),
+    ],
+    ids=["bytes", "tobytes", "pickle", "dumps"],
+)
+def test_bytes_and_pickle_copy_the_whole_array(read, api):
+    with use_fake_cupy():
+        import cupy
+
+        matrix = xp.to_cupy(np.arange(6.0).reshape(2, 3))
+        with count_transfers() as counter:
+            site = next_site()
+            data = read(matrix)
+    if api in ("bytes", "tobytes"):
+        assert data == np.arange(6.0).tobytes()
+    else:
+        restored = pickle.loads(data)
+        assert isinstance(restored, cupy.ndarray)
+        np.testing.assert_array_equal(restored.get(), np.arange(6.0).reshape(2, 3))
+    copy_event, sync = counter.events
+    assert (copy_event.kind, copy_event.what, copy_event.nbytes, copy_event.site) == (
+        "to_host", f"{api}(shape=(2, 3), dtype=float64)", 48, site)
+    assert (sync.kind, sync.implicit, sync.site) == ("sync", True, site)
+
+
+def test_tofile_and_dump_copy_the_whole_array(tmp_path):
+    with use_fake_cupy():
+        import cupy
+
+        matrix = xp.to_cupy(np.arange(6.0).reshape(2, 3))
+        with count_transfers() as counter, open(tmp_path / "matrix.pickle", "wb") as file:
+            matrix.tofile(tmp_path / "matrix.bin")
+            matrix.dump(file)
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "matrix.bin"), np.arange(6.0))
+    with open(tmp_path / "matrix.pickle", "rb") as file:
+        assert isinstance(pickle.load(file), cupy.ndarray)
+    assert [e.what for e in counter.events if e.kind == "to_host"] == [
+        "tofile(shape=(2, 3), dtype=float64)", "pickle(shape=(2, 3), dtype=float64)"]
+    assert (counter.bytes_to_host, counter.syncs) == (2 * 48, 2)
+
+
+def test_copy_module_copies_on_the_device():
+    with use_fake_cupy():
+        vector = xp.to_cupy(np.array([1.0, 2.0]))
+        with count_transfers() as counter:
+            shallow = copy.copy(vector)
+            deep = copy.deepcopy(vector)
+        shallow[0] = 5.0
+        deep[1] = 7.0
+        assert vector.tolist() == [1.0, 2.0]
     assert counter.total == counter.syncs == 0
 
 
