@@ -115,30 +115,31 @@ def milliseconds(values):
 
 
 def table(name, command, series):
-    """The table of one workload: medians, the difference to no tool,
-    the spread, CPU and wall."""
-    rows = []
-    base_cpu = statistics.median(series["no tool"]["cpu"])
-    base_wall = statistics.median(series["no tool"]["wall"])
+    """The table of one workload, CPU and wall: medians, their difference
+    to no tool in ms and %, the median of the differences to no tool
+    within each round (paired: steadier when the machine's load drifts),
+    and the spread."""
+    rows = [f"{name}: {' '.join(command[1:])}"]
     width = max(len(config) for config in series)
-    rows.append(f"{name}: {' '.join(command[1:])}")
-    rows.append(f"  {'':{width}}  {'CPU ms':>8} {'+ms':>7} {'+%':>6} "
-                f"{'min-max':>15}   {'wall ms':>8} {'+ms':>7} {'+%':>6} "
-                f"{'min-max':>15}")
+    heading = f"{'+ms':>7} {'+%':>6} {'paired':>7} {'min-max':>13}"
+    rows.append(f"  {'':{width}}  {'CPU ms':>7} {heading}   "
+                f"{'wall ms':>7} {heading}")
+    base = {kind: milliseconds(series["no tool"][kind])
+            for kind in ("cpu", "wall")}
     for config, values in series.items():
-        cpu = milliseconds(values["cpu"])
-        wall = milliseconds(values["wall"])
-        cpu_median, wall_median = statistics.median(cpu), \
-            statistics.median(wall)
-        cpu_delta = cpu_median - 1000 * base_cpu
-        wall_delta = wall_median - 1000 * base_wall
-        rows.append(
-            f"  {config:{width}}  {cpu_median:8.1f} {cpu_delta:+7.1f} "
-            f"{100 * cpu_delta / (1000 * base_cpu):+6.1f} "
-            f"{f'{min(cpu):.1f}-{max(cpu):.1f}':>15}   "
-            f"{wall_median:8.1f} {wall_delta:+7.1f} "
-            f"{100 * wall_delta / (1000 * base_wall):+6.1f} "
-            f"{f'{min(wall):.1f}-{max(wall):.1f}':>15}")
+        cells = []
+        for kind in ("cpu", "wall"):
+            times = milliseconds(values[kind])
+            median = statistics.median(times)
+            delta = median - statistics.median(base[kind])
+            paired = statistics.median(
+                [time - time_base for time, time_base in
+                 zip(times, base[kind])])
+            spread = f"{min(times):.0f}-{max(times):.0f}"
+            cells.append(f"{median:7.1f} {delta:+7.1f} "
+                         f"{100 * delta / statistics.median(base[kind]):+6.1f}"
+                         f" {paired:+7.1f} {spread:>13}")
+        rows.append(f"  {config:{width}}  {cells[0]}   {cells[1]}")
     return "\n".join(rows)
 
 
@@ -240,7 +241,8 @@ def main():
     print(f"$ {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
     print(f"{arguments.rounds} interleaved round(s), OMP_NUM_THREADS="
           f"{arguments.threads}, CPU = user + system of the process; "
-          f"medians, +ms and +% against no tool, min-max over the rounds")
+          f"medians, +ms and +% against no tool, paired: median of the "
+          f"rounds' differences to no tool, min-max over the rounds")
     print(f"python: {python}")
     print(f"cunumpy: {plugin}")
     for name, path in arguments.peer:
