@@ -34,6 +34,8 @@ REQUIREMENTS = ("peclet-flow==1.4.0", "peclet-dem==1.1.0")
 MODULES = {"flow": "peclet.flow", "dem": "peclet.dem"}
 # ctest's SKIP_RETURN_CODE for these tests.
 SKIP = 77
+# The quick start's relax(50) after its steps.
+RELAX_STEPS = 50
 DEFAULT_INDEX = "https://pypi.org/simple/"
 # What pip prints when it cannot reach the index (urllib3 and requests).
 NETWORK_ERRORS = re.compile(
@@ -253,8 +255,6 @@ def run_dem(spheres, steps):
             "positions": _digest(simulation.get_positions())}
 
 
-# The quick start's relax(50) after its steps.
-RELAX_STEPS = 50
 RUNNERS = {"flow": run_flow, "dem": run_dem}
 
 

@@ -109,7 +109,14 @@ def _text(output):
     return output or ""
 
 
-def same_output(alone, with_plugin):
+def same_output(alone, with_plugin, workloads):
+    """None when both runs printed the same bytes, one result line per
+    workload."""
+    apps = [json.loads(line).get("app") for line in alone.stdout.splitlines()
+            if line.startswith("{")]
+    if apps != [workload[0] for workload in workloads]:
+        return (f"without the plugin, the results of {apps} instead of "
+                f"{[workload[0] for workload in workloads]}:\n{alone.stdout}")
     if alone.stdout == with_plugin.stdout:
         return None
     return (f"stdout differs:\nwithout the plugin:\n{alone.stdout}"
@@ -187,7 +194,7 @@ def check_outputs(checks, python, plugin, work, timeout):
         if alone.failure() or traced.failure():
             continue
         checks.check(f"{name}: the same output with and without the plugin",
-                     same_output(alone, traced))
+                     same_output(alone, traced, [workload]))
         checks.check(f"{name}: the report is complete and lists the "
                      f"regions {', '.join(regions)}",
                      report_problems(report, regions, traced))
@@ -217,7 +224,7 @@ def check_one_process(checks, python, plugin, work, timeout):
     if alone.failure() or traced.failure():
         return
     checks.check(f"{name}: the same output with and without the plugin",
-                 same_output(alone, traced))
+                 same_output(alone, traced, [FLOW, DEM_SHORT]))
     regions = dict(FLOW_REGIONS)
     regions.update({name: None for name in DEM_REGIONS})
     checks.check(f"{name}: one report, complete, with the regions of both",
