@@ -6,12 +6,14 @@ report into the version-3 reports of the ranks of a job.
 --check passes only when every rank of the job is there, checked its
 budget, kept it and saw every event; input that cannot be trusted gives
 status 2 and one line, whatever it is; thousands of ranks merge into lines
-of bounded length."""
+of bounded length; the region tree exports to Hatchet's literal format,
+which Hatchet reads (in a virtual environment of the build)."""
 
 import json
 import os
 import random
 import resource
+import subprocess
 import sys
 import time
 
@@ -284,7 +286,8 @@ def test_fuzzed_reports_never_crash(case, sample, merge):
         else:
             write_json(path, mutated(version3(sample, 1, 2), generator))
         arguments = (["--check", "--json", case.path("merged.json")]
-                     if attempt % 2 else [])
+                     if attempt % 2 else ["--format", "hatchet", "-o",
+                                          case.path("tree.json")])
         status, stdout, stderr = merge(*arguments, job)
         assert status in (0, 1, 2) and "internal error" not in stderr, \
             f"attempt {attempt}: status {status}\n{stderr}"
@@ -331,3 +334,180 @@ def test_many_ranks(case, sample, report_tool):
     print(f"3000 ranks: {seconds:.1f} s, peak {peak_mib:.0f} MiB (children)")
     assert peak_mib < 80, f"{peak_mib:.0f} MiB: the reports are all kept"
     assert seconds < 120, f"{seconds:.0f} s"
+
+
+def two_ranks(case, sample):
+    """Ranks 0 and 1 of a job: rank 1 copies twice as many bytes in the
+    solver region and never entered the region "output"."""
+    rank1 = json.loads(json.dumps(sample))
+    regions = rank1["regions"]
+    solver = next(region for region in regions
+                  if region["name"] == "Tpetra::CrsMatrix::apply")
+    for kinds in (solver["own"], solver["inclusive"],
+                  regions[solver["parent"]]["inclusive"]):
+        kinds["to_device"]["bytes"] *= 2
+    output = next(index for index, region in enumerate(regions)
+                  if region["name"] == "output")
+    assert all(region["parent"] != output for region in regions), \
+        "output has no subregion"
+    del regions[output]
+    label = "two ranks"
+    return write_job(case.path("job"), sample, [0], size=2, label=label) + \
+        [write_json(case.path("job/report-1.json"),
+                    version3(rank1, 1, 2, label=label))]
+
+
+def nodes_by_path(roots):
+    """{"program/belos_solve/...": metrics} of a literal tree."""
+    nodes = {}
+    stack = [(root, root["frame"]["name"]) for root in roots]
+    while stack:
+        node, path = stack.pop()
+        nodes[path] = node["metrics"]
+        stack.extend((child, f"{path}/{child['frame']['name']}")
+                     for child in node["children"])
+    return nodes
+
+
+def region_value(report, path, where, kind, field):
+    """A region's number in a report, 0 when the report has no such path."""
+    for region in report["regions"]:
+        if region["path"] == path:
+            return region[where][kind][field]
+    return 0
+
+
+def test_hatchet_tree(case, sample, merge):
+    files = two_ranks(case, sample)
+    reports = [read_json(path) for path in files]
+    status, _, stderr = merge("--format", "hatchet", "-o",
+                              case.path("tree.json"), *files)
+    assert status == 0, stderr
+    roots = read_json(case.path("tree.json"))
+    assert len(roots) == 1 and roots[0]["frame"] == {"name": "program",
+                                                     "type": "region"}
+    nodes = nodes_by_path(roots)
+    expected = {"program" + (f"/{region['path']}" if region["path"] else "")
+                for region in sample["regions"]}
+    assert set(nodes) == expected, sorted(nodes)
+    names = set(nodes["program"])
+    assert all(set(metrics) == names for metrics in nodes.values())
+    for name in ("calls", "time", "time (inc)", "to_host bytes (inc)",
+                 "to_device count", "sync seconds max", "to_host bytes min"
+                 " (inc)"):
+        assert name in names, sorted(names)
+
+    path = "belos_solve/Tpetra::CrsMatrix::apply"
+    metrics = nodes[f"program/{path}"]
+    values = [region_value(report, path, "own", "to_device", "bytes")
+              for report in reports]
+    assert values[1] == 2 * values[0] > 0
+    assert metrics["to_device bytes"] == sum(values) / 2
+    assert metrics["to_device bytes min"] == values[0]
+    assert metrics["to_device bytes max"] == values[1]
+    inclusive = [region_value(report, "belos_solve", "inclusive", "to_device",
+                              "bytes") for report in reports]
+    assert nodes["program/belos_solve"]["to_device bytes (inc)"] == \
+        sum(inclusive) / 2
+    # A region one rank never entered counts 0 there.
+    calls = region_value(reports[0], "output", "own", "to_device", "count")
+    assert nodes["program/output"]["to_device count"] == calls / 2
+    assert nodes["program/output"]["to_device count min"] == 0
+
+    metadata = roots[0]["metadata"]
+    for key, value in {"program": sample["program"], "ranks": 2,
+                       "label": "two ranks", "run_id": reports[0]["run"]["id"],
+                       "kokkos_version": reports[0]["kokkos"]["version"],
+                       "cunumpy_version": reports[0]["cunumpy_version"],
+                       "device": True}.items():
+        assert metadata[key] == value, f"{key}: {metadata}"
+
+
+def hatchet_venv(case, request):
+    """The python of a virtual environment with llnl-hatchet, made once
+    in the build (tests/plugin/hatchet-venv) and reused; skips the test
+    when PyPI cannot be reached."""
+    root = request.config.getoption("work_root") or case.work
+    venv = os.path.join(os.path.dirname(os.path.abspath(root)),
+                        "hatchet-venv")
+    python = os.path.join(venv, "bin", "python")
+    if os.path.exists(python) and subprocess.run(
+            [python, "-c", "import hatchet"],
+            capture_output=True).returncode == 0:
+        return python  # made by an earlier run
+    made = subprocess.run([sys.executable, "-m", "venv", venv],
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        last = (made.stderr.strip().splitlines() or ["no message"])[-1]
+        skip(request, f"{sys.executable} -m venv fails ({last}): install "
+             "python3-venv")
+    install = subprocess.run(
+        [python, "-m", "pip", "install", "--disable-pip-version-check",
+         "--retries", "1", "--timeout", "20", "llnl-hatchet"],
+        capture_output=True, text=True, timeout=600)
+    if install.returncode != 0:
+        output = install.stdout + install.stderr
+        failure = next((sign for sign in NETWORK_FAILURES if sign in output),
+                       None)
+        if failure:
+            skip(request, "PyPI cannot be reached to install llnl-hatchet "
+                 f"(pip: {failure})")
+        pytest.fail(f"pip install llnl-hatchet failed:\n{output[-3000:]}")
+    return python
+
+
+NETWORK_FAILURES = ("NewConnectionError", "ConnectTimeoutError",
+                    "Temporary failure in name resolution",
+                    "Name or service not known", "Network is unreachable",
+                    "Connection refused", "ProxyError", "ReadTimeoutError",
+                    "No route to host")
+
+
+def skip(request, reason):
+    """Says why in one line, even under -q, and skips (status 77)."""
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(f"\nplugin.{request.node.name.removeprefix('test_')}: "
+              f"skipped: {reason}")
+    pytest.skip(reason)
+
+
+READ_WITH_HATCHET = """
+import json, sys
+import hatchet
+roots = json.load(open(sys.argv[1]))
+graph = hatchet.GraphFrame.from_literal(roots)
+frame = graph.dataframe
+nodes = {"/".join(node.frame["name"] for node in n.path()):
+         {name: float(frame.loc[n, name]) for name in sys.argv[2:]}
+         for n in graph.graph.traverse()}
+json.dump({"nodes": nodes, "inclusive": sorted(graph.inc_metrics),
+           "exclusive": sorted(graph.exc_metrics)}, sys.stdout)
+"""
+
+
+def test_hatchet_reads_the_export(case, sample, merge, request):
+    python = hatchet_venv(case, request)
+    files = two_ranks(case, sample)
+    status, _, stderr = merge("--format", "hatchet", "-o",
+                              case.path("tree.json"), *files)
+    assert status == 0, stderr
+    expected = nodes_by_path(read_json(case.path("tree.json")))
+    metrics = ["to_device bytes", "to_device bytes (inc)", "calls"]
+    read = subprocess.run([python, "-c", READ_WITH_HATCHET,
+                           case.path("tree.json"), *metrics],
+                          capture_output=True, text=True, timeout=300)
+    assert read.returncode == 0, read.stderr
+    graph = json.loads(read.stdout)
+    assert set(graph["nodes"]) == set(expected), sorted(graph["nodes"])
+    for path, values in graph["nodes"].items():
+        for name in metrics:
+            assert values[name] == pytest.approx(expected[path][name]), \
+                (path, name)
+    assert "to_host bytes (inc)" in graph["inclusive"] and \
+        "to_host bytes" in graph["exclusive"], graph
+    solver = graph["nodes"]["program/belos_solve/Tpetra::CrsMatrix::apply"]
+    reports = [read_json(path) for path in files]
+    assert solver["to_device bytes"] == sum(
+        region_value(report, "belos_solve/Tpetra::CrsMatrix::apply", "own",
+                     "to_device", "bytes") for report in reports) / 2
