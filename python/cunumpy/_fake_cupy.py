@@ -6,15 +6,19 @@ cunumpy and the code under test can tell: no implicit conversion to NumPy
 (``numpy.asarray`` raises), NumPy arrays refused as operands, ``get()`` and
 ``set()`` for explicit copies, streams and events, page-locked memory. Array
 functions and operators are NumPy's, with the results wrapped again. What
-the real CuPy does without telling anyone, reading a 0-d array with
-``float()``, ``int()``, ``bool()``, ``complex()``, ``item()`` or ``tolist()``
-(a blocking copy and an implicit wait for the device), is recorded here: a
-``to_host`` and an implicit ``sync`` at the caller's line.
+the real CuPy does without telling anyone when code reads an array on the
+host (``float()``, ``int()``, ``bool()``, ``complex()``, ``item()``,
+``tolist()``, ``str()``, ``repr()``, ``format()``, so ``print`` and
+f-strings, pickling), a blocking copy of the whole array and an implicit wait
+for the device, is recorded here: a ``to_host`` and an implicit ``sync`` at
+the caller's line.
 """
 
 from __future__ import annotations
 
+import pickle
 import types
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
@@ -227,49 +231,87 @@ class ndarray:  # noqa: N801 (CuPy's name)
     def astype(self, dtype: Any, order: Any = "K", copy: bool = True) -> ndarray:
         return ndarray._of(self._array.astype(dtype, order=order, copy=copy))
 
-    # Reads that the real CuPy makes silently: a blocking copy to the host and
-    # an implicit wait for the device, recorded here.
-    def _read(self, api: str) -> Any:
-        if self._array.size != 1:
-            raise TypeError(
-                f"{api}() of a cupy.ndarray: only arrays of one element can be "
-                f"converted to Python scalars (shape {self.shape})"
-            )
-        with _core.AnnouncedCopy(_describe(api, self._array), "Host", "Cuda", self.itemsize):
-            value = self._array.reshape(()).item()
+    # Reads that the real CuPy makes silently: ndarray.get() inside the
+    # method, a blocking copy of the whole array and an implicit wait for the
+    # device, recorded here; what follows is NumPy's, on the host copy, so
+    # values, text and errors are CuPy's.
+    def _to_host(self, api: str, order: Any = "C") -> _HostArray:
+        with _core.AnnouncedCopy(_describe(api, self._array), "Host", "Cuda", self.nbytes):
+            host = np.array(self._array, order=order, copy=True)
         _implicit_wait(api)
-        return value
+        return host
 
     def __float__(self) -> float:
-        return float(self._read("float"))
+        return float(self._to_host("float"))
 
     def __int__(self) -> int:
-        return int(self._read("int"))
-
-    def __index__(self) -> int:
-        if self.dtype.kind not in "iub":
-            raise TypeError("only integer arrays can be used as an index")
-        return int(self._read("int"))
+        return int(self._to_host("int"))
 
     def __complex__(self) -> complex:
-        return complex(self._read("complex"))
+        return complex(self._to_host("complex"))
 
     def __bool__(self) -> bool:
-        if self._array.size != 1:
+        # CuPy decides empty and larger arrays from the shape, without a copy.
+        if self.size == 0:
+            warnings.warn(
+                "The truth value of an empty array is ambiguous. Returning "
+                "False, but in future this will result in an error. Use "
+                "`array.size > 0` to check that an array is not empty.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return False
+        if self.size > 1:
             raise ValueError(
                 "The truth value of an array with more than one element is "
                 "ambiguous. Use a.any() or a.all()"
             )
-        return bool(self._read("bool"))
+        return bool(self._to_host("bool"))
+
+    def __bytes__(self) -> bytes:
+        return bytes(self._to_host("bytes"))
+
+    def __repr__(self) -> str:
+        return repr(self._to_host("repr"))
+
+    def __str__(self) -> str:
+        return str(self._to_host("str"))
+
+    def __format__(self, format_spec: str) -> str:
+        return format(self._to_host("format"), format_spec)
 
     def item(self) -> Any:
-        return self._read("item")
+        if self.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return self._to_host("item").item()
 
     def tolist(self) -> Any:
-        with _core.AnnouncedCopy(_describe("tolist", self._array), "Host", "Cuda", self.nbytes):
-            value = self._array.tolist()
-        _implicit_wait("tolist")
-        return value
+        return self._to_host("tolist").tolist()
+
+    def tobytes(self, order: Any = "C") -> bytes:
+        return self._to_host("tobytes").tobytes(order)
+
+    def tofile(self, fid: Any, sep: str = "", format: str = "%s") -> None:  # noqa: A002 (NumPy's name)
+        self._to_host("tofile").tofile(fid, sep, format)
+
+    def __reduce__(self) -> tuple[Callable[..., ndarray], tuple[_HostArray]]:
+        return array, (self._to_host("pickle", order="A"),)
+
+    def dumps(self) -> bytes:
+        return pickle.dumps(self, -1)
+
+    def dump(self, file: Any) -> None:
+        pickle.dump(self, file, -1)
+
+    # Copies on the device (without them copy.copy would go through pickle).
+    def __copy__(self) -> ndarray:
+        return self.copy()
+
+    def __deepcopy__(self, memo: Any) -> ndarray:
+        return self.copy()
+
+    # No __index__, as with CuPy: range(x) and list[x] raise TypeError rather
+    # than copy.
 
     # No implicit conversion to NumPy, as with CuPy.
     def __array__(self, dtype: Any = None, copy: Any = None) -> NoReturn:
@@ -294,14 +336,9 @@ class ndarray:  # noqa: N801 (CuPy's name)
         return len(self._array)
 
     def __iter__(self) -> Iterator[ndarray]:
-        for index in range(len(self._array)):
-            yield self[index]
-
-    def __repr__(self) -> str:
-        return repr(self._array)
-
-    def __str__(self) -> str:
-        return str(self._array)
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[index] for index in range(len(self._array)))
 
     # Methods forwarded to NumPy's (reshape, sum, argmax, ...), results wrapped.
     def __getattr__(self, name: str) -> Any:

@@ -57,7 +57,8 @@ def use_fake_cupy() -> Iterator[None]:
     cuda.pin_memory make and count their copies as with CuPy. Array
     operations (``xp.abs``, ``xp.fft.rfft``, ...) are NumPy's on the
     wrapped arrays, uncounted like CuPy's. ``float()``, ``int()``,
-    ``bool()``, ``complex()``, ``item()`` and ``tolist()`` of a device
+    ``bool()``, ``complex()``, ``item()``, ``tolist()``, ``str()``,
+    ``repr()``, ``format()`` (``print``, f-strings) and pickling of a device
     array, which CuPy answers with a blocking copy and an implicit wait,
     are recorded as a ``to_host`` and a ``sync`` marked ``[implicit]``.
 

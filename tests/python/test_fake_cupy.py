@@ -3,7 +3,9 @@ on a machine without CUDA, every conversion counts its copies as with CuPy,
 and the scalar reads CuPy makes silently are recorded as a to_host and an
 implicit sync."""
 
+import copy
 import operator
+import pickle
 import sys
 import warnings
 
@@ -68,8 +70,12 @@ def test_the_signal_example_runs_verbatim_with_the_counts_of_its_comments(signal
         (bool, "bool", True),
         (complex, "complex", 2.5 + 0j),
         (operator.methodcaller("item"), "item", 2.5),
+        (operator.methodcaller("tolist"), "tolist", 2.5),
+        (str, "str", "2.5"),
+        (repr, "repr", "array(2.5)"),
+        (format, "format", "2.5"),
     ],
-    ids=["float", "int", "bool", "complex", "item"],
+    ids=["float", "int", "bool", "complex", "item", "tolist", "str", "repr", "format"],
 )
 def test_scalar_reads_record_a_to_host_and_an_implicit_sync(read, api, value):
     with use_fake_cupy():
@@ -82,6 +88,164 @@ def test_scalar_reads_record_a_to_host_and_an_implicit_sync(read, api, value):
     assert (copy.kind, copy.nbytes, copy.blocking, copy.site) == ("to_host", 8, True, site)
     assert (sync.kind, sync.implicit, sync.site) == ("sync", True, site)
     assert report_lines(counter)[-1] == f"    {site}: {api}() (x1) [implicit]"
+
+
+def test_formatting_a_device_scalar_formats_as_numpy_after_a_copy_and_a_wait():
+    with use_fake_cupy():
+        residual = xp.to_cupy(np.array(2.5))
+        with count_transfers() as counter:
+            site = next_site()
+            texts = [f"{residual}", f"{residual:.3e}", "{:>6.2f}".format(residual), "%s" % residual]
+    assert texts == ["2.5", "2.500e+00", "  2.50", "2.5"]
+    assert [(e.kind, e.what, e.nbytes, e.site) for e in counter.events if e.kind == "to_host"] == [
+        ("to_host", f"{api}(shape=(), dtype=float64)", 8, site) for api in ("format",) * 3 + ("str",)
+    ]
+    assert [(e.implicit, e.site) for e in counter.events if e.kind == "sync"] == [(True, site)] * 4
+
+
+def test_print_of_a_device_array_copies_it_all_and_waits(capsys):
+    with use_fake_cupy():
+        residual = xp.to_cupy(np.array([1.0, 2.0]))
+        with count_transfers() as counter:
+            site = next_site()
+            print(residual, repr(residual), f"{residual}")  # repr, format, then print's str
+    assert capsys.readouterr().out == "[1. 2.] array([1., 2.]) [1. 2.]\n"
+    assert (counter.to_host, counter.bytes_to_host, counter.syncs) == (3, 3 * 16, 3)
+    assert [(e.kind, e.what, e.site) for e in counter.events if e.kind == "to_host"] == [
+        ("to_host", f"{api}(shape=(2,), dtype=float64)", site) for api in ("repr", "format", "str")
+    ]
+    assert all(e.implicit for e in counter.events if e.kind == "sync")
+
+
+def test_format_spec_of_a_device_array_is_numpy_s_after_the_copy():
+    with use_fake_cupy():
+        vector = xp.to_cupy(np.array([1.0, 2.0]))
+        with count_transfers() as counter:
+            with pytest.raises(TypeError) as raised:
+                f"{vector:.3e}"
+    with pytest.raises(TypeError) as expected:
+        format(np.array([1.0, 2.0]), ".3e")
+    assert str(raised.value) == str(expected.value)
+    assert (counter.to_host, counter.bytes_to_host, counter.syncs) == (1, 16, 1)
+
+
+@pytest.mark.parametrize("read", [float, int, complex], ids=["float", "int", "complex"])
+def test_scalar_conversion_of_a_vector_copies_it_then_fails_as_numpy(read):
+    with use_fake_cupy():
+        vector = xp.to_cupy(np.array([1.0, 2.0]))
+        with count_transfers() as counter:
+            with pytest.raises(TypeError) as raised:
+                read(vector)
+    with pytest.raises(TypeError) as expected:
+        read(np.array([1.0, 2.0]))
+    assert str(raised.value) == str(expected.value)
+    assert (counter.to_host, counter.bytes_to_host, counter.syncs) == (1, 16, 1)
+
+
+def test_bool_and_item_check_the_size_before_any_copy():
+    with use_fake_cupy():
+        vector = xp.to_cupy(np.array([1.0, 2.0]))
+        empty = xp.to_cupy(np.zeros(0))
+        with count_transfers() as counter:
+            with pytest.raises(ValueError, match="more than one element is ambiguous"):
+                bool(vector)
+            with pytest.warns(DeprecationWarning, match="truth value of an empty array"):
+                assert not empty
+            with pytest.raises(ValueError, match="can only convert an array of size 1 to a Python scalar"):
+                vector.item()
+            with pytest.raises(ValueError, match="can only convert an array of size 1 to a Python scalar"):
+                empty.item()
+    assert counter.total == counter.syncs == 0
+
+
+def test_device_scalars_are_no_index_as_with_cupy():
+    with use_fake_cupy():
+        count = xp.to_cupy(np.array(3))
+        with count_transfers() as counter:
+            with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+                range(count)
+            with pytest.raises(TypeError):
+                operator.index(count)
+            with pytest.raises(TypeError):
+                ["a", "b", "c", "d"][count]
+            assert int(count) == 3  # the explicit way, a recorded read
+    assert (counter.to_host, counter.syncs) == (1, 1)
+
+
+def test_len_and_iteration_stay_on_the_device():
+    with use_fake_cupy():
+        import cupy
+
+        matrix = xp.to_cupy(np.arange(6.0).reshape(3, 2))
+        scalar = xp.to_cupy(np.array(1.0))
+        with count_transfers() as counter:
+            assert len(matrix) == 3
+            rows = list(matrix)
+            with pytest.raises(TypeError, match="len\\(\\) of unsized object"):
+                len(scalar)
+            with pytest.raises(TypeError, match="iteration over a 0-d array"):
+                iter(scalar)
+    assert [type(row) for row in rows] == [cupy.ndarray] * 3
+    assert [row.shape for row in rows] == [(2,)] * 3
+    assert counter.total == counter.syncs == 0
+
+
+@pytest.mark.parametrize(
+    "read, api",
+    [
+        (bytes, "bytes"),
+        (operator.methodcaller("tobytes"), "tobytes"),
+        (pickle.dumps, "pickle"),
+        (operator.methodcaller("dumps"), "pickle"),
+    ],
+    ids=["bytes", "tobytes", "pickle", "dumps"],
+)
+def test_bytes_and_pickle_copy_the_whole_array(read, api):
+    with use_fake_cupy():
+        import cupy
+
+        matrix = xp.to_cupy(np.arange(6.0).reshape(2, 3))
+        with count_transfers() as counter:
+            site = next_site()
+            data = read(matrix)
+    if api in ("bytes", "tobytes"):
+        assert data == np.arange(6.0).tobytes()
+    else:
+        restored = pickle.loads(data)
+        assert isinstance(restored, cupy.ndarray)
+        np.testing.assert_array_equal(restored.get(), np.arange(6.0).reshape(2, 3))
+    copy_event, sync = counter.events
+    assert (copy_event.kind, copy_event.what, copy_event.nbytes, copy_event.site) == (
+        "to_host", f"{api}(shape=(2, 3), dtype=float64)", 48, site)
+    assert (sync.kind, sync.implicit, sync.site) == ("sync", True, site)
+
+
+def test_tofile_and_dump_copy_the_whole_array(tmp_path):
+    with use_fake_cupy():
+        import cupy
+
+        matrix = xp.to_cupy(np.arange(6.0).reshape(2, 3))
+        with count_transfers() as counter, open(tmp_path / "matrix.pickle", "wb") as file:
+            matrix.tofile(tmp_path / "matrix.bin")
+            matrix.dump(file)
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "matrix.bin"), np.arange(6.0))
+    with open(tmp_path / "matrix.pickle", "rb") as file:
+        assert isinstance(pickle.load(file), cupy.ndarray)
+    assert [e.what for e in counter.events if e.kind == "to_host"] == [
+        "tofile(shape=(2, 3), dtype=float64)", "pickle(shape=(2, 3), dtype=float64)"]
+    assert (counter.bytes_to_host, counter.syncs) == (2 * 48, 2)
+
+
+def test_copy_module_copies_on_the_device():
+    with use_fake_cupy():
+        vector = xp.to_cupy(np.array([1.0, 2.0]))
+        with count_transfers() as counter:
+            shallow = copy.copy(vector)
+            deep = copy.deepcopy(vector)
+        shallow[0] = 5.0
+        deep[1] = 7.0
+        assert vector.tolist() == [1.0, 2.0]
+    assert counter.total == counter.syncs == 0
 
 
 def test_implicit_false_with_device_copy_ignored_rejects_the_scalar_reads():

@@ -1,0 +1,103 @@
+"""Reports for cunumpy-report's tests: version-3 reports made from a
+plugin report of any version, jobs of many ranks of them, and the script
+loaded as a module, to call its main() in the test's own process."""
+
+import contextlib
+import importlib.machinery
+import importlib.util
+import io
+import json
+import os
+
+RUN_ID = "slurm:1234.0"
+
+
+def version3(report, rank, size, run_id=RUN_ID, label=None, verdict=None):
+    """A copy of `report` (a plugin report of version 2 or 3) as version 3
+    writes it, for `rank` of a job of `size` ranks (None: unknown) of the
+    run `run_id`. The budget's verdict follows the report's budget and
+    completeness unless given; fields a version-3 report has are kept."""
+    result = json.loads(json.dumps(report))
+    result["version"] = 3
+    result["rank"] = rank
+    result["run"] = {"id": run_id, "rank": rank, "size": size,
+                     "label": label}
+    result.setdefault("cunumpy_version", "0.9.0")
+    kokkos_version = result.get("metadata", {}).get("Kokkos Version")
+    result.setdefault("kokkos", {"interface": 20211015,
+                                 "interface_known": True,
+                                 "version": kokkos_version,
+                                 "backends": ["Serial"], "sessions": 1})
+    result.setdefault("device", {"present": True, "reason": ""})
+    budget = result["budget"]
+    budget.setdefault("notes", [])
+    if verdict is None:
+        verdict = budget.get("verdict") or budget_verdict(result)
+    budget["verdict"] = verdict
+    return result
+
+
+def budget_verdict(report):
+    """The verdict version 3 gives a report's budget."""
+    budget = report["budget"]
+    if not budget["file"]:
+        return "none"
+    if not report["device"]["present"]:
+        return "unchecked"
+    if not report["complete"]:
+        return "incomplete"
+    return "ok" if budget["ok"] else "broken"
+
+
+def passing(report):
+    """`report` with its budget checked and kept: no violation."""
+    result = json.loads(json.dumps(report))
+    budget = result["budget"]
+    budget.update({"checked": True, "ok": True, "error": None,
+                   "violations": [], "verdict": "ok",
+                   "file": budget["file"] or "budget.toml"})
+    result["complete"] = True
+    result["losses"] = []
+    for section in [result["total"], result["outside"], *result["phases"]]:
+        section["broken"] = False
+    return result
+
+
+def write_job(directory, report, ranks, size, **fields):
+    """Writes report-<rank>.json for each of `ranks` in `directory`: the
+    version-3 `report` of that rank, of a job of `size` ranks (None:
+    unknown); returns the paths."""
+    os.makedirs(directory, exist_ok=True)
+    paths = []
+    for rank in ranks:
+        path = os.path.join(directory, f"report-{rank}.json")
+        write_json(path, version3(report, rank, size, **fields))
+        paths.append(path)
+    return paths
+
+
+def write_json(path, value):
+    with open(path, "w", encoding="utf-8") as stream:
+        json.dump(value, stream)
+    return path
+
+
+def load_tool(path):
+    """cunumpy-report (a script without .py) as a module."""
+    loader = importlib.machinery.SourceFileLoader("cunumpy_report", path)
+    spec = importlib.util.spec_from_loader("cunumpy_report", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def call_tool(tool, arguments):
+    """Runs the loaded tool's main(arguments) in this process: (exit
+    status, stdout, stderr)."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            status = tool.main(arguments)
+        except SystemExit as exit:
+            status = exit.code
+    return status, stdout.getvalue(), stderr.getvalue()

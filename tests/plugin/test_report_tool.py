@@ -1,0 +1,513 @@
+"""cunumpy-report on reports made from a real one: tool_events with
+nested regions (--library-regions) under the plugin and the legacy
+example's budget, which it breaks. report_tool_helpers.py turns that
+report into the version-3 reports of the ranks of a job.
+
+--check passes only when every rank of the job is there, checked its
+budget, kept it and saw every event; input that cannot be trusted gives
+status 2 and one line, whatever it is; thousands of ranks merge into lines
+of bounded length; the region tree exports to Hatchet's literal format,
+which Hatchet reads (in a virtual environment of the build)."""
+
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import time
+
+import pytest
+
+from report_tool_helpers import (call_tool, load_tool, passing, version3,
+                                 write_job, write_json)
+
+LINE_WIDTH = 160
+
+
+@pytest.fixture
+def sample(case, budget):
+    """The report of tool_events: regions step, output and belos_solve
+    with two solver regions inside; the budget broken."""
+    run = case.run(["--library-regions"], CUNUMPY_REPORT="sample.json",
+                   CUNUMPY_BUDGET=budget)
+    assert run.status == 0, run
+    report = case.json("sample.json", run)
+    assert not report["budget"]["ok"], "the legacy budget forbids its copies"
+    return report
+
+
+@pytest.fixture
+def merge(report_tool):
+    """cunumpy-report's main(arguments) in this process: (status, stdout,
+    stderr)."""
+    module = load_tool(report_tool)
+    return lambda *arguments: call_tool(module, [str(a) for a in arguments])
+
+
+def read_json(path):
+    with open(path, encoding="utf-8") as stream:
+        return json.load(stream)
+
+
+def one_line(stderr):
+    return stderr.count("\n") == 1 and stderr.startswith("cunumpy-report: ")
+
+
+def test_check_verdicts(case, sample, merge, report_tool):
+    good = passing(sample)
+    write_job(case.path("good"), good, range(4), size=4)
+    status, stdout, _ = merge("--check", case.path("good"))
+    assert status == 0 and "check: passed" in stdout, stdout
+
+    # Rank 2 of 4 fails in one way each time; the others pass.
+    no_device = version3(good, 2, 4, verdict="unchecked")
+    no_device["device"] = {"present": False, "reason": "no device memory "
+                           "space in this program (backends: OpenMP)"}
+    no_budget = version3(good, 2, 4, verdict="none")
+    no_budget["budget"].update(checked=False, file=None)
+    lost = version3(good, 2, 4, verdict="incomplete")
+    lost.update(complete=False, losses=["12 events lost: queue full"])
+    bad_file = version3(good, 2, 4, verdict="unchecked")
+    bad_file["budget"].update(checked=False, error="budget.toml:3: bad key")
+    contradicts = version3(good, 2, 4, verdict="broken")
+    failing = {"broken": (version3(sample, 2, 4), "BROKEN on rank(s) 2"),
+               "no_device": (no_device, "backends: OpenMP"),
+               "no_budget": (no_budget, "-x CUNUMPY_BUDGET"),
+               "lost_events": (lost, "12 events lost"),
+               "bad_budget_file": (bad_file, "budget.toml:3: bad key"),
+               "ok_but_verdict_broken": (contradicts, "BROKEN on rank(s) 2")}
+    for name, (report, needle) in failing.items():
+        job = case.path(name)
+        write_job(job, good, [0, 1, 3], size=4)
+        write_json(os.path.join(job, "report-2.json"), report)
+        status, stdout, _ = merge("--check", job)
+        assert (status == 1 and needle in stdout and
+                "check: FAILED" in stdout), f"{name}: --check fails\n{stdout}"
+        status, _, _ = merge(job)
+        assert status == 0, f"{name}: merging without --check succeeds"
+
+    # The job has 4096 ranks, six wrote a report.
+    write_job(case.path("missing"), good, [0, 1, 2, 4, 5, 6], size=4096)
+    status, stdout, _ = merge("--check", case.path("missing"))
+    assert (status == 1 and "no report from rank(s) 3, 7-4095" in stdout and
+            "4090 rank(s) of 4096 have no report" in stdout), stdout
+
+    # The job's size unknown: ranks may be missing, unless the run had no
+    # launcher (one process).
+    write_job(case.path("size_unknown"), good, [0, 1], size=None)
+    status, stdout, _ = merge("--check", case.path("size_unknown"))
+    assert status == 1 and "size is unknown" in stdout, stdout
+    alone = write_json(case.path("alone.json"),
+                       version3(good, 0, None, run_id="local:node7:4242:17"))
+    status, stdout, _ = merge("--check", alone)
+    assert status == 0, stdout
+
+    # The command, as CI runs it.
+    run = case.run(command=[sys.executable, report_tool, "--check",
+                            case.path("missing")])
+    assert run.status == 1 and run.stderr == "", run
+    run = case.run(command=[sys.executable, report_tool, "--check",
+                            case.path("good")])
+    assert run.status == 0 and run.stderr == "", run
+
+
+def test_untrusted_input_is_refused(case, sample, merge, report_tool):
+    good = passing(sample)
+    directory = case.path("reports")
+    os.makedirs(directory)
+
+    def report(rank=0, size=1, **fields):
+        return version3(good, rank, size, **fields)
+
+    def refused(name, content, *needles, check=True):
+        """Writes `content` (a report, text or bytes) to `name`; --check
+        on it gives status 2 and one line naming it, and the needles."""
+        path = os.path.join(directory, name)
+        if isinstance(content, bytes):
+            with open(path, "wb") as stream:
+                stream.write(content)
+        elif isinstance(content, str):
+            with open(path, "w", encoding="utf-8") as stream:
+                stream.write(content)
+        else:
+            write_json(path, content)
+        status, stdout, stderr = merge(*(["--check"] if check else []), path)
+        assert (status == 2 and one_line(stderr) and name in stderr and
+                all(needle in stderr for needle in needles)), \
+            f"{name}: status {status}\n{stderr}{stdout}"
+        os.remove(path)
+
+    def with_field(place, value):
+        """The good report with the field at `place` ("budget.ok") set to
+        `value`, or removed when value is ...."""
+        result = report()
+        *outer, last = place.split(".")
+        container = result
+        for name in outer:
+            container = container[int(name) if name.isdigit() else name]
+        if value is ...:
+            del container[last]
+        else:
+            container[int(last) if last.isdigit() else last] = value
+        return result
+
+    refused("empty.json", "", "empty")
+    refused("text.json", "cunumpy transfer report: tool_events (rank 0)\n",
+            "not JSON", "CUNUMPY_REPORT=<file>.json")
+    refused("binary.json", bytes(range(256)) * 4, "not UTF-8")
+    refused("list.json", [report()], "not a cunumpy plugin report")
+    refused("null.json", "null", "not a cunumpy plugin report")
+    refused("other.json", {"format": "chrome-trace"},
+            "not a cunumpy plugin report")
+    refused("truncated.json", json.dumps(report())[:5000], "not JSON")
+    refused("nan.json", json.dumps(report()).replace(
+        '"elapsed_seconds": ', '"elapsed_seconds": NaN, "x": '),
+        "NaN is not a JSON number")
+    refused("deep.json", with_field("metadata", json.loads(
+        "[" * 80 + "]" * 80)), "nested deeper than 64 levels")
+    refused("deeper.json", '{"format": "cunumpy-report", "x": '
+            + "[" * 100000 + "]" * 100000 + "}", "nested deeper than 64")
+    refused("ok_missing.json", with_field("budget.ok", ...),
+            "'budget.ok' is missing, expected true or false")
+    refused("ok_string.json", with_field("budget.ok", "yes"),
+            "'budget.ok' is \"yes\", expected true or false")
+    refused("violations.json", with_field("budget.violations", {}),
+            "'budget.violations' is an object, expected a list")
+    refused("verdict.json", with_field("budget.verdict", "fine"),
+            "'budget.verdict' is \"fine\", expected one of")
+    refused("rank.json", with_field("rank", "0"), "'rank' is \"0\"")
+    refused("rank_bool.json", with_field("rank", True), "'rank' is true")
+    refused("calls.json", with_field("phases.0.calls", -1),
+            "'phases[0].calls' is -1, expected an integer")
+    refused("seconds.json", json.dumps(with_field(
+        "regions.1.seconds", 12345.5)).replace("12345.5", "1e400"),
+        "'regions[1].seconds' is Infinity, expected a number")
+    refused("count.json", with_field("total.kinds.to_host.count", 2 ** 70),
+            "'total.kinds.to_host.count' is")
+    refused("run.json", with_field("run", None), "'run' is null")
+    refused("run_rank.json", with_field("run.rank", 5), "differs from")
+    refused("outside.json", report(rank=4, size=4), "rank 4 of a job of 4")
+    refused("parent.json", with_field("regions.1.parent", 7),
+            "'regions[1].parent' is 7, not an earlier region")
+    refused("version4.json", with_field("version", 4), "version 4")
+    version2 = json.loads(json.dumps(sample))
+    version2["version"] = 2
+    refused("version2.json", version2, "version 2", "merge without --check")
+    with open(case.path("version2.json"), "w", encoding="utf-8") as stream:
+        json.dump(version2, stream)
+    status, _, _ = merge(case.path("version2.json"))
+    assert status == 0, "a version-2 report still merges"
+
+    # Larger than any report: refused before it is read as JSON.
+    large = os.path.join(directory, "large.json")
+    with open(large, "wb") as stream:
+        stream.truncate(65 * 1024 * 1024)
+    status, _, stderr = merge(large)
+    assert status == 2 and one_line(stderr) and "larger than 64 MiB" in stderr
+    os.remove(large)
+    fifo = os.path.join(directory, "fifo.json")
+    os.mkfifo(fifo)
+    status, _, stderr = merge(fifo)
+    assert status == 2 and "not a regular file" in stderr, stderr
+    os.remove(fifo)
+
+    # Paths that hold no report.
+    status, _, stderr = merge(case.path("nowhere.json"))
+    assert (status == 2 and one_line(stderr) and
+            "nowhere.json: no such file or directory" in stderr), stderr
+    os.makedirs(case.path("empty_directory"))
+    status, _, stderr = merge(case.path("empty_directory"))
+    assert (status == 2 and one_line(stderr) and
+            "no report (*.json) in this directory" in stderr), stderr
+
+    # Two runs mixed: a stale report of another run, then two reports of
+    # one rank.
+    write_job(case.path("mixed"), good, range(3), size=3)
+    write_json(case.path("mixed/report-9.json"),
+               version3(good, 9, 12, run_id="slurm:999.0"))
+    status, _, stderr = merge("--check", case.path("mixed"))
+    assert (status == 2 and one_line(stderr) and "2 different runs" in stderr
+            and "run 'slurm:999.0': " in stderr and "report-9.json" in stderr
+            and "run 'slurm:1234.0': " in stderr), stderr
+    write_job(case.path("twice"), good, range(2), size=2)
+    write_json(case.path("twice/report-1-again.json"), version3(good, 1, 2))
+    status, _, stderr = merge(case.path("twice"))
+    assert (status == 2 and one_line(stderr) and
+            "rank 1 already has a report" in stderr), stderr
+    write_json(case.path("twice/report-1-again.json"), version3(good, 1, 3))
+    status, _, stderr = merge(case.path("twice"))
+    assert status == 2 and "its job has 3 rank(s)" in stderr, stderr
+
+    # The command, as CI runs it: one line, no traceback.
+    run = case.run(command=[sys.executable, report_tool, "--check",
+                            case.path("mixed")])
+    assert run.status == 2 and one_line(run.stderr), run
+
+
+def mutated(report, generator):
+    """A copy of `report` with one value somewhere replaced by a hostile
+    one, or removed."""
+    result = json.loads(json.dumps(report))
+    container = result
+    key = generator.choice(list(container))
+    while (isinstance(container[key], (dict, list)) and container[key] and
+           generator.random() < 0.85):
+        container = container[key]
+        key = (generator.choice(list(container)) if isinstance(container, dict)
+               else generator.randrange(len(container)))
+    if isinstance(container, dict) and generator.random() < 0.25:
+        del container[key]
+    else:
+        container[key] = generator.choice(
+            [None, True, False, -1, 0, 2 ** 70, 0.5, 1e308, "", "x", [], {},
+             [[[[]]]], {"count": "1"}, [None], 3])
+    return result
+
+
+def test_fuzzed_reports_never_crash(case, sample, merge):
+    """Hundreds of reports with one value broken (or text cut or bytes
+    flipped): status 0, 1 or 2, one line on stderr for 2, no exception."""
+    generator = random.Random(20261201)
+    good = version3(passing(sample), 0, 2)
+    text = json.dumps(version3(sample, 1, 2))
+    job = case.path("job")
+    for attempt in range(300):
+        write_job(job, good, [0], size=2)
+        path = os.path.join(job, "report-1.json")
+        if attempt % 10 == 0:
+            broken = bytearray(text.encode())
+            for _ in range(3):
+                broken[generator.randrange(len(broken))] = \
+                    generator.randrange(256)
+            with open(path, "wb") as stream:
+                stream.write(bytes(broken[:generator.randrange(len(broken))]
+                                   if attempt % 20 == 0 else broken))
+        else:
+            write_json(path, mutated(version3(sample, 1, 2), generator))
+        arguments = (["--check", "--json", case.path("merged.json")]
+                     if attempt % 2 else ["--format", "hatchet", "-o",
+                                          case.path("tree.json")])
+        status, stdout, stderr = merge(*arguments, job)
+        assert status in (0, 1, 2) and "internal error" not in stderr, \
+            f"attempt {attempt}: status {status}\n{stderr}"
+        assert status != 2 or (one_line(stderr) and
+                               "report-1.json: " in stderr), \
+            f"attempt {attempt}: one line on the broken report\n{stderr}"
+
+
+def small(report):
+    """`report` without what the merge does not read (sites, events,
+    metadata): a few KiB."""
+    result = json.loads(json.dumps(report))
+    for section in [result["total"], result["outside"], *result["phases"],
+                    *result["regions"]]:
+        section["top_sites"] = []
+    for violation in result["budget"]["violations"]:
+        violation["events"] = []
+    for name in ("metadata", "cuda_view", "dual_views"):
+        result.pop(name, None)
+    return result
+
+
+def test_many_ranks(case, sample, report_tool):
+    """3000 ranks, every 7th breaking its budget: every line of the table
+    is short, the reports are read one at a time."""
+    good, broken = small(passing(sample)), small(sample)
+    job = case.path("job")
+    os.makedirs(job)
+    for rank in range(3000):
+        write_json(os.path.join(job, f"report-{rank}.json"),
+                   version3(broken if rank % 7 == 3 else good, rank, 3000))
+    start = time.monotonic()
+    run = case.run(command=[sys.executable, report_tool, "--check", job])
+    seconds = time.monotonic() - start
+    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    lines = run.stdout.splitlines()
+    assert run.status == 1 and "check: FAILED" in run.stdout, run
+    assert lines[0].startswith("cunumpy-report: 3000 rank(s) (0-2999) of "), \
+        lines[0]
+    assert "budget: BROKEN on rank(s) 3, 10, 17, 24, " in run.stdout, lines[:4]
+    assert "… (" in run.stdout and " more)" in run.stdout, run
+    longest = max(lines, key=len)
+    assert len(longest) <= LINE_WIDTH, f"{len(longest)} characters: {longest}"
+    print(f"3000 ranks: {seconds:.1f} s, peak {peak_mib:.0f} MiB (children)")
+    assert peak_mib < 80, f"{peak_mib:.0f} MiB: the reports are all kept"
+    assert seconds < 120, f"{seconds:.0f} s"
+
+
+def two_ranks(case, sample):
+    """Ranks 0 and 1 of a job: rank 1 copies twice as many bytes in the
+    solver region and never entered the region "output"."""
+    rank1 = json.loads(json.dumps(sample))
+    regions = rank1["regions"]
+    solver = next(region for region in regions
+                  if region["name"] == "Tpetra::CrsMatrix::apply")
+    for kinds in (solver["own"], solver["inclusive"],
+                  regions[solver["parent"]]["inclusive"]):
+        kinds["to_device"]["bytes"] *= 2
+    output = next(index for index, region in enumerate(regions)
+                  if region["name"] == "output")
+    assert all(region["parent"] != output for region in regions), \
+        "output has no subregion"
+    del regions[output]
+    label = "two ranks"
+    return write_job(case.path("job"), sample, [0], size=2, label=label) + \
+        [write_json(case.path("job/report-1.json"),
+                    version3(rank1, 1, 2, label=label))]
+
+
+def nodes_by_path(roots):
+    """{"program/belos_solve/...": metrics} of a literal tree."""
+    nodes = {}
+    stack = [(root, root["frame"]["name"]) for root in roots]
+    while stack:
+        node, path = stack.pop()
+        nodes[path] = node["metrics"]
+        stack.extend((child, f"{path}/{child['frame']['name']}")
+                     for child in node["children"])
+    return nodes
+
+
+def region_value(report, path, where, kind, field):
+    """A region's number in a report, 0 when the report has no such path."""
+    for region in report["regions"]:
+        if region["path"] == path:
+            return region[where][kind][field]
+    return 0
+
+
+def test_hatchet_tree(case, sample, merge):
+    files = two_ranks(case, sample)
+    reports = [read_json(path) for path in files]
+    status, _, stderr = merge("--format", "hatchet", "-o",
+                              case.path("tree.json"), *files)
+    assert status == 0, stderr
+    roots = read_json(case.path("tree.json"))
+    assert len(roots) == 1 and roots[0]["frame"] == {"name": "program",
+                                                     "type": "region"}
+    nodes = nodes_by_path(roots)
+    expected = {"program" + (f"/{region['path']}" if region["path"] else "")
+                for region in sample["regions"]}
+    assert set(nodes) == expected, sorted(nodes)
+    names = set(nodes["program"])
+    assert all(set(metrics) == names for metrics in nodes.values())
+    for name in ("calls", "time", "time (inc)", "to_host bytes (inc)",
+                 "to_device count", "sync seconds max", "to_host bytes min"
+                 " (inc)"):
+        assert name in names, sorted(names)
+
+    path = "belos_solve/Tpetra::CrsMatrix::apply"
+    metrics = nodes[f"program/{path}"]
+    values = [region_value(report, path, "own", "to_device", "bytes")
+              for report in reports]
+    assert values[1] == 2 * values[0] > 0
+    assert metrics["to_device bytes"] == sum(values) / 2
+    assert metrics["to_device bytes min"] == values[0]
+    assert metrics["to_device bytes max"] == values[1]
+    inclusive = [region_value(report, "belos_solve", "inclusive", "to_device",
+                              "bytes") for report in reports]
+    assert nodes["program/belos_solve"]["to_device bytes (inc)"] == \
+        sum(inclusive) / 2
+    # A region one rank never entered counts 0 there.
+    calls = region_value(reports[0], "output", "own", "to_device", "count")
+    assert nodes["program/output"]["to_device count"] == calls / 2
+    assert nodes["program/output"]["to_device count min"] == 0
+
+    metadata = roots[0]["metadata"]
+    for key, value in {"program": sample["program"], "ranks": 2,
+                       "label": "two ranks", "run_id": reports[0]["run"]["id"],
+                       "kokkos_version": reports[0]["kokkos"]["version"],
+                       "cunumpy_version": reports[0]["cunumpy_version"],
+                       "device": True}.items():
+        assert metadata[key] == value, f"{key}: {metadata}"
+
+
+def hatchet_venv(case, request):
+    """The python of a virtual environment with llnl-hatchet, made once
+    in the build (tests/plugin/hatchet-venv) and reused; skips the test
+    when PyPI cannot be reached."""
+    root = request.config.getoption("work_root") or case.work
+    venv = os.path.join(os.path.dirname(os.path.abspath(root)),
+                        "hatchet-venv")
+    python = os.path.join(venv, "bin", "python")
+    if os.path.exists(python) and subprocess.run(
+            [python, "-c", "import hatchet"],
+            capture_output=True).returncode == 0:
+        return python  # made by an earlier run
+    made = subprocess.run([sys.executable, "-m", "venv", venv],
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        last = (made.stderr.strip().splitlines() or ["no message"])[-1]
+        skip(request, f"{sys.executable} -m venv fails ({last}): install "
+             "python3-venv")
+    install = subprocess.run(
+        [python, "-m", "pip", "install", "--disable-pip-version-check",
+         "--retries", "1", "--timeout", "20", "llnl-hatchet"],
+        capture_output=True, text=True, timeout=600)
+    if install.returncode != 0:
+        output = install.stdout + install.stderr
+        failure = next((sign for sign in NETWORK_FAILURES if sign in output),
+                       None)
+        if failure:
+            skip(request, "PyPI cannot be reached to install llnl-hatchet "
+                 f"(pip: {failure})")
+        pytest.fail(f"pip install llnl-hatchet failed:\n{output[-3000:]}")
+    return python
+
+
+NETWORK_FAILURES = ("NewConnectionError", "ConnectTimeoutError",
+                    "Temporary failure in name resolution",
+                    "Name or service not known", "Network is unreachable",
+                    "Connection refused", "ProxyError", "ReadTimeoutError",
+                    "No route to host")
+
+
+def skip(request, reason):
+    """Says why in one line, even under -q, and skips (status 77)."""
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(f"\nplugin.{request.node.name.removeprefix('test_')}: "
+              f"skipped: {reason}")
+    pytest.skip(reason)
+
+
+READ_WITH_HATCHET = """
+import json, sys
+import hatchet
+roots = json.load(open(sys.argv[1]))
+graph = hatchet.GraphFrame.from_literal(roots)
+frame = graph.dataframe
+nodes = {"/".join(node.frame["name"] for node in n.path()):
+         {name: float(frame.loc[n, name]) for name in sys.argv[2:]}
+         for n in graph.graph.traverse()}
+json.dump({"nodes": nodes, "inclusive": sorted(graph.inc_metrics),
+           "exclusive": sorted(graph.exc_metrics)}, sys.stdout)
+"""
+
+
+def test_hatchet_reads_the_export(case, sample, merge, request):
+    python = hatchet_venv(case, request)
+    files = two_ranks(case, sample)
+    status, _, stderr = merge("--format", "hatchet", "-o",
+                              case.path("tree.json"), *files)
+    assert status == 0, stderr
+    expected = nodes_by_path(read_json(case.path("tree.json")))
+    metrics = ["to_device bytes", "to_device bytes (inc)", "calls"]
+    read = subprocess.run([python, "-c", READ_WITH_HATCHET,
+                           case.path("tree.json"), *metrics],
+                          capture_output=True, text=True, timeout=300)
+    assert read.returncode == 0, read.stderr
+    graph = json.loads(read.stdout)
+    assert set(graph["nodes"]) == set(expected), sorted(graph["nodes"])
+    for path, values in graph["nodes"].items():
+        for name in metrics:
+            assert values[name] == pytest.approx(expected[path][name]), \
+                (path, name)
+    assert "to_host bytes (inc)" in graph["inclusive"] and \
+        "to_host bytes" in graph["exclusive"], graph
+    solver = graph["nodes"]["program/belos_solve/Tpetra::CrsMatrix::apply"]
+    reports = [read_json(path) for path in files]
+    assert solver["to_device bytes"] == sum(
+        region_value(report, "belos_solve/Tpetra::CrsMatrix::apply", "own",
+                     "to_device", "bytes") for report in reports) / 2
