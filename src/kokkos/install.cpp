@@ -16,6 +16,7 @@
 
 #include "cuda/collector.hpp"
 #include "recorder/recorder.hpp"
+#include "recorder/thread_state.hpp"
 #include "tools/callbacks.hpp"
 
 namespace cunumpy::Impl {
@@ -89,6 +90,9 @@ void install_hooks() {
         "cunumpy: Kokkos is not initialized; call Kokkos::initialize (or "
         "create a Kokkos::ScopeGuard) before using cunumpy");
   recorder.set_kokkos_interface(KOKKOSP_INTERFACE_VERSION);
+  // The thread that connects cunumpy to Kokkos: its regions place the
+  // events of threads that opened none of their own.
+  recorder.set_main_thread(thread_state());
   const kokkosp::EventSet own = tools::own_callbacks();
   kokkosp::EventSet table{};
   tools::get_table(table);

@@ -267,20 +267,6 @@ Config Config::from_environment() {
                  "\" is neither 'warn' nor 'exit'; using warn");
     }
   }
-  if (const auto flush = Impl::environment("CUNUMPY_FLUSH_THREAD")) {
-    if (*flush == "1")
-      config.flush_thread = true;
-    else if (*flush != "0")
-      Impl::warn("CUNUMPY_FLUSH_THREAD=\"" + Impl::excerpt(*flush) +
-                 "\" is neither 0 nor 1; using 0 (no flush thread)");
-  }
-  // One of several ranks: shorter stops, which the other ranks would wait
-  // for at every step where some rank has one (docs/plugin.md, "Many
-  // ranks").
-  if (ranks_from_environment().value_or(1) > 1)
-    config.queue_kib = Config::queue_kib_of_ranks;
-  config.queue_kib = Impl::environment_integer(
-      "CUNUMPY_QUEUE_KIB", config.queue_kib, 1, Config::largest_queue_kib);
   if (const auto trace = Impl::environment("CUNUMPY_TRACE")) {
     config.trace_path = expand_rank(*trace, config.rank);
     std::string problem = cannot_write(config.trace_path);

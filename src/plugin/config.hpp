@@ -41,16 +41,6 @@ struct Config {
   FileState report_file;          ///< the report's file at start-up
   FileState trace_file;
   bool all_regions = false; ///< CUNUMPY_REPORT_ALL_REGIONS=1
-  /// CUNUMPY_FLUSH_THREAD=1: a thread of the plugin's own gives the queued
-  /// events to the report while the program runs (Impl::FlushThread).
-  bool flush_thread = false;
-  /// CUNUMPY_QUEUE_KIB: how much a thread queues before it gives its
-  /// events to the report, 1 to 32 KiB (Recorder::set_queue_words). Less:
-  /// shorter stops of the thread, more of them. By default 32 KiB, and 8
-  /// in a process that the environment says is one of several MPI ranks.
-  static constexpr int largest_queue_kib = 32;
-  static constexpr int queue_kib_of_ranks = 8;
-  int queue_kib = largest_queue_kib;
   /// CUNUMPY_ADVISE: 0, 1 or contents; the thresholds from the
   /// CUNUMPY_ADVISE_* variables; how many findings the summary shows.
   profiling::AdviceRecording advice = profiling::AdviceRecording::on;

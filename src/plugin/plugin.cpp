@@ -16,6 +16,7 @@
 #include "output_file.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder/spaces.hpp"
+#include "recorder/thread_state.hpp"
 #include "report.hpp"
 #include "report/format.hpp"
 #include "support/environment.hpp"
@@ -121,10 +122,9 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
   // Kokkos feeds the recorder through this library: cunumpy's in-process
   // hooks, if the application uses cunumpy too, must not feed it again.
   recorder.set_fed_by_plugin(true);
-  // The report resolves every site: resolving each at the flush after its
-  // first event lets replays stop at its line
-  // (Recorder::resolve_sites_at_flush).
-  recorder.resolve_sites_at_flush(true);
+  // The thread that initialized Kokkos: its regions place the events of
+  // threads that opened none of their own.
+  recorder.set_main_thread(Impl::thread_state());
   start_ = recorder.now();
   config_ = Config::from_environment();
   // What Kokkos' events mean depends on its interface (kokkos_rules.hpp).
@@ -138,11 +138,6 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
                "changed, so a budget cannot pass; use a cunumpy that knows "
                "this Kokkos");
   (void)registered_device_spaces(); // reads CUNUMPY_DEVICE_SPACES now
-  static_assert(Impl::EventQueue::capacity_words * 8 ==
-                    Config::largest_queue_kib * 1024,
-                "CUNUMPY_QUEUE_KIB's default and largest value (config.hpp) "
-                "is the queue's capacity");
-  recorder.set_queue_words(std::uint64_t(config_.queue_kib) * 1024 / 8);
 
   next_ = load_next_tool(entries_after_self(tool_lists(), self), self);
   Impl::tools::set_next(next_.callbacks);
@@ -170,19 +165,9 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
   recorder.attach(&dual_views_);
   unwatched_ = watch_callbacks(caller);
   Impl::cuda::start_collector();
-  if (config_.flush_thread) {
-    try {
-      flush_thread_ = std::make_unique<Impl::FlushThread>(recorder);
-    } catch (const std::exception& error) {
-      Impl::warn(std::string("CUNUMPY_FLUSH_THREAD: no flush thread (") +
-                 error.what() + "); the program's threads flush the events");
-    }
-  }
 }
 
 Plugin::~Plugin() {
-  if (flush_thread_)
-    flush_thread_->stop();
   Impl::Recorder& recorder = Impl::Recorder::instance();
   recorder.detach(&dual_views_);
   if (trace_)
@@ -208,8 +193,6 @@ void Plugin::finalize_next() {
 bool Plugin::finish() {
   if (finished_.exchange(true))
     return failed_.load();
-  if (flush_thread_)
-    flush_thread_->stop(); // the report's flush is the last
   try {
     return write_report();
   } catch (const std::exception& error) {
@@ -255,14 +238,6 @@ bool Plugin::write_report() {
       report.metadata = metadata_;
     }
     report.unwatched = unwatched_;
-    const auto flushes = recorder.full_queue_flushes(lock);
-    report.flushes.queue_kib = config_.queue_kib;
-    report.flushes.full_queue = flushes.count;
-    report.flushes.full_queue_seconds = flushes.seconds;
-    report.flushes.longest_seconds = flushes.longest;
-    report.flushes.flush_thread = flush_thread_ != nullptr;
-    report.flushes.flush_thread_flushes =
-        flush_thread_ ? flush_thread_->flushes() : 0;
     report.cuda_view = profiling::cuda_view();
     report.all_regions = config_.all_regions;
     report.dual_view_syncs = dual_views_.syncs(lock);

@@ -17,7 +17,6 @@
 #include "config.hpp"
 #include "dual_view_log.hpp"
 #include "next_tool.hpp"
-#include "recorder/flush_thread.hpp"
 #include "trace.hpp"
 
 namespace cunumpy::plugin {
@@ -84,9 +83,6 @@ private:
   /// plugin's pointer; a later call returns the verdict).
   std::atomic<bool> finished_{false};
   std::atomic<bool> failed_{false};
-  /// CUNUMPY_FLUSH_THREAD=1's thread, made last and ended first: before the
-  /// report is written, and before the sinks it feeds are detached.
-  std::unique_ptr<Impl::FlushThread> flush_thread_;
 };
 
 } // namespace cunumpy::plugin

@@ -762,15 +762,6 @@ std::string format_json(const Report& report) {
   json.key("dual_views");
   write_dual_views(json, report);
   json.member("elapsed_seconds", report.elapsed);
-  json.key("flushes");
-  json.begin_object();
-  json.member("flush_thread", report.flushes.flush_thread);
-  json.member("flush_thread_flushes", report.flushes.flush_thread_flushes);
-  json.member("full_queue", report.flushes.full_queue);
-  json.member("full_queue_seconds", report.flushes.full_queue_seconds);
-  json.member("longest_seconds", report.flushes.longest_seconds);
-  json.member("queue_kib", report.flushes.queue_kib);
-  json.end_object();
   json.member("format", "cunumpy-report");
   json.member("losses", report.budget.losses);
   json.key("metadata");

@@ -54,17 +54,6 @@ struct Report {
   std::vector<DualViewSync> dual_view_syncs;
   std::vector<DualViewModify> unsynced_modifies;
 
-  /// What the plugin's queues cost the program's threads: their limit
-  /// (CUNUMPY_QUEUE_KIB), the flushes a full queue made its thread do and
-  /// their time, and the flushes of CUNUMPY_FLUSH_THREAD's thread.
-  struct Flushes {
-    int queue_kib = 0;            ///< Config::queue_kib
-    std::uint64_t full_queue = 0; ///< Recorder::full_queue_flushes
-    double full_queue_seconds = 0.0;
-    double longest_seconds = 0.0;
-    bool flush_thread = false;
-    std::uint64_t flush_thread_flushes = 0;
-  } flushes;
 
   std::string trace_path;
   std::uint64_t trace_dropped = 0;

@@ -65,32 +65,25 @@ void Trace::on_event(const Impl::RawEvent& event, const Impl::RecorderLock&) {
 
 void Trace::on_region_push(const Impl::RegionPush& push,
                            const Impl::RecorderLock&) {
-  open_regions_.push_back({push.name, push.thread, push.time});
+  open_regions_.emplace(push.region.call, push);
 }
 
 void Trace::on_region_pop(const Impl::RegionPop& pop,
                           const Impl::RecorderLock&) {
-  close_region(pop.thread, pop.time);
+  open_regions_.erase(pop.region.call);
+  add_region(pop.region, pop.thread, pop.time);
 }
 
-void Trace::close_region(std::uint32_t thread, double time) {
-  // The innermost region this thread opened (regions of threads
-  // interleave in the one list).
-  auto open = open_regions_.rbegin();
-  while (open != open_regions_.rend() && open->thread != thread)
-    ++open;
-  if (open == open_regions_.rend())
-    return;
-  const OpenRegion region = *open;
-  open_regions_.erase(std::next(open).base());
+void Trace::add_region(const Impl::OpenRegion& region, std::uint32_t thread,
+                       double end) {
   if (!keep())
     return;
   Slice& slice = slices_.emplace_back();
   slice.type = Type::region;
-  slice.thread = region.thread;
+  slice.thread = thread;
   slice.name = region.name;
-  slice.start = region.start;
-  slice.duration = time - region.start;
+  slice.start = region.since;
+  slice.duration = end - region.since;
 }
 
 void Trace::on_dual_view(const Impl::DualViewEvent& event,
@@ -124,8 +117,9 @@ void Trace::on_kernel(const Impl::KernelSpan& kernel,
 
 std::string Trace::write(double end, const std::string& program,
                          const Impl::RecorderLock& lock) {
-  while (!open_regions_.empty())
-    close_region(open_regions_.back().thread, end);
+  for (const auto& [call, push] : open_regions_)
+    add_region(push.region, push.thread, end);
+  open_regions_.clear();
   std::FILE* out = open_replacing(path_);
   if (out == nullptr)
     return std::strerror(errno);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <map>
 #include <vector>
 
 #include <cunumpy/event.hpp>
@@ -66,19 +67,17 @@ private:
     double start = 0.0;
     double duration = 0.0;
   };
-  struct OpenRegion {
-    std::uint32_t name;
-    std::uint32_t thread;
-    double start;
-  };
-
   bool keep() noexcept;
-  void close_region(std::uint32_t thread, double time);
+  /// A region's slice, from its push to `end`.
+  void add_region(const Impl::OpenRegion& region, std::uint32_t thread,
+                  double end);
 
   std::string path_;
   int rank_;
   std::vector<Slice> slices_;
-  std::vector<OpenRegion> open_regions_;
+  /// The regions open, by their call: closed at the end of the run if their
+  /// pop never came.
+  std::map<std::uint64_t, Impl::RegionPush> open_regions_;
   std::uint64_t dropped_ = 0;
 };
 

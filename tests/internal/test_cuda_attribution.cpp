@@ -14,7 +14,7 @@
 
 #include <cunumpy/cunumpy.hpp>
 
-#include "consumers/region_timeline.hpp"
+#include "recorder/region_timeline.hpp"
 #include "cuda/attribution.hpp"
 #include "cuda/cuda_view.hpp"
 #include "recorder/recorder.hpp"
@@ -312,10 +312,10 @@ TEST(CudaAttribution, MigrationDescriptionsNameTheDirectionAndTheCause) {
 }
 
 TEST(RegionTimeline, GivesTheStateAtATimeAndForgetsBeforeTheHorizon) {
-  RegionTimeline timeline({0, true});
-  timeline.record(1.0, {3, true});
-  timeline.record(2.0, {0, true});
-  timeline.record(3.0, {5, false});
+  RegionTimeline timeline({0, 0, 0});
+  timeline.record(1.0, {3, 0, 1});
+  timeline.record(2.0, {0, 0, 0});
+  timeline.record(3.0, {5, 1, 2});
   RegionTimeline::State state;
   ASSERT_TRUE(timeline.at(0.5, state));
   EXPECT_EQ(state.node, 0u);
@@ -325,13 +325,14 @@ TEST(RegionTimeline, GivesTheStateAtATimeAndForgetsBeforeTheHorizon) {
   EXPECT_EQ(state.node, 0u);
   ASSERT_TRUE(timeline.at(9.0, state));
   EXPECT_EQ(state.node, 5u);
-  EXPECT_FALSE(state.counting);
+  EXPECT_EQ(state.thread, 1u);
+  EXPECT_EQ(state.call, 2u);
   timeline.forget_before(2.5); // keeps the change in force at 2.5
   EXPECT_EQ(timeline.size(), 2u);
   EXPECT_FALSE(timeline.at(1.5, state));
   ASSERT_TRUE(timeline.at(2.6, state));
   EXPECT_EQ(state.node, 0u);
-  timeline.record(2.9, {7, true}); // a time going back holds from the last
+  timeline.record(2.9, {7, 0, 3}); // a time going back holds from the last
   ASSERT_TRUE(timeline.at(3.0, state));
   EXPECT_EQ(state.node, 7u);
 }

@@ -161,14 +161,11 @@ TEST(RecorderDualView, AModifyIsRecordedWithItsSide) {
   EXPECT_TRUE(sink.events().empty());
 }
 
-TEST(RecorderQueue, AScalarReadsWaitFollowsItsCopyOnEveryThread) {
-  // A scalar read is queued as one record, its wait made from it at the
-  // flush. Two threads read until their queues have been full and wrapped
-  // several times, so that both the one-thread and the merged flush run.
+TEST(RecorderCopies, AScalarReadsWaitFollowsItsCopyOnEveryThread) {
+  // A scalar read is a copy then its wait, together whatever other threads
+  // do meanwhile.
   constexpr int reads = 3000;
   RecordingSink sink;
-  // Three steps' records (a region's push and pop, and four reads) take
-  // 58 words, which do not divide the queue: some records wrap.
   auto read_loop = [] {
     for (int i = 0; i < reads; ++i) {
       Kokkos::Profiling::pushRegion("step");
@@ -249,53 +246,6 @@ TEST(RecorderRegions, ATimeStepOfManyNamedRegionsInternsNothingOnceWarm) {
   }
   cunumpy::Impl::inject_allocation_failures(0);
   EXPECT_EQ(counted.counter().events_lost(), 0u);
-}
-
-// One copy line reached from two callers: at the same stack pointer, the
-// same frames up to the copy's line, other frames above it.
-__attribute__((noinline)) void copy_from_one_line() {
-  synthetic::copy("Host", "Cuda", 8, "one_line");
-  asm volatile("" ::: "memory"); // not a tail call
-}
-__attribute__((noinline)) void first_caller() {
-  copy_from_one_line();
-  asm volatile("" ::: "memory");
-}
-__attribute__((noinline)) void second_caller() {
-  copy_from_one_line();
-  asm volatile("" ::: "memory");
-}
-
-TEST(RecorderSites, AReplayStopsAtTheFrameItsSiteComesFromOnceResolved) {
-  // With sites resolved at the flush (the plugin's setting), a walk's
-  // replay compares the stack only up to the frame of the site's line: a
-  // copy from the same line through another caller replays the walk of
-  // the first (no walk), and gets the same line.
-  Recorder& recorder = Recorder::instance();
-  recorder.resolve_sites_at_flush(true);
-  RecordingSink sink;
-  // The first copies may walk again (a word above the test's frame moved);
-  // each flush resolves the sites so far, and the replay after it learns
-  // where its site's line is.
-  for (int i = 0; i < 4; ++i) {
-    first_caller();
-    (void)sink.events();
-  }
-  const auto before = cunumpy::Impl::stack_capture_statistics();
-  second_caller();
-  const auto after = cunumpy::Impl::stack_capture_statistics();
-  recorder.resolve_sites_at_flush(false);
-  if (before.fallbacks != after.fallbacks)
-    GTEST_SKIP() << "libgcc's unwinder walked (no replays here)";
-  EXPECT_EQ(after.replays, before.replays + 1);
-  EXPECT_EQ(after.refused_replays, before.refused_replays);
-  const auto events = sink.events();
-  ASSERT_EQ(events.size(), 5u);
-  const RecorderLock lock = cunumpy::Impl::lock_recorder();
-  const cunumpy::CallSite first = recorder.sites(lock).resolve(events[0].site);
-  const cunumpy::CallSite last = recorder.sites(lock).resolve(events[4].site);
-  EXPECT_TRUE(first.known());
-  EXPECT_EQ(last.str(), first.str());
 }
 
 TEST(RecorderKernels, KernelsAreRecordedOnlyWhileASinkWantsThem) {

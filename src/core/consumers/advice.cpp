@@ -157,27 +157,21 @@ void AdviceState::PerCall::add(std::uint64_t call) noexcept {
   }
 }
 
-std::uint32_t AdviceState::child(std::uint32_t parent, std::uint32_t name) {
-  const std::uint64_t key = std::uint64_t(parent) << 32 | name;
-  const auto found = children_.find(key);
-  if (found != children_.end())
-    return found->second;
-  if (nodes_.size() >= max_nodes)
-    return parent;
-  allocation_point();
-  const auto index = static_cast<std::uint32_t>(nodes_.size());
-  nodes_.push_back({name, parent, 0});
-  children_.emplace(key, index);
-  return index;
-}
-
-AdviceState::Frame AdviceState::current() const noexcept {
-  return open_.empty() ? Frame{} : open_.back();
+AdviceState::Frame AdviceState::current(std::uint32_t thread) const noexcept {
+  const auto found = stacks_.find(thread);
+  return found == stacks_.end() || found->second.frames.empty()
+             ? Frame{}
+             : found->second.frames.back();
 }
 
 AdviceState::Frame
-AdviceState::common_frame(std::uint64_t record) const noexcept {
-  for (auto it = open_.rbegin(); it != open_.rend(); ++it)
+AdviceState::common_frame(std::uint32_t thread,
+                          std::uint64_t record) const noexcept {
+  const auto found = stacks_.find(thread);
+  if (found == stacks_.end())
+    return Frame{};
+  const auto& frames = found->second.frames;
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it)
     if (it->since < record)
       return *it;
   return Frame{};
@@ -185,43 +179,43 @@ AdviceState::common_frame(std::uint64_t record) const noexcept {
 
 std::uint64_t AdviceState::call_of(const Frame& frame) noexcept {
   // Outside every region each event is a call of its own: the rules about
-  // loops count repetitions there.
-  return frame.node == 0 ? next_call_++ : frame.call;
+  // loops count repetitions there (numbered apart from the recorder's).
+  return frame.node == 0 ? (std::uint64_t(1) << 63) | next_call_++
+                         : frame.call;
 }
 
-void AdviceState::push(std::uint32_t name, std::uint64_t token, bool counted) {
+void AdviceState::on_region_push(const RegionPush& push, bool counted) {
   ++records_;
-  const Frame top = current();
-  // A region inside the explicit phase of its name (or a recursive one) is
-  // the same call, as in a budget; a path past the tree's size counts in
-  // its parent, in its parent's call.
-  std::uint32_t node = top.node;
-  if (top.node == 0 || nodes_[top.node].name != name)
-    node = child(top.node, name);
-  if (node == top.node && top.node != 0) {
-    open_.push_back({node, token, top.since, top.call});
+  allocation_point();
+  Stack& stack = stacks_[push.thread];
+  const Frame top = stack.frames.empty() ? Frame{} : stack.frames.back();
+  stack.calls.push_back(push.region.call);
+  // A region inside the region or phase of its own name (or a recursive
+  // one) is the same call, of the same node, as in a budget.
+  if (top.node != 0 && top.name == push.region.name) {
+    stack.frames.push_back(top);
     return;
   }
-  if (counted)
-    ++nodes_[node].calls;
-  open_.push_back({node, token, records_, next_call_++});
-}
-
-void AdviceState::pop_region() {
-  ++records_;
-  for (auto it = open_.rbegin(); it != open_.rend(); ++it) {
-    if (it->token == 0) {
-      open_.erase(std::next(it).base());
-      return;
-    }
+  const std::uint32_t node = push.region.node;
+  if (counted) {
+    if (calls_.size() <= node)
+      calls_.resize(node + 1);
+    ++calls_[node];
   }
+  stack.frames.push_back(
+      {node, push.region.name, push.region.call, records_});
 }
 
-void AdviceState::close_phase(std::uint64_t token) {
+void AdviceState::on_region_pop(const RegionPop& pop) {
   ++records_;
-  for (auto it = open_.rbegin(); it != open_.rend(); ++it) {
-    if (it->token == token) {
-      open_.erase(std::next(it).base());
+  const auto found = stacks_.find(pop.thread);
+  if (found == stacks_.end())
+    return;
+  Stack& stack = found->second;
+  for (std::size_t i = stack.calls.size(); i-- > 0;) {
+    if (stack.calls[i] == pop.region.call) {
+      stack.calls.erase(stack.calls.begin() + static_cast<long>(i));
+      stack.frames.erase(stack.frames.begin() + static_cast<long>(i));
       return;
     }
   }
@@ -253,9 +247,9 @@ bool AdviceState::fresh_destination(const void* pointer, std::uint64_t since) {
 
 void AdviceState::add_pair(
     std::unordered_map<PairKey, PairStats, PairKeyHash>& pairs,
-    const Leg& first, const RawEvent& second, std::uint32_t second_description,
-    std::uint32_t label) {
-  const Frame scope = common_frame(first.record);
+    std::uint32_t thread, const Leg& first, const RawEvent& second,
+    std::uint32_t second_description, std::uint32_t label) {
+  const Frame scope = common_frame(thread, first.record);
   const PairKey key{scope.node, first.site, second.site, label, first.kind};
   auto found = pairs.find(key);
   if (found == pairs.end()) {
@@ -287,7 +281,8 @@ void AdviceState::track_round_trip(const RawEvent& event, SiteStats& stats,
     const Leg first = found->second;
     found->second.waiting = false;
     if (!first.dual_view) {
-      add_pair(round_trips_, first, event, event.description, 0);
+      add_pair(round_trips_, event.region_thread, first, event,
+               event.description, 0);
       ++stats.legs;
     }
     return; // a copy that ends a round trip starts none
@@ -340,7 +335,7 @@ void AdviceState::on_event(const RawEvent& event, const RecorderLock& lock) {
   if (event.kind != EventKind::to_host && event.kind != EventKind::to_device &&
       event.kind != EventKind::sync)
     return; // device copies and markers cost no transfer
-  const Frame frame = current();
+  const Frame frame = current(event.region_thread);
   SiteKey key;
   key.node = frame.node;
   key.site = event.site;
@@ -419,7 +414,7 @@ void AdviceState::on_dual_view(const DualViewEvent& event) {
   ++records_;
   if (!event.sync)
     return;
-  const Frame frame = current();
+  const Frame frame = current(event.region_thread);
   const SyncKey key{frame.node, event.label, event.site, event.device};
   auto found = syncs_.find(key);
   if (found == syncs_.end()) {
@@ -469,7 +464,8 @@ void AdviceState::on_dual_view(const DualViewEvent& event) {
     second.site = leg.site;
     second.nbytes = leg.nbytes;
     second.duration = leg.seconds;
-    add_pair(ping_pongs_, other, second, leg.description, track.label);
+    add_pair(ping_pongs_, event.region_thread, other, second,
+             leg.description, track.label);
     if (leg.stats != nullptr)
       ++leg.stats->legs;
     has_other = false;
@@ -522,7 +518,7 @@ namespace {
 struct Reader {
   const RecorderLock& lock;
   const AdviceOptions& options;
-  const std::vector<AdviceState::Node>& nodes;
+  const std::vector<std::uint64_t>& node_calls;
   std::vector<std::string> paths;
 
   std::string text(std::uint32_t id) const {
@@ -534,7 +530,7 @@ struct Reader {
             kind};
   }
   std::uint64_t region_calls(std::uint32_t node, std::uint64_t count) const {
-    return node == 0 ? count : nodes[node].calls;
+    return node == 0 ? count : node < node_calls.size() ? node_calls[node] : 0;
   }
   /// A pattern in at least min_calls calls, and in at least half of them.
   bool repeated(std::uint64_t calls, std::uint64_t region_calls) const {
@@ -588,13 +584,13 @@ bool is_debug_sync(const std::string& what) {
 
 std::vector<Finding> AdviceState::findings(const AdviceOptions& options,
                                            const RecorderLock& lock) const {
-  Reader reader{lock, options, nodes_, {}};
-  reader.paths.resize(nodes_.size());
-  for (std::size_t i = 1; i < nodes_.size(); ++i) {
-    const std::string name = reader.text(nodes_[i].name);
-    reader.paths[i] = nodes_[i].parent == 0
-                          ? name
-                          : reader.paths[nodes_[i].parent] + "/" + name;
+  Reader reader{lock, options, calls_, {}};
+  const RegionTree& tree = Recorder::instance().regions(lock);
+  reader.paths.resize(tree.size());
+  for (std::uint32_t i = 1; i < tree.size(); ++i) {
+    const std::string name = reader.text(tree.node(i).name);
+    const std::uint32_t parent = tree.node(i).parent;
+    reader.paths[i] = parent == 0 ? name : reader.paths[parent] + "/" + name;
   }
   // The bandwidth of page-locked copies: set, or the best blocking one of
   // the run (a direction without one takes the other's).

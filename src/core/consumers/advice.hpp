@@ -33,13 +33,10 @@ public:
   explicit AdviceState(bool contents) : contents_(contents) {}
 
   void on_event(const RawEvent& event, const RecorderLock& lock);
-  /// A Kokkos region (token 0) or an explicit phase (the token that closes
-  /// it) opens; `counted`: its call counts (a budget that is started).
-  void push(std::uint32_t name, std::uint64_t token, bool counted);
-  /// The innermost open Kokkos region closes (explicit phases opened inside
-  /// it stay open, as in a budget).
-  void pop_region();
-  void close_phase(std::uint64_t token);
+  /// A region or explicit phase opens on a thread; `counted`: its call
+  /// counts (a budget that is started).
+  void on_region_push(const RegionPush& push, bool counted);
+  void on_region_pop(const RegionPop& pop);
   void on_dual_view(const DualViewEvent& event);
   void on_allocation(const Allocation& allocation);
   void clear();
@@ -52,22 +49,18 @@ public:
   findings(const profiling::AdviceOptions& options,
            const RecorderLock& lock) const;
 
-  /// Region nodes beyond this count in their parent (as a budget's).
-  static constexpr std::size_t max_nodes = std::size_t(1) << 16;
   /// Pointers followed for round trips, allocations and DualViews: a
   /// program making ever new buffers forgets the oldest beyond this.
   static constexpr std::size_t max_tracked = 1u << 14;
 
-  struct Node {
-    std::uint32_t name = 0;
-    std::uint32_t parent = 0;
-    std::uint64_t calls = 0;
-  };
+  /// A region call open on a thread: the node of the recorder's tree of
+  /// region paths (a region inside the region or phase of its own name is
+  /// the same call, of the same node, as in a budget).
   struct Frame {
     std::uint32_t node = 0;
-    std::uint64_t token = 0; ///< 0 for a Kokkos region
+    std::uint32_t name = 0;  ///< StringTable id
+    std::uint64_t call = 0;  ///< the recorder's serial number of the call
     std::uint64_t since = 0; ///< the record count when it opened
-    std::uint64_t call = 0;  ///< the call's serial number
   };
   /// Events of one kind at one call site in one region, of one size class
   /// (sizes within a factor of two) and one host space.
@@ -190,16 +183,18 @@ public:
   };
 
 private:
-  std::uint32_t child(std::uint32_t parent, std::uint32_t name);
-  /// The innermost open frame, or the root's.
-  Frame current() const noexcept;
-  /// The frame of the innermost region call in which both a record made at
-  /// `record` and now happened (the root: a frame of node 0).
-  Frame common_frame(std::uint64_t record) const noexcept;
+  /// The innermost frame open on the thread whose regions place an event
+  /// (RawEvent::region_thread), or the root's.
+  Frame current(std::uint32_t thread) const noexcept;
+  /// The frame of the innermost region call on `thread` in which both a
+  /// record made at `record` and now happened (the root: a frame of node
+  /// 0).
+  Frame common_frame(std::uint32_t thread, std::uint64_t record) const noexcept;
   std::uint64_t call_of(const Frame& frame) noexcept;
   void add_pair(std::unordered_map<PairKey, PairStats, PairKeyHash>& pairs,
-                const Leg& first, const RawEvent& second_event,
-                std::uint32_t second_description, std::uint32_t label);
+                std::uint32_t thread, const Leg& first,
+                const RawEvent& second_event, std::uint32_t second_description,
+                std::uint32_t label);
   void track_round_trip(const RawEvent& event, SiteStats& stats,
                         LastCopy& last);
   bool fresh_destination(const void* pointer, std::uint64_t since);
@@ -214,9 +209,15 @@ private:
   std::uint64_t records_ = 0;
   std::uint64_t next_call_ = 1;
   std::uint64_t next_order_ = 0;
-  std::vector<Node> nodes_{Node{}};
-  std::unordered_map<std::uint64_t, std::uint32_t> children_;
-  std::vector<Frame> open_;
+  /// Each node's calls while counting, by the recorder's node ids.
+  std::vector<std::uint64_t> calls_;
+  /// The frames open on each thread (by thread index), innermost last; the
+  /// tokens of the regions they stand for beside them.
+  struct Stack {
+    std::vector<Frame> frames;
+    std::vector<std::uint64_t> calls; ///< the recorder's call of each push
+  };
+  std::unordered_map<std::uint32_t, Stack> stacks_;
   std::unordered_map<SiteKey, SiteStats, SiteKeyHash> sites_;
   /// The last sites seen, by their site id: a loop's copies find their
   /// statistics without hashing the whole key (the map's elements do not

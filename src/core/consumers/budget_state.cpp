@@ -1,6 +1,6 @@
-// The tree of region paths of a TransferBudget, and the phases its rules
-// see. Recording only follows the tree (a push finds or makes a child of the
-// innermost open node, an event counts in the innermost node); everything
+// A TransferBudget's data of the recorder's tree of region paths, and the
+// phases its rules see. Recording only follows the tree (an event counts in
+// the node it happened in, a push counts a call of its node); everything
 // that depends on which names are phases happens when the budget is read.
 
 #include "consumers/budget_state.hpp"
@@ -37,9 +37,14 @@ struct PhaseTotals {
   std::vector<RawEvent> events; ///< the nodes' raw events, merged
 };
 
-std::string_view name_of(const BudgetState::Node& node,
-                         const RecorderLock& lock) {
-  return Recorder::instance().strings(lock).view(node.name);
+const RegionTree& tree_of(const RecorderLock& lock) {
+  return Recorder::instance().regions(lock);
+}
+
+std::string_view name_of(std::size_t node, const RecorderLock& lock) {
+  Recorder& recorder = Recorder::instance();
+  return recorder.strings(lock).view(
+      recorder.regions(lock).node(static_cast<std::uint32_t>(node)).name);
 }
 
 /// The names that are phases: those of rules and of explicit phases, and
@@ -60,14 +65,17 @@ std::unordered_set<std::string_view> phase_name_set(const BudgetState& state,
 Resolution resolve(const BudgetState& state,
                    const std::unordered_set<std::string_view>& names,
                    const RecorderLock& lock) {
+  state.cover(lock);
+  const RegionTree& tree = tree_of(lock);
   Resolution result;
   result.phase_of.assign(state.nodes.size(), 0);
   result.is_phase.assign(state.nodes.size(), 0);
   for (std::size_t i = 1; i < state.nodes.size(); ++i) {
-    const BudgetState::Node& node = state.nodes[i];
-    result.is_phase[i] = names.count(name_of(node, lock)) != 0;
-    result.phase_of[i] = result.is_phase[i] ? static_cast<std::uint32_t>(i)
-                                            : result.phase_of[node.parent];
+    result.is_phase[i] = names.count(name_of(i, lock)) != 0;
+    result.phase_of[i] =
+        result.is_phase[i]
+            ? static_cast<std::uint32_t>(i)
+            : result.phase_of[tree.node(static_cast<std::uint32_t>(i)).parent];
   }
   return result;
 }
@@ -84,11 +92,12 @@ accumulate(const BudgetState& state, const Resolution& resolution,
       found = phases.emplace(std::string(name), PhaseTotals(events_kept)).first;
     return found->second;
   };
+  const RegionTree& tree = tree_of(lock);
   for (std::size_t i = 0; i < state.nodes.size(); ++i) {
     const BudgetState::Node& node = state.nodes[i];
     const std::uint32_t phase = resolution.phase_of[i];
-    PhaseTotals& totals = totals_of(
-        phase == 0 ? std::string_view() : name_of(state.nodes[phase], lock));
+    PhaseTotals& totals =
+        totals_of(phase == 0 ? std::string_view() : name_of(phase, lock));
     totals.counter.merge(node.own, lock, false);
     if (events_kept > 0)
       totals.events.insert(totals.events.end(), node.own.ring.begin(),
@@ -98,8 +107,9 @@ accumulate(const BudgetState& state, const Resolution& resolution,
     totals.entered = true;
     // A phase entered inside itself (a region inside the explicit phase
     // of the same name, a recursive region) is the same call.
-    const std::uint32_t outer = resolution.phase_of[node.parent];
-    if (outer == 0 || state.nodes[outer].name != node.name)
+    const RegionTree::Node& shape = tree.node(static_cast<std::uint32_t>(i));
+    const std::uint32_t outer = resolution.phase_of[shape.parent];
+    if (outer == 0 || tree.node(outer).name != shape.name)
       totals.calls += node.calls;
     if (node.first_entry < totals.first_entry) {
       totals.first_entry = node.first_entry;
@@ -139,11 +149,11 @@ std::uint64_t events_counted(const CounterState& counter) {
 std::vector<std::string> names_that_ran(const BudgetState& state,
                                         const RecorderLock& lock) {
   std::vector<std::string> names;
-  std::unordered_set<std::uint32_t> seen;
+  std::unordered_set<std::string_view> seen;
   for (std::size_t i = 1; i < state.nodes.size(); ++i) {
-    const BudgetState::Node& node = state.nodes[i];
-    if (node.calls > 0 && seen.insert(node.name).second)
-      names.emplace_back(name_of(node, lock));
+    const std::string_view name = name_of(i, lock);
+    if (state.nodes[i].calls > 0 && seen.insert(name).second)
+      names.emplace_back(name);
   }
   return names;
 }
@@ -281,14 +291,14 @@ check(const BudgetState& state,
   }
   std::vector<std::string> lost = state.losses.describe(lock);
   std::vector<std::string> truncated;
-  for (std::uint32_t id : state.truncated_names) {
+  for (std::uint32_t id : tree_of(lock).truncated_names()) {
     const std::string_view name = Recorder::instance().strings(lock).view(id);
     if (state.rule_index.count(std::string(name)) != 0)
       truncated.emplace_back(name);
   }
   if (!truncated.empty())
-    lost.push_back("the budget's tree of regions reached its " +
-                   std::to_string(BudgetState::max_nodes) +
+    lost.push_back("the tree of region paths reached its " +
+                   std::to_string(RegionTree::max_nodes) +
                    " nodes, and regions of phases " + quoted_list(truncated) +
                    " ran outside it");
   if (!lost.empty()) {
@@ -312,137 +322,54 @@ std::string calls_text(std::uint64_t calls) {
 
 BudgetState::BudgetState(const profiling::BudgetOptions& options)
     : started(options.started), events_kept(options.events_kept) {
-  nodes.emplace_back(events_kept);
   if (options.advice != profiling::AdviceRecording::off)
     advice = std::make_unique<AdviceState>(
         options.advice == profiling::AdviceRecording::contents);
 }
 
-std::uint32_t BudgetState::child(std::uint32_t parent, std::uint32_t name) {
-  const std::uint64_t key = std::uint64_t(parent) << 32 | name;
-  auto found = children.find(key);
-  if (found != children.end())
-    return found->second;
-  if (nodes.size() >= max_nodes) {
-    truncated_names.insert(name);
-    return parent;
+BudgetState::Node& BudgetState::at(std::uint32_t node) {
+  while (nodes.size() <= node) {
+    allocation_point();
+    nodes.emplace_back(events_kept);
   }
-  allocation_point();
-  const auto index = static_cast<std::uint32_t>(nodes.size());
-  Node& node = nodes.emplace_back(events_kept);
-  node.name = name;
-  node.parent = parent;
-  node.depth = nodes[parent].depth + 1;
-  children.emplace(key, index);
-  return index;
+  return nodes[node];
 }
 
-void BudgetState::note_change(double time) {
-  if (Recorder::instance().late_source() == nullptr) {
-    // No late event can come (no CUDA view collects): the state since now
-    // is all a source attached later can need.
-    timeline.reset(time, {current(), started});
-    return;
-  }
-  timeline.record(time, {current(), started});
-  // Forgetting needs the recorder's horizon: ask for it once in a while.
-  if (timeline.size() >= 2 * timeline_trimmed_at) {
-    timeline.forget_before(Recorder::instance().late_horizon());
-    timeline_trimmed_at = std::max<std::size_t>(timeline.size(), 64);
-  }
-}
-
-void BudgetState::set_started(bool value, double time) {
-  started = value;
-  note_change(time);
+void BudgetState::cover(const RecorderLock& lock) const {
+  const std::size_t size = tree_of(lock).size();
+  while (nodes.size() < size)
+    nodes.emplace_back(events_kept);
 }
 
 void BudgetState::on_event(const RawEvent& event, const RecorderLock& lock) {
-  if (!event.late()) {
-    if (!started)
-      return;
-    nodes[current()].own.add(event, lock);
-    if (advice)
-      advice->on_event(event, lock);
+  if (!started)
     return;
-  }
-  // An event that waited for CUDA's record counts where it happened.
-  RegionTimeline::State state;
-  if (!timeline.at(event.start, state)) {
-    losses.add({LossReason::late_record_unplaced, 1, 0});
-    return;
-  }
-  if (state.counting)
-    nodes[state.node].own.add(event, lock);
+  at(event.node).own.add(event, lock);
+  if (advice)
+    advice->on_event(event, lock);
 }
 
 void BudgetState::on_region_push(const RegionPush& push, const RecorderLock&) {
-  const double time = push.time;
-  const std::uint32_t index = child(current(), push.name);
-  Node& node = nodes[index];
+  Node& node = at(push.region.node);
   if (started) {
     ++node.calls;
     if (node.first_entry < 0)
-      node.first_entry = time;
+      node.first_entry = push.region.since;
   }
-  open.push_back({index, 0, time, started});
   if (advice)
-    advice->push(push.name, 0, started);
-  note_change(time);
+    advice->on_region_push(push, started);
 }
 
 void BudgetState::on_region_pop(const RegionPop& pop, const RecorderLock&) {
-  const double time = pop.time;
-  // Kokkos regions nest among themselves; explicit phases opened inside a
-  // region and still open stay open. A pop with no region open closes a
-  // region pushed before the budget existed.
-  for (auto it = open.rbegin(); it != open.rend(); ++it) {
-    if (it->token == 0) {
-      if (it->counted)
-        nodes[it->node].seconds += time - it->since;
-      open.erase(std::next(it).base());
-      if (advice)
-        advice->pop_region();
-      note_change(time);
-      return;
-    }
-  }
-}
-
-std::uint64_t BudgetState::open_phase(const std::string& name,
-                                      const RecorderLock& lock) {
-  Recorder& recorder = Recorder::instance();
-  const std::uint32_t id = recorder.strings(lock).intern(name);
-  explicit_names.insert(id);
-  const std::uint32_t index = child(current(), id);
-  const double time = recorder.now();
-  Node& node = nodes[index];
-  if (started) {
-    ++node.calls;
-    if (node.first_entry < 0)
-      node.first_entry = time;
-  }
-  const std::uint64_t token = next_token++;
-  open.push_back({index, token, time, started});
+  if (started)
+    at(pop.region.node).seconds += pop.time - pop.region.since;
   if (advice)
-    advice->push(id, token, started);
-  note_change(time);
-  return token;
+    advice->on_region_pop(pop);
 }
 
-void BudgetState::close_phase(std::uint64_t token, const RecorderLock&) {
-  for (auto it = open.rbegin(); it != open.rend(); ++it) {
-    if (it->token == token) {
-      const double time = Recorder::instance().now();
-      if (it->counted)
-        nodes[it->node].seconds += time - it->since;
-      open.erase(std::next(it).base());
-      if (advice)
-        advice->close_phase(token);
-      note_change(time);
-      return;
-    }
-  }
+void BudgetState::add_explicit_phase(const std::string& name,
+                                     const RecorderLock& lock) {
+  explicit_names.insert(Recorder::instance().strings(lock).intern(name));
 }
 
 void BudgetState::set_rule(const std::string& name, profiling::Rule rule,
@@ -559,29 +486,30 @@ BudgetState::snapshot(const RecorderLock& lock) const {
       result.losses = violation.details;
 
   // The tree, with inclusive totals summed from the leaves up.
+  const RegionTree& tree = tree_of(lock);
   result.regions.resize(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const Node& node = nodes[i];
+    const RegionTree::Node& shape = tree.node(static_cast<std::uint32_t>(i));
     profiling::RegionNode& out = result.regions[i];
-    out.name = std::string(name_of(node, lock));
-    out.parent = node.parent;
-    out.depth = node.depth;
+    out.name = std::string(name_of(i, lock));
+    out.parent = shape.parent;
+    out.depth = shape.depth;
     out.calls = node.calls;
     out.seconds = node.seconds;
     out.path = i == 0 ? std::string()
-               : node.parent == 0
+               : shape.parent == 0
                    ? out.name
-                   : result.regions[node.parent].path + "/" + out.name;
+                   : result.regions[shape.parent].path + "/" + out.name;
     out.is_phase = resolution.is_phase[i] != 0;
     const std::uint32_t phase = resolution.phase_of[i];
-    out.phase =
-        phase == 0 ? std::string() : std::string(name_of(nodes[phase], lock));
+    out.phase = phase == 0 ? std::string() : std::string(name_of(phase, lock));
     out.own = node.own.totals;
     out.inclusive = node.own.totals;
     out.own_sites = node.own.summaries(lock);
   }
   for (std::size_t i = nodes.size(); i-- > 1;) {
-    profiling::KindTable& parent = result.regions[nodes[i].parent].inclusive;
+    profiling::KindTable& parent = result.regions[result.regions[i].parent].inclusive;
     const profiling::KindTable& mine = result.regions[i].inclusive;
     for (std::size_t k = 0; k < parent.size(); ++k) {
       parent[k].count += mine[k].count;
@@ -636,7 +564,7 @@ BudgetState::phase_names(const RecorderLock& lock) const {
   for (std::size_t i = 1; i < nodes.size(); ++i) {
     if (!resolution.is_phase[i] || nodes[i].calls == 0)
       continue;
-    const std::string_view name = name_of(nodes[i], lock);
+    const std::string_view name = name_of(i, lock);
     if (!listed.insert(name).second) {
       for (auto& [first, known] : entered)
         if (known == name)
@@ -678,15 +606,16 @@ BudgetState::findings(const profiling::AdviceOptions& options,
   // same pushes.
   const Resolution resolution =
       resolve(*this, phase_name_set(*this, "", lock), lock);
+  const RegionTree& tree = tree_of(lock);
   std::unordered_map<std::string, std::string> phase_of;
   std::vector<std::string> paths(nodes.size());
   for (std::size_t i = 1; i < nodes.size(); ++i) {
-    const std::string name(name_of(nodes[i], lock));
-    paths[i] =
-        nodes[i].parent == 0 ? name : paths[nodes[i].parent] + "/" + name;
+    const std::string name(name_of(i, lock));
+    const std::uint32_t parent = tree.node(static_cast<std::uint32_t>(i)).parent;
+    paths[i] = parent == 0 ? name : paths[parent] + "/" + name;
     const std::uint32_t owner = resolution.phase_of[i];
     if (owner != 0)
-      phase_of.emplace(paths[i], std::string(name_of(nodes[owner], lock)));
+      phase_of.emplace(paths[i], std::string(name_of(owner, lock)));
   }
   std::vector<profiling::Finding> result;
   for (profiling::Finding& finding : all) {

@@ -16,34 +16,25 @@
 #include <cunumpy/transfer_budget.hpp>
 
 #include "consumers/counter_state.hpp"
-#include "consumers/region_timeline.hpp"
 #include "recorder/records.hpp"
 #include "report/format.hpp"
 
 namespace cunumpy::Impl {
 
-/// What a TransferBudget holds: the tree of region paths with each node's
-/// own events, the open nodes, and the rules. Which phase an event counts
-/// in is decided when the budget is read, from the tree and the phase names
-/// known then (rules may come after the run). A sink of the recorder; every
-/// member is read and written under the recorder's mutex, and every function
-/// takes the lock's token.
+/// What a TransferBudget holds: for each node of the recorder's tree of
+/// region paths, its calls and the events made while it was innermost; and
+/// the rules. Which phase an event counts in is decided when the budget is
+/// read, from the tree and the phase names known then (rules may come after
+/// the run). A sink of the recorder; every member is read and written under
+/// the recorder's mutex, and every function takes the lock's token.
 struct BudgetState final : EventSink {
+  /// This budget's data of a node of the recorder's tree (same index).
   struct Node {
     explicit Node(std::size_t events_kept) : own(events_kept) {}
-    std::uint32_t name = 0; ///< StringTable id; 0 (the empty name): root
-    std::uint32_t parent = 0;
-    std::uint32_t depth = 0;
     std::uint64_t calls = 0;   ///< entries while counting
     double seconds = 0.0;      ///< time inside while counting
     double first_entry = -1.0; ///< first entry while counting; <0: none
     CounterState own;          ///< events while it was innermost
-  };
-  struct Open {
-    std::uint32_t node = 0;
-    std::uint64_t token = 0; ///< 0 for a Kokkos region
-    double since = 0.0;
-    bool counted = false; ///< entered while counting
   };
 
   explicit BudgetState(const profiling::BudgetOptions& options);
@@ -69,12 +60,12 @@ struct BudgetState final : EventSink {
     return advice != nullptr && advice->contents();
   }
 
-  /// Starts or stops counting (TransferBudget::start, stop) at `time`.
-  void set_started(bool value, double time);
+  /// Starts or stops counting (TransferBudget::start, stop).
+  void set_started(bool value) noexcept { started = value; }
 
-  /// Opens an explicit phase; returns the token that closes it.
-  std::uint64_t open_phase(const std::string& name, const RecorderLock& lock);
-  void close_phase(std::uint64_t token, const RecorderLock& lock);
+  /// `name` is an explicit phase of this budget (TransferBudget::phase):
+  /// a phase, whether a rule names it or not.
+  void add_explicit_phase(const std::string& name, const RecorderLock& lock);
   /// Sets the rule of phase `name`, replacing an earlier one in its place.
   void set_rule(const std::string& name, profiling::Rule rule,
                 const RecorderLock& lock);
@@ -101,38 +92,23 @@ struct BudgetState final : EventSink {
   profiling::TransferCounter& total_view(const RecorderLock& lock);
   std::uint64_t calls(const std::string& name, const RecorderLock& lock) const;
 
-  /// Nodes beyond this are not made: a program naming its regions after the
-  /// step would grow the tree without bound. A push of a new path then
-  /// counts in the current node, and a rule on such a region's name makes
-  /// the budget incomplete.
-  static constexpr std::size_t max_nodes = std::size_t(1) << 16;
-
   bool started;
   std::size_t events_kept;
-  std::deque<Node> nodes; ///< nodes[0] is the root; parents before children
-  std::unordered_map<std::uint64_t, std::uint32_t> children; ///< (parent,name)
-  std::vector<Open> open;
-  std::uint64_t next_token = 1;
-  std::unordered_set<std::uint32_t> explicit_names;  ///< opened by phase()
-  std::unordered_set<std::uint32_t> truncated_names; ///< not in the tree
+  /// By the recorder's node ids, made as nodes are entered (a node of the
+  /// tree past the end has no calls and no events here yet).
+  mutable std::deque<Node> nodes;
+  std::unordered_set<std::uint32_t> explicit_names; ///< opened by phase()
   std::vector<std::pair<std::string, profiling::Rule>> rules;
   std::unordered_map<std::string, std::size_t> rule_index;
   std::map<std::string, std::unique_ptr<profiling::TransferCounter>> views;
   std::unique_ptr<profiling::TransferCounter> total;
   LossLog losses;
   std::unique_ptr<AdviceState> advice; ///< null: AdviceRecording::off
-  /// The innermost node over time, for late events (CUDA's record).
-  RegionTimeline timeline{{0, started}};
-  std::size_t timeline_trimmed_at = 1;
 
-private:
-  std::uint32_t child(std::uint32_t parent, std::uint32_t name);
-  /// The innermost node changed at `time` (or counting started or
-  /// stopped).
-  void note_change(double time);
-  std::uint32_t current() const noexcept {
-    return open.empty() ? 0 : open.back().node;
-  }
+  /// This budget's data of `node`, made if new.
+  Node& at(std::uint32_t node);
+  /// Nodes for every node of the recorder's tree, before a read.
+  void cover(const RecorderLock& lock) const;
 };
 
 /// The rules of a TOML rule file (see TransferBudget::require_file), in file

@@ -88,11 +88,11 @@ struct CounterState final : EventSink {
   }
   void on_region_push(const RegionPush& push, const RecorderLock&) override {
     if (advice)
-      advice->push(push.name, 0, true);
+      advice->on_region_push(push, true);
   }
-  void on_region_pop(const RegionPop&, const RecorderLock&) override {
+  void on_region_pop(const RegionPop& pop, const RecorderLock&) override {
     if (advice)
-      advice->pop_region();
+      advice->on_region_pop(pop);
   }
   void on_dual_view(const DualViewEvent& event, const RecorderLock&) override {
     if (advice)

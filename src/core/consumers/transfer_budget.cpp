@@ -7,6 +7,7 @@
 
 #include "consumers/budget_state.hpp"
 #include "consumers/rule_file_input.hpp"
+#include "recorder/record_events.hpp"
 #include "recorder/recorder.hpp"
 
 namespace cunumpy::profiling {
@@ -17,8 +18,11 @@ using Impl::RecorderLock;
 PhaseScope::PhaseScope(std::shared_ptr<Impl::BudgetState> state,
                        std::string name)
     : state_(std::move(state)), name_(std::move(name)) {
-  const RecorderLock lock = lock_recorder();
-  token_ = state_->open_phase(name_, lock);
+  {
+    const RecorderLock lock = lock_recorder();
+    state_->add_explicit_phase(name_, lock);
+  }
+  token_ = Impl::record::open_phase(name_);
 }
 
 PhaseScope::PhaseScope(PhaseScope&& other) noexcept
@@ -32,8 +36,7 @@ PhaseScope::~PhaseScope() {
 void PhaseScope::close() noexcept {
   if (!state_)
     return;
-  const RecorderLock lock = lock_recorder();
-  state_->close_phase(token_, lock);
+  Impl::record::close_phase(token_);
   state_.reset();
 }
 
@@ -107,12 +110,12 @@ TransferBudget& TransferBudget::require_toml(std::string_view toml,
 
 void TransferBudget::start() {
   const RecorderLock lock = lock_recorder();
-  state_->set_started(true, Impl::Recorder::instance().now());
+  state_->set_started(true);
 }
 
 void TransferBudget::stop() {
   const RecorderLock lock = lock_recorder();
-  state_->set_started(false, Impl::Recorder::instance().now());
+  state_->set_started(false);
 }
 
 bool TransferBudget::started() const {

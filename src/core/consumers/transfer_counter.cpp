@@ -24,7 +24,7 @@ void LossLog::merge(const LossLog& other) {
   for (std::size_t i = 0; i < counts.size(); ++i)
     counts[i] += other.counts[i];
   for (std::uint32_t incident : other.incidents)
-    add({LossReason::callbacks_replaced, 0, incident});
+    add({LossReason::incident, 0, incident});
 }
 
 std::uint64_t LossLog::lost() const noexcept {

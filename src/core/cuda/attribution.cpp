@@ -212,6 +212,7 @@ void Attribution::release(double now, bool everything, const Intern& intern,
     event.kind = EventKind::migration;
     event.blocking = false;
     event.thread = device_thread;
+    event.region_thread = unplaced; // placed by its time (Recorder::catch_up)
     event.nbytes = is_transfer(record.counter) ? record.value : 0;
     event.description =
         intern(migration_description(record.counter, record.cause));

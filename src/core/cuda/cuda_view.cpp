@@ -201,6 +201,10 @@ void CudaView::api_exit(std::uint32_t correlation) noexcept {
     ThreadState& thread = thread_state();
     RawEvent event;
     event.thread = thread.index;
+    const Place place = recorder.place(thread);
+    event.node = place.node;
+    event.region_thread = place.thread;
+    event.call = place.call;
     event.start = open.start;
     event.duration = recorder.now() - open.start;
     event.nbytes = open.call.bytes;
@@ -234,10 +238,10 @@ void CudaView::api_exit(std::uint32_t correlation) noexcept {
         event.dst_space =
             strings.intern(host_side_space(open.call.direction, false));
       }
-    }
-    if (open.role != Role::own_copy) {
-      recorder.post(event);
-      return;
+      if (open.role != Role::own_copy) {
+        recorder.deliver(event, lock);
+        return;
+      }
     }
     if (open.call.synchronous) {
       // The host waited for the device: a wait the program did not ask

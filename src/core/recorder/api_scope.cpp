@@ -125,12 +125,14 @@ void record_marker(EventKind kind, std::string_view description,
   ThreadState& thread = thread_state();
   event.thread = thread.index;
   event.start = recorder.now();
-  {
-    const RecorderLock lock = recorder.lock();
-    event.site = site.intern(recorder, thread.sites, lock);
-    event.description = recorder.strings(lock).intern(description);
-  }
-  recorder.post(event);
+  const Place place = recorder.place(thread);
+  event.node = place.node;
+  event.region_thread = place.thread;
+  event.call = place.call;
+  const RecorderLock lock = recorder.lock();
+  event.site = site.intern(recorder, thread.sites, lock);
+  event.description = recorder.strings(lock).intern(description);
+  recorder.deliver(event, lock);
 }
 
 SyncScope::SyncScope(std::string_view api, SourceLocation where, bool implicit)
@@ -157,16 +159,18 @@ SyncScope::~SyncScope() {
     event.thread = thread.index;
     event.start = start_;
     event.duration = recorder.now() - start_;
-    {
-      const RecorderLock lock = recorder.lock();
-      allocation_point();
-      event.site = site.intern(recorder, thread.sites, lock);
-      if (api_.description_id == 0)
-        api_.description_id = recorder.strings(lock).intern(api_.description());
-      event.description = api_.description_id;
-      event.label = event.description;
-    }
-    recorder.post(event);
+    const Place place = recorder.place(thread);
+    event.node = place.node;
+    event.region_thread = place.thread;
+    event.call = place.call;
+    const RecorderLock lock = recorder.lock();
+    allocation_point();
+    event.site = site.intern(recorder, thread.sites, lock);
+    if (api_.description_id == 0)
+      api_.description_id = recorder.strings(lock).intern(api_.description());
+    event.description = api_.description_id;
+    event.label = event.description;
+    recorder.deliver(event, lock);
   } catch (...) {
     Recorder::instance().count_lost(LossReason::record_failed);
   }

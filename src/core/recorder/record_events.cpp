@@ -1,6 +1,8 @@
 // The recorder side of Kokkos Tools events: in-flight copies and fences on
-// each thread become RawEvents; regions, DualView events and kernels become
-// records of their own. What cannot be recorded is counted as lost.
+// each thread become RawEvents, placed where they began; regions open and
+// close on their thread; DualView events and kernels become records of
+// their own. Each is given to the sinks at once, under the mutex that also
+// interns what it names. What cannot be recorded is counted as lost.
 
 #include "recorder/record_events.hpp"
 
@@ -56,8 +58,8 @@ void lost_record() noexcept {
 }
 
 /// CUDA copied inside `copy`: its event (and a scalar read's wait) waits
-/// for CUDA's record of those copies instead of being queued. False when
-/// there is no CUDA view to wait in (the event is queued as usual).
+/// for CUDA's record of those copies instead of being delivered. False when
+/// there is no CUDA view to wait in (the event is delivered as usual).
 __attribute__((noinline, cold)) bool hold_for_cuda(Recorder& recorder,
                                                    const InFlightCopy& copy,
                                                    const RawEvent& event) {
@@ -77,6 +79,12 @@ __attribute__((noinline, cold)) bool hold_for_cuda(Recorder& recorder,
 __attribute__((noinline, cold)) void forget_for_cuda(std::uint32_t token) {
   if (LateSource* late = Recorder::instance().late_source())
     late->forget(token);
+}
+
+void place_event(RawEvent& event, const Place& place) noexcept {
+  event.node = place.node;
+  event.region_thread = place.thread;
+  event.call = place.call;
 }
 
 } // namespace
@@ -123,6 +131,7 @@ void begin_deep_copy(const char* dst_space, const char* dst_label,
     if (!copy->label_known)
       copy->label.assign(label);
     copy->site.capture(recorder);
+    copy->place = recorder.place(*thread);
     copy->start = recorder.now();
   } catch (...) {
     // The copy cannot be recorded. Its end is still expected: an entry in
@@ -173,10 +182,12 @@ void end_deep_copy() noexcept {
     event.scalar = copy.scalar;
     event.dst_ptr = copy.dst_ptr;
     event.src_ptr = copy.src_ptr;
+    place_event(event, copy.place);
     if (copy.hash_contents)
       event.content = end_content_check(copy);
-    if (!cached_copy_ids(thread, copy, event)) {
-      const RecorderLock lock = recorder.lock();
+    const bool cached = cached_copy_ids(thread, copy, event);
+    const RecorderLock lock = recorder.lock();
+    if (!cached) {
       allocation_point();
       event.site = copy.site.intern(recorder, thread.sites, lock);
       if (!copy.label_known) {
@@ -193,10 +204,11 @@ void end_deep_copy() noexcept {
     // Held: the event waits for CUDA's record of its copies (src/core/cuda).
     const bool held = __builtin_expect(copy.cuda_call != 0, 0) &&
                       hold_for_cuda(recorder, copy, event);
-    // A scalar read's wait is made from its copy at the flush: one record
-    // in the queue, not two.
-    if (!held)
-      recorder.post(event, copy.scalar ? EventQueue::followed_by_wait : 0);
+    if (!held) {
+      recorder.deliver(event, lock);
+      if (copy.scalar)
+        recorder.deliver(scalar_read_wait(event), lock);
+    }
     for (std::size_t i = 0; i < thread.copy_depth; ++i)
       thread.copies[i].has_recorded_child = true;
     thread.last_copy = {copy.dst_ptr, copy.src_ptr, copy.nbytes,
@@ -239,6 +251,7 @@ void begin_fence(const char* name, std::uint32_t device_id) noexcept {
     fence->recorded = true;
     fence->name.assign(fence_name);
     fence->site.capture(recorder);
+    fence->place = recorder.place(*thread);
     fence->start = recorder.now();
   } catch (...) {
     if (fence != nullptr)
@@ -274,9 +287,11 @@ void end_fence() noexcept {
     event.description = fence.site.api != nullptr
                             ? fence.site.api->description_id
                             : event.label;
-    if (event.description == 0 ||
-        !fence.site.cached(thread.sites, event.site)) {
-      const RecorderLock lock = recorder.lock();
+    place_event(event, fence.place);
+    const bool cached = event.description != 0 &&
+                        fence.site.cached(thread.sites, event.site);
+    const RecorderLock lock = recorder.lock();
+    if (!cached) {
       allocation_point();
       event.site = fence.site.intern(recorder, thread.sites, lock);
       if (fence.site.api != nullptr)
@@ -304,22 +319,23 @@ void end_fence() noexcept {
       if (same_fence)
         return;
     }
-    recorder.post(event);
+    recorder.deliver(event, lock);
   } catch (...) {
     lost_record();
   }
 }
 
+// Regions are followed with or without sinks: a counter or budget made
+// inside a region sees the events there placed in it.
 void push_region(const char* name) noexcept {
   try {
     Recorder& recorder = Recorder::instance();
-    if (!recorder.has_sinks())
-      return;
     ThreadState& thread = thread_state();
+    const std::uint32_t id =
+        recent_name_id(recorder, thread, name != nullptr ? name : "");
     const double time = recorder.now();
-    recorder.post(RegionPush{
-        recent_name_id(recorder, thread, name != nullptr ? name : ""),
-        thread.index, time});
+    const RecorderLock lock = recorder.lock();
+    recorder.push_region(thread, id, 0, time, lock);
   } catch (...) {
     lost_record();
   }
@@ -328,9 +344,33 @@ void push_region(const char* name) noexcept {
 void pop_region() noexcept {
   try {
     Recorder& recorder = Recorder::instance();
-    if (!recorder.has_sinks())
-      return;
-    recorder.post(RegionPop{thread_state().index, recorder.now()});
+    ThreadState& thread = thread_state();
+    const double time = recorder.now();
+    const RecorderLock lock = recorder.lock();
+    recorder.pop_region(thread, time, lock);
+  } catch (...) {
+    lost_record();
+  }
+}
+
+std::uint64_t open_phase(const std::string& name) {
+  Recorder& recorder = Recorder::instance();
+  ThreadState& thread = thread_state();
+  const std::uint64_t token = recorder.next_phase_token();
+  const double time = recorder.now();
+  const RecorderLock lock = recorder.lock();
+  recorder.push_region(thread, recorder.strings(lock).intern(name), token,
+                       time, lock);
+  return token;
+}
+
+void close_phase(std::uint64_t token) noexcept {
+  try {
+    Recorder& recorder = Recorder::instance();
+    ThreadState& thread = thread_state();
+    const double time = recorder.now();
+    const RecorderLock lock = recorder.lock();
+    recorder.close_phase(thread, token, time, lock);
   } catch (...) {
     lost_record();
   }
@@ -366,16 +406,20 @@ void dual_view_event(const char* label, const void* ptr, bool sync,
   }
   thread.last_copy.valid = false;
   event.label = recent_name_id(recorder, thread, label != nullptr ? label : "");
-  if (!event.copied) {
-    CapturedSite site;
-    site.capture(recorder);
-    if (!site.cached(thread.sites, event.site)) {
-      const RecorderLock lock = recorder.lock();
-      allocation_point();
-      event.site = site.intern(recorder, thread.sites, lock);
-    }
+  const Place place = recorder.place(thread);
+  event.node = place.node;
+  event.region_thread = place.thread;
+  event.call = place.call;
+  CapturedSite site;
+  const bool cached =
+      event.copied || (site.capture(recorder), site.cached(thread.sites,
+                                                           event.site));
+  const RecorderLock lock = recorder.lock();
+  if (!cached) {
+    allocation_point();
+    event.site = site.intern(recorder, thread.sites, lock);
   }
-  recorder.post(event);
+  recorder.deliver(event, lock);
 }
 
 } // namespace
@@ -411,7 +455,8 @@ void allocation(const char* space, const void* ptr, std::uint64_t size,
     classify_space(space, thread, side, id, unknown);
     if (side != SpaceSide::host)
       return; // advice needs the host's buffers only
-    recorder.post(Allocation{ptr, size, thread.index, freed, recorder.now()});
+    const Allocation record{ptr, size, thread.index, freed, recorder.now()};
+    recorder.deliver(record, recorder.lock());
   } catch (...) {
     lost_record();
   }
@@ -457,14 +502,13 @@ void wait_after_kernel(Recorder& recorder, ThreadState& thread,
   event.start = start;
   event.duration = recorder.now() - start;
   event.label = recent_name_id(recorder, thread, kernel.name);
-  {
-    const RecorderLock lock = recorder.lock();
-    allocation_point();
-    event.site = site.intern(recorder, thread.sites, lock);
-    event.description = recorder.strings(lock).intern(
-        "debug_sync(after kernel \"" + kernel.name + "\")");
-  }
-  recorder.post(event);
+  place_event(event, recorder.place(thread));
+  const RecorderLock lock = recorder.lock();
+  allocation_point();
+  event.site = site.intern(recorder, thread.sites, lock);
+  event.description = recorder.strings(lock).intern(
+      "debug_sync(after kernel \"" + kernel.name + "\")");
+  recorder.deliver(event, lock);
 }
 
 } // namespace
@@ -482,8 +526,9 @@ void end_kernel() noexcept {
       wait_after_kernel(recorder, thread, kernel);
     if (!recorder.wants_kernels())
       return;
-    recorder.post(KernelSpan{recent_name_id(recorder, thread, kernel.name),
-                             thread.index, kernel.start, recorder.now()});
+    const KernelSpan span{recent_name_id(recorder, thread, kernel.name),
+                          thread.index, kernel.start, recorder.now()};
+    recorder.deliver(span, recorder.lock());
   } catch (...) {
     if (state != nullptr)
       state->in_debug_fence = false;

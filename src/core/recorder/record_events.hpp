@@ -8,6 +8,7 @@
 // characters long.
 
 #include <cstdint>
+#include <string>
 
 namespace cunumpy::Impl::record {
 
@@ -20,6 +21,11 @@ void begin_fence(const char* name, std::uint32_t device_id) noexcept;
 void end_fence() noexcept;
 void push_region(const char* name) noexcept;
 void pop_region() noexcept;
+/// An explicit phase (TransferBudget::phase) opens on the calling thread:
+/// a region of the one tree that no Kokkos tool sees. Returns the token
+/// that closes it; throws only std::bad_alloc.
+std::uint64_t open_phase(const std::string& name);
+void close_phase(std::uint64_t token) noexcept;
 void dual_view_sync(const char* label, const void* ptr,
                     bool to_device) noexcept;
 void dual_view_modify(const char* label, const void* ptr,

@@ -5,8 +5,7 @@
 #include <limits>
 #include <memory>
 #include <new>
-#include <type_traits>
-#include <variant>
+#include <pthread.h>
 
 #include <cunumpy/event.hpp>
 
@@ -35,21 +34,6 @@ std::vector<std::string> split_names(const std::string& list) {
 }
 
 std::atomic<int> injected_failures{0};
-
-/// When a record happened: the order of records from different threads.
-double time_of(const PendingRecord& record) {
-  if (const auto* event = std::get_if<RawEvent>(&record))
-    return event->start + event->duration;
-  if (const auto* push = std::get_if<RegionPush>(&record))
-    return push->time;
-  if (const auto* pop = std::get_if<RegionPop>(&record))
-    return pop->time;
-  if (const auto* kernel = std::get_if<KernelSpan>(&record))
-    return kernel->end;
-  if (const auto* allocation = std::get_if<Allocation>(&record))
-    return allocation->time;
-  return std::get<DualViewEvent>(record).time;
-}
 
 } // namespace
 
@@ -83,6 +67,13 @@ Recorder& Recorder::instance() {
   // Never destroyed: Kokkos may report events during static destruction.
   static Recorder* recorder = [] {
     auto* made = new Recorder(RecorderSettings::from_environment());
+    // A child forked while another thread holds the mutex would inherit it
+    // held by a thread it does not have, and wait forever at its first
+    // event: fork waits for the mutex (held for a few microseconds at a
+    // time, never while calling out of cunumpy) and both sides release it.
+    ::pthread_atfork([] { instance().mutex_.lock(); },
+                     [] { instance().mutex_.unlock(); },
+                     [] { instance().mutex_.unlock(); });
     // The call sites symbolized by then, for the next runs (the plugin
     // saves them at Kokkos' finalize already). Not while another thread
     // holds the mutex: the exit never waits for it.
@@ -100,7 +91,7 @@ Recorder& Recorder::instance() {
 void Recorder::attach(EventSink* sink) {
   before_read(); // a sink's losses are those after it was attached
   const RecorderLock lock(mutex_);
-  flush(lock); // what happened before is not the new sink's
+  catch_up(lock); // what happened before is not the new sink's
   for (auto& [attached, references] : sinks_) {
     if (attached == sink) {
       ++references;
@@ -120,7 +111,7 @@ void Recorder::detach(EventSink* sink) {
   if (LateSource* late = late_source_.load(std::memory_order_acquire))
     late->collect();
   const RecorderLock lock(mutex_);
-  flush(lock); // what happened until now is still the sink's
+  catch_up(lock); // what happened until now is still the sink's
   auto it = std::find_if(sinks_.begin(), sinks_.end(), [&](const auto& entry) {
     return entry.first == sink;
   });
@@ -136,52 +127,42 @@ void Recorder::detach(EventSink* sink) {
   sink_count_.store(static_cast<int>(sinks_.size()), std::memory_order_release);
 }
 
-namespace {
-
-void give(EventSink& sink, const RawEvent& event, const RecorderLock& lock) {
-  sink.on_event(event, lock);
-}
-void give(EventSink& sink, const RegionPush& push, const RecorderLock& lock) {
-  sink.on_region_push(push, lock);
-}
-void give(EventSink& sink, const RegionPop& pop, const RecorderLock& lock) {
-  sink.on_region_pop(pop, lock);
-}
-void give(EventSink& sink, const DualViewEvent& event,
-          const RecorderLock& lock) {
-  sink.on_dual_view(event, lock);
-}
-void give(EventSink& sink, const KernelSpan& kernel, const RecorderLock& lock) {
-  sink.on_kernel(kernel, lock);
-}
-void give(EventSink& sink, const Allocation& allocation,
-          const RecorderLock& lock) {
-  sink.on_allocation(allocation, lock);
-}
-
-} // namespace
-
-template <class Record>
-void Recorder::deliver(const Record& record,
-                       const RecorderLock& lock) noexcept {
-  try {
-    for (auto& entry : sinks_)
-      give(*entry.first, record, lock);
-  } catch (...) {
-    // A sink out of memory loses this record, not the others; the sinks
-    // are told that one may be missing.
-    count_lost(LossReason::sink_failed);
+template <class Record, class Give>
+void Recorder::deliver_to_sinks(const Record& record, Give give) noexcept {
+  for (auto& entry : sinks_) {
+    try {
+      give(*entry.first, record);
+    } catch (...) {
+      // A sink out of memory loses this record, not the others; it is
+      // told that one may be missing.
+      count_lost(LossReason::sink_failed);
+    }
   }
 }
 
-template <class Record>
-void Recorder::deliver(const Record& record, std::uint8_t flags,
+void Recorder::deliver(const RawEvent& event,
                        const RecorderLock& lock) noexcept {
-  deliver(record, lock);
-  if constexpr (std::is_same_v<Record, RawEvent>) {
-    if ((flags & EventQueue::followed_by_wait) != 0)
-      deliver(scalar_read_wait(record), lock);
-  }
+  deliver_to_sinks(event, [&](EventSink& sink, const RawEvent& record) {
+    sink.on_event(record, lock);
+  });
+}
+void Recorder::deliver(const DualViewEvent& event,
+                       const RecorderLock& lock) noexcept {
+  deliver_to_sinks(event, [&](EventSink& sink, const DualViewEvent& record) {
+    sink.on_dual_view(record, lock);
+  });
+}
+void Recorder::deliver(const KernelSpan& kernel,
+                       const RecorderLock& lock) noexcept {
+  deliver_to_sinks(kernel, [&](EventSink& sink, const KernelSpan& record) {
+    sink.on_kernel(record, lock);
+  });
+}
+void Recorder::deliver(const Allocation& allocation,
+                       const RecorderLock& lock) noexcept {
+  deliver_to_sinks(allocation, [&](EventSink& sink, const Allocation& record) {
+    sink.on_allocation(record, lock);
+  });
 }
 
 void Recorder::count_lost(LossReason reason, std::uint64_t count) noexcept {
@@ -195,26 +176,23 @@ void Recorder::deliver_losses(const RecorderLock& lock) noexcept {
       continue;
     const std::uint64_t count = lost_[i].exchange(0, std::memory_order_relaxed);
     const Loss loss{static_cast<LossReason>(i), count, 0};
-    for (auto& entry : sinks_) {
-      try {
-        entry.first->on_loss(loss, lock);
-      } catch (...) {
-        // A sink that cannot note a loss cannot be trusted either; it
-        // keeps no state that could say so, so this is the one loss that
-        // stays unreported.
-      }
-    }
+    // A sink that cannot note a loss cannot be trusted either; it keeps no
+    // state that could say so, so this is the one loss that stays
+    // unreported.
+    deliver_to_sinks(loss, [&](EventSink& sink, const Loss& record) {
+      sink.on_loss(record, lock);
+    });
   }
 }
 
 std::uint32_t Recorder::open_incident(std::string text,
                                       const RecorderLock& lock) {
-  flush(lock); // the events before the incident are complete
   incidents_.push_back({std::move(text), false, {}});
   const auto id = static_cast<std::uint32_t>(incidents_.size());
-  const Loss loss{LossReason::callbacks_replaced, 0, id};
-  for (auto& entry : sinks_)
-    entry.first->on_loss(loss, lock);
+  const Loss loss{LossReason::incident, 0, id};
+  deliver_to_sinks(loss, [&](EventSink& sink, const Loss& record) {
+    sink.on_loss(record, lock);
+  });
   return id;
 }
 
@@ -238,145 +216,168 @@ double Recorder::late_horizon() const noexcept {
   return std::numeric_limits<double>::infinity();
 }
 
-void Recorder::flush(const RecorderLock& lock) {
+void Recorder::catch_up(const RecorderLock& lock) {
   clock_.calibrate(); // with the mutex: one caller at a time
-  // Records a thread queues while this runs wait for the next flush.
-  const std::size_t count = queues_.size();
-  cursors_.resize(3 * count);
-  std::uint64_t* const next = cursors_.data();
-  std::uint64_t* const end = next + count;
-  std::uint64_t* const flags = end + count; // of merged_[i]
-  std::size_t waiting = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    next[i] = queues_[i]->begin(lock);
-    end[i] = queues_[i]->end(lock);
-    waiting += next[i] != end[i] ? 1 : 0;
-  }
-  const auto give_to_sinks = [this, &lock](const auto& record,
-                                           std::uint8_t record_flags) {
-    deliver(record, record_flags, lock);
-  };
-  if (waiting == 1) {
-    // The usual case: one thread made events since the last flush.
-    for (std::size_t i = 0; i < count; ++i) {
-      while (next[i] != end[i])
-        queues_[i]->read(next[i], lock, give_to_sinks);
-      queues_[i]->consume_until(end[i], lock);
-    }
-  } else if (waiting > 1) {
-    // Several threads: the earliest record first. Each thread's records
-    // are in its order already; merged_[i] is the next of thread i's, read
-    // when flags[i] is not `none`.
-    constexpr std::uint64_t none = ~std::uint64_t(0);
-    merged_.resize(count);
-    const auto read_next = [&](std::size_t i) {
-      flags[i] = none;
-      if (next[i] != end[i])
-        queues_[i]->read(next[i], lock,
-                         [&](const auto& record, std::uint8_t record_flags) {
-                           merged_[i] = record;
-                           flags[i] = record_flags;
-                         });
-    };
-    for (std::size_t i = 0; i < count; ++i)
-      read_next(i);
-    for (;;) {
-      std::size_t earliest = count;
-      double earliest_time = 0.0;
-      for (std::size_t i = 0; i < count; ++i) {
-        if (flags[i] == none)
-          continue;
-        const double time = time_of(merged_[i]);
-        if (earliest == count || time < earliest_time) {
-          earliest = i;
-          earliest_time = time;
-        }
-      }
-      if (earliest == count)
-        break;
-      const auto record_flags = static_cast<std::uint8_t>(flags[earliest]);
-      std::visit(
-          [&](const auto& record) { give_to_sinks(record, record_flags); },
-          merged_[earliest]);
-      read_next(earliest);
-    }
-    for (std::size_t i = 0; i < count; ++i)
-      queues_[i]->consume_until(end[i], lock);
-  }
   if (LateSource* late = late_source_.load(std::memory_order_acquire)) {
-    // After the queued records: a sink places a late event among the
-    // regions it has seen by then.
     late_events_.clear();
     late->drain(late_events_, lock);
-    for (const RawEvent& event : late_events_)
+    for (RawEvent& event : late_events_) {
+      if (event.region_thread == unplaced) {
+        // CUDA's record of something no thread of the program did (a
+        // migration): where the main thread was then.
+        RegionTimeline::State state;
+        if (!main_timeline_.at(event.start, state)) {
+          count_lost(LossReason::late_record_unplaced);
+          continue;
+        }
+        event.node = state.node;
+        event.region_thread = state.thread;
+        event.call = state.call;
+      }
       deliver(event, lock);
+    }
+    main_timeline_.forget_before(late->horizon());
   }
   deliver_losses(lock);
-  if (resolve_sites_at_flush_.load(std::memory_order_relaxed)) {
-    try {
-      sites_.resolve_new();
-    } catch (...) {
-      // Unresolved, a site's walk is compared whole: nothing is lost.
-    }
+}
+
+void Recorder::add_thread(ThreadState& thread) {
+  const RecorderLock lock(mutex_);
+  threads_.push_back(&thread);
+}
+
+void Recorder::remove_thread(ThreadState& thread) {
+  const RecorderLock lock(mutex_);
+  threads_.erase(std::remove(threads_.begin(), threads_.end(), &thread),
+                 threads_.end());
+  ThreadState* main = &thread;
+  main_thread_.compare_exchange_strong(main, nullptr);
+}
+
+Place Recorder::place(const ThreadState& thread) const noexcept {
+  if (!thread.regions.empty()) {
+    const OpenRegion& top = thread.regions.back();
+    return {top.node, thread.index, top.call};
   }
+  const ThreadState* main = main_thread_.load(std::memory_order_acquire);
+  if (main == nullptr || main == &thread)
+    return {0, thread.index, 0};
+  return {main_node_.load(std::memory_order_relaxed), main->index,
+          main_call_.load(std::memory_order_relaxed)};
 }
 
-template <class Record>
-void Recorder::post(const Record& record, std::uint8_t flags) {
-  ThreadState& thread = thread_state();
-  if (!thread.queue) {
-    allocation_point();
-    auto queue = std::make_unique<EventQueue>();
-    add_queue(queue.get()); // gives it the queues' limit
-    thread.queue = std::move(queue);
+void Recorder::set_main_thread(ThreadState& thread) {
+  const RecorderLock lock(mutex_);
+  ThreadState* none = nullptr;
+  if (main_thread_.compare_exchange_strong(none, &thread))
+    publish_main_place(thread);
+}
+
+void Recorder::publish_main_place(const ThreadState& thread) noexcept {
+  if (main_thread_.load(std::memory_order_relaxed) != &thread)
+    return;
+  const OpenRegion top =
+      thread.regions.empty() ? OpenRegion{} : thread.regions.back();
+  main_node_.store(top.node, std::memory_order_relaxed);
+  main_call_.store(top.call, std::memory_order_relaxed);
+  const RegionTimeline::State state{top.node, thread.index, top.call};
+  if (late_source_.load(std::memory_order_relaxed) != nullptr)
+    main_timeline_.record(now(), state);
+  else
+    main_timeline_.reset(now(), state);
+}
+
+void Recorder::push_region(ThreadState& thread, std::uint32_t name,
+                           std::uint64_t token, double time,
+                           const RecorderLock& lock) {
+  const std::uint32_t parent =
+      thread.regions.empty() ? 0 : thread.regions.back().node;
+  allocation_point();
+  OpenRegion region;
+  region.node = regions_.child(parent, name);
+  region.name = name;
+  region.call = next_call_++;
+  region.token = token;
+  region.since = time;
+  thread.regions.push_back(region);
+  publish_main_place(thread);
+  const RegionPush push{region, thread.index};
+  deliver_to_sinks(push, [&](EventSink& sink, const RegionPush& record) {
+    sink.on_region_push(record, lock);
+  });
+}
+
+void Recorder::pop_top(ThreadState& thread, double time,
+                       const RecorderLock& lock) {
+  const RegionPop pop{thread.regions.back(), thread.index, time};
+  thread.regions.pop_back();
+  thread.last_popped = pop.region.node;
+  publish_main_place(thread);
+  deliver_to_sinks(pop, [&](EventSink& sink, const RegionPop& record) {
+    sink.on_region_pop(record, lock);
+  });
+}
+
+void Recorder::pop_region(ThreadState& thread, double time,
+                          const RecorderLock& lock) {
+  auto& open = thread.regions;
+  auto region = std::find_if(open.rbegin(), open.rend(), [](const auto& r) {
+    return r.token == 0;
+  });
+  if (region == open.rend()) {
+    // Someone popped a region no one pushed: a region popped earlier
+    // closed early, and what happened since counted outside it.
+    std::string text = "a region was popped on thread " +
+                       std::to_string(thread.index) +
+                       " where none was open (a library popped one more "
+                       "than it pushed?)";
+    if (thread.last_popped != 0)
+      text += "; the region '" + path(thread.last_popped, lock) +
+              "' popped last on that thread may have closed early, and "
+              "events made after it counted outside it";
+    open_incident(std::move(text), lock);
+    return;
   }
-  while (!thread.queue->push(record, flags))
-    flush_full_queue();
+  // Explicit phases opened inside the region stay open: taken off, and
+  // put back once it is closed.
+  std::vector<OpenRegion> above(region.base(), open.end());
+  open.erase(region.base(), open.end());
+  pop_top(thread, time, lock);
+  open.insert(open.end(), above.begin(), above.end());
+  publish_main_place(thread);
 }
 
-[[gnu::noinline, gnu::cold]] void Recorder::flush_full_queue() {
-  const double start = now();
-  const RecorderLock lock(mutex_);
-  flush(lock);
-  const double seconds = now() - start;
-  ++full_queue_flushes_.count;
-  full_queue_flushes_.seconds += seconds;
-  full_queue_flushes_.longest = std::max(full_queue_flushes_.longest, seconds);
+void Recorder::close_phase(ThreadState& thread, std::uint64_t token,
+                           double time, const RecorderLock& lock) {
+  auto& open = thread.regions;
+  const auto phase = std::find_if(open.begin(), open.end(), [&](auto& r) {
+    return r.token == token;
+  });
+  if (phase == open.end())
+    return; // closed on another thread, or before: nothing to close here
+  // What is still open inside it closes with it.
+  while (open.back().token != token)
+    pop_top(thread, time, lock);
+  pop_top(thread, time, lock);
 }
 
-template void Recorder::post(const RawEvent&, std::uint8_t);
-template void Recorder::post(const RegionPush&, std::uint8_t);
-template void Recorder::post(const RegionPop&, std::uint8_t);
-template void Recorder::post(const DualViewEvent&, std::uint8_t);
-template void Recorder::post(const KernelSpan&, std::uint8_t);
-template void Recorder::post(const Allocation&, std::uint8_t);
-
-void Recorder::add_queue(EventQueue* queue) {
-  const RecorderLock lock(mutex_);
-  queue->set_limit(queue_words()); // under the mutex: set_queue_words' too
-  queues_.push_back(queue);
+std::string Recorder::path(std::uint32_t node, const RecorderLock&) const {
+  std::string text;
+  for (; node != 0; node = regions_.node(node).parent) {
+    const std::string_view name = strings_.view(regions_.node(node).name);
+    text = text.empty() ? std::string(name) : std::string(name) + "/" + text;
+  }
+  return text;
 }
 
-void Recorder::set_queue_words(std::uint64_t words) {
-  const RecorderLock lock(mutex_);
-  words = EventQueue::clamp_limit(words);
-  queue_words_.store(words, std::memory_order_relaxed);
-  for (EventQueue* queue : queues_)
-    queue->set_limit(words);
-}
-
-void Recorder::remove_queue(EventQueue* queue) {
-  const RecorderLock lock(mutex_);
-  flush(lock);
-  queues_.erase(std::remove(queues_.begin(), queues_.end(), queue),
-                queues_.end());
-}
-
-std::uint64_t Recorder::fullest_queue(const RecorderLock& lock) const noexcept {
-  std::uint64_t fullest = 0;
-  for (const EventQueue* queue : queues_)
-    fullest = std::max(fullest, queue->end(lock) - queue->begin(lock));
-  return fullest;
+std::vector<std::string>
+Recorder::open_regions(const RecorderLock& lock) const {
+  std::vector<std::string> result;
+  for (const ThreadState* thread : threads_)
+    for (const OpenRegion& region : thread->regions)
+      result.push_back("'" + path(region.node, lock) + "' (thread " +
+                       std::to_string(thread->index) + ")");
+  return result;
 }
 
 void Recorder::set_backtrace_depth(int depth) noexcept {
@@ -412,7 +413,7 @@ RecorderLock lock_recorder() {
   Recorder& recorder = Recorder::instance();
   recorder.before_read();
   RecorderLock lock = recorder.lock();
-  recorder.flush(lock);
+  recorder.catch_up(lock);
   return lock;
 }
 

@@ -3,12 +3,12 @@
 
 // The recorder: one per process. Kokkos Tools events (src/core/tools) and
 // cunumpy's own calls arrive through the functions of namespace `record`
-// (record_events.hpp); each becomes a record queued on its thread without a
-// lock. The queued records reach every attached sink (counters, budgets, the
-// plugin's report) under one mutex, in time order, whenever the sinks are
-// read (lock_recorder), attached or detached, or a thread's queue is full.
-// Events the recorder could not deliver are counted and reach the sinks as
-// losses, so that no reader takes a short count for a complete one.
+// (record_events.hpp); each becomes a record given at once, under one mutex,
+// to every attached sink (counters, budgets, the plugin's report), placed
+// in the one tree of region paths (region_tree.hpp): events reach the sinks
+// in the order they happened, and no thread ever stops to catch up. Events
+// the recorder could not deliver are counted and reach the sinks as losses,
+// so that no reader takes a short count for a complete one.
 
 #include <array>
 #include <atomic>
@@ -21,10 +21,10 @@
 
 #include "call_sites/call_sites.hpp"
 #include "recorder/clock.hpp"
-#include "recorder/event_queue.hpp"
 #include "recorder/kokkos_rules.hpp"
 #include "recorder/lock.hpp"
 #include "recorder/records.hpp"
+#include "recorder/region_timeline.hpp"
 #include "recorder/spaces.hpp"
 #include "recorder/string_table.hpp"
 
@@ -33,6 +33,8 @@ struct Event;
 }
 
 namespace cunumpy::Impl {
+
+struct ThreadState;
 
 /// Converts a raw event into the public Event (resolving ids).
 Event to_public(const RawEvent& event, const RecorderLock& lock);
@@ -68,7 +70,7 @@ public:
   virtual double horizon() const noexcept = 0;
   /// The event of a Kokkos copy inside which CUDA copied (`token` is the
   /// one the source gave the copy), and the wait of a scalar read: they
-  /// wait for CUDA's record instead of being queued.
+  /// wait for CUDA's record instead of being delivered.
   virtual void hold(std::uint32_t token, const RawEvent& event,
                     const RawEvent* wait) noexcept = 0;
   /// The Kokkos copy of `token` made no event (its inner copies did).
@@ -102,7 +104,7 @@ public:
   /// of the process-wide state.
   std::atomic<bool>& hooks_installed() noexcept { return hooks_installed_; }
 
-  /// Holds the mutex, without flushing (see lock_recorder).
+  /// Holds the mutex (see also lock_recorder, for readers).
   RecorderLock lock() { return RecorderLock(mutex_); }
   /// The mutex if it is free (see RecorderLock::owns).
   RecorderLock try_lock() { return RecorderLock(mutex_, std::try_to_lock); }
@@ -115,6 +117,47 @@ public:
     return sink_count_.load(std::memory_order_acquire) > 0;
   }
 
+  /// Gives a record to every attached sink, now; a sink that cannot take
+  /// it loses it, counted. With the mutex: the caller interns what the
+  /// record names under the same lock.
+  void deliver(const RawEvent& event, const RecorderLock& lock) noexcept;
+  void deliver(const DualViewEvent& event, const RecorderLock& lock) noexcept;
+  void deliver(const KernelSpan& kernel, const RecorderLock& lock) noexcept;
+  void deliver(const Allocation& allocation, const RecorderLock& lock) noexcept;
+
+  /// The tree of region paths, and the regions open on each thread.
+  const RegionTree& regions(const RecorderLock&) const noexcept {
+    return regions_;
+  }
+  /// Where an event of `thread` happens now: the innermost region open on
+  /// it, or, on a thread inside none of its own, the innermost one open on
+  /// the main thread (the thread that connected cunumpy to Kokkos: the
+  /// plugin's init, the in-process hooks' installation), so that a helper
+  /// thread's copies count in the phase the program is in. Without the
+  /// mutex: read by the thread itself at the start of its event.
+  Place place(const ThreadState& thread) const noexcept;
+  /// The thread whose regions place a thread's events when it has none.
+  void set_main_thread(ThreadState& thread);
+  /// A Kokkos region, or an explicit phase (`token` != 0, from
+  /// next_phase_token), opens on `thread`.
+  void push_region(ThreadState& thread, std::uint32_t name,
+                   std::uint64_t token, double time, const RecorderLock& lock);
+  /// The innermost Kokkos region open on `thread` closes (explicit phases
+  /// opened inside it stay open). With none open, the pop is unbalanced:
+  /// an incident, since a region closed early may have moved events out of
+  /// their phase.
+  void pop_region(ThreadState& thread, double time, const RecorderLock& lock);
+  /// The explicit phase of `token` closes, and what was left open inside it.
+  void close_phase(ThreadState& thread, std::uint64_t token, double time,
+                   const RecorderLock& lock);
+  std::uint64_t next_phase_token() noexcept {
+    return next_phase_token_.fetch_add(1, std::memory_order_relaxed);
+  }
+  /// "integrate/output", the path of a node.
+  std::string path(std::uint32_t node, const RecorderLock& lock) const;
+  /// The regions still open on every thread, as "path (thread N)".
+  std::vector<std::string> open_regions(const RecorderLock& lock) const;
+
   StringTable& strings(const RecorderLock&) noexcept { return strings_; }
   SiteTable& sites(const RecorderLock&) noexcept { return sites_; }
   /// Writes the call sites' frames symbolized in this run to the frame
@@ -123,17 +166,9 @@ public:
     sites(lock).save_frame_cache();
   }
 
-  /// Gives every record queued by any thread to the sinks, in time order
-  /// (each thread's in the order it queued them), then the losses counted
-  /// since the last flush.
-  void flush(const RecorderLock& lock);
-
-  /// Queues a record on the calling thread, for the sinks attached when it
-  /// is flushed: those attached now, as attaching and detaching flush
-  /// first. Flushes when the queue is full. Throws std::bad_alloc only when
-  /// the thread's first queue cannot be made. `flags`: EventQueue::Flags.
-  template <class Record>
-  void post(const Record& record, std::uint8_t flags = 0);
+  /// Gives the sinks what waited for a read: CUDA's late events, and the
+  /// losses counted since the last time.
+  void catch_up(const RecorderLock& lock);
 
   /// Seconds since the recorder started.
   double now() const noexcept { return clock_.now(); }
@@ -185,20 +220,6 @@ public:
     return device_fence_.load(std::memory_order_acquire);
   }
 
-  /// Call sites are resolved at every flush (the stacks first seen since
-  /// the last one), not when a reader asks: then a walk the unwinder
-  /// replays is compared only up to the frame its site's line comes from
-  /// (SiteTable::decisive_frames), which spares reading the cold top of
-  /// the stack at every capture. For a front end that reports every site
-  /// anyway (the plugin); the work moves, it does not grow.
-  void resolve_sites_at_flush(bool value) noexcept {
-    resolve_sites_at_flush_.store(value, std::memory_order_relaxed);
-  }
-  /// SiteTable::decisive_frames, without the mutex.
-  std::uint8_t decisive_frames(std::uint32_t site) const noexcept {
-    return sites_.decisive_frames(site);
-  }
-
   /// Kernels are recorded (KernelSpan) while at least one sink wants them.
   void want_kernels(bool value) noexcept {
     kernel_wanted_.fetch_add(value ? 1 : -1, std::memory_order_acq_rel);
@@ -232,7 +253,7 @@ public:
   const RecorderSettings& settings() const noexcept { return settings_; }
 
   /// The source of late events (CUDA's record), set once it feeds the
-  /// recorder; null until then, and the flush then costs one load more.
+  /// recorder; null until then.
   void set_late_source(LateSource* source) noexcept {
     late_source_.store(source, std::memory_order_release);
   }
@@ -265,54 +286,20 @@ public:
     return incidents_.at(id - 1);
   }
 
-  /// A thread's queue takes part in flushes from its first record to its
-  /// thread's end, when its last records are flushed. Without the mutex.
-  void add_queue(EventQueue* queue);
-  void remove_queue(EventQueue* queue);
-
-  /// The words waiting in the fullest thread's queue (for the flush
-  /// thread, which flushes before a queue fills).
-  std::uint64_t fullest_queue(const RecorderLock& lock) const noexcept;
-
-  /// The words a thread's queue holds before its thread flushes
-  /// (EventQueue::clamp_limit; the plugin's CUNUMPY_QUEUE_KIB), for the
-  /// queues there are and those made later. Fewer: shorter stops, more of
-  /// them.
-  void set_queue_words(std::uint64_t words);
-  std::uint64_t queue_words() const noexcept {
-    return queue_words_.load(std::memory_order_relaxed);
-  }
-
-  /// The flushes a thread made because its queue held its limit (post):
-  /// where the program's own threads stopped for cunumpy, with the wait
-  /// for the mutex. Not the flushes of readers, of the flush thread or of
-  /// a thread's end.
-  struct FullQueueFlushes {
-    std::uint64_t count = 0;
-    double seconds = 0.0;
-    double longest = 0.0;
-  };
-  FullQueueFlushes full_queue_flushes(const RecorderLock&) const noexcept {
-    return full_queue_flushes_;
-  }
+  /// A thread takes part from its first event to its end (thread_state.cpp).
+  void add_thread(ThreadState& thread);
+  void remove_thread(ThreadState& thread);
 
 private:
-  friend class FlushThread; // holds the mutex across a fork
   explicit Recorder(const RecorderSettings& settings);
-  /// post's slow path: flushes for a thread whose queue holds its limit,
-  /// counted and timed (full_queue_flushes). Out of line, so that post's
-  /// fast path stays a push.
-  void flush_full_queue();
-  /// Gives a record (one of PendingRecord's) to every sink; a sink that
-  /// cannot take it loses it, counted.
-  template <class Record>
-  void deliver(const Record& record, const RecorderLock& lock) noexcept;
-  /// A queued record with its flags (EventQueue::Flags): a scalar read's
-  /// wait follows its copy.
-  template <class Record>
-  void deliver(const Record& record, std::uint8_t flags,
-               const RecorderLock& lock) noexcept;
+  template <class Record, class Give>
+  void deliver_to_sinks(const Record& record, Give give) noexcept;
   void deliver_losses(const RecorderLock& lock) noexcept;
+  /// Takes the innermost region off `thread`, and tells the sinks.
+  void pop_top(ThreadState& thread, double time, const RecorderLock& lock);
+  /// What the main thread's innermost region is, for the threads that read
+  /// it without the mutex (place).
+  void publish_main_place(const ThreadState& thread) noexcept;
 
   // Read by every event, so kept together in the object's first two cache
   // lines (the object is aligned to a line): after a time step that streams
@@ -331,26 +318,30 @@ private:
   std::atomic<LateSource*> late_source_{nullptr};
   std::atomic<bool> fed_by_plugin_{false};
   std::atomic<bool> hooks_installed_{false};
-  std::atomic<bool> resolve_sites_at_flush_{false};
+  std::atomic<ThreadState*> main_thread_{nullptr};
+  std::atomic<std::uint32_t> main_node_{0};
+  std::atomic<std::uint64_t> main_call_{0};
 
   alignas(64) RecorderMutex mutex_; // written by every lock: a line apart
   RecorderSettings settings_;
   SpaceRegistry spaces_;
   std::vector<std::pair<EventSink*, int>> sinks_;
-  std::vector<EventQueue*> queues_; ///< of the threads that posted
-  std::atomic<std::uint64_t> queue_words_{EventQueue::capacity_words};
-  FullQueueFlushes full_queue_flushes_; ///< with the mutex
-  std::vector<std::uint64_t> cursors_;  ///< flush's scratch space
-  std::vector<PendingRecord> merged_;   ///< flush's scratch space
+  std::vector<ThreadState*> threads_; ///< every thread that recorded
+  RegionTree regions_;
+  std::uint64_t next_call_ = 1;
+  /// The main thread's places over time, for CUDA's late events.
+  RegionTimeline main_timeline_{{}};
+  std::atomic<std::uint64_t> next_phase_token_{1};
   StringTable strings_;
   SiteTable sites_;
-  std::vector<RawEvent> late_events_; ///< flush's scratch space
+  std::vector<RawEvent> late_events_; ///< catch_up's scratch space
   std::array<std::atomic<std::uint64_t>, loss_reason_count> lost_{};
   std::vector<Incident> incidents_;
 };
 
 /// Holds the recorder's lock until the returned lock ends, with every
-/// queued record given to the sinks: what readers of a sink's state take.
+/// event made before given to the sinks (CUDA's late ones too): what
+/// readers of a sink's state take.
 RecorderLock lock_recorder();
 
 /// Number of fence events seen on the calling thread (for SyncScope).

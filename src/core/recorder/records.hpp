@@ -3,14 +3,16 @@
 
 // What the recorder gives its sinks: events, region pushes and pops,
 // DualView events, kernel spans and losses, and the interface of a sink.
+// Events and DualView events carry where they happened: the node of the
+// recorder's one tree of region paths (region_tree.hpp) and the region call.
 
 #include <cstdint>
 #include <cstring>
-#include <variant>
 
 #include <cunumpy/event.hpp>
 
 #include "recorder/lock.hpp"
+#include "recorder/region_tree.hpp"
 
 namespace cunumpy::Impl {
 
@@ -44,6 +46,13 @@ struct RawEvent {
   /// the copies of one allocation); null for syncs and markers.
   const void* dst_ptr = nullptr;
   const void* src_ptr = nullptr;
+  /// Where it happened: the node of the region path and the serial number
+  /// of the innermost region call (0 outside every region), and the thread
+  /// whose regions those are (its own, or the main thread's for a thread
+  /// inside none of its own: Recorder::place).
+  std::uint32_t node = 0;
+  std::uint32_t region_thread = 0;
+  std::uint64_t call = 0;
 
   bool async() const noexcept { return is_copy(kind) && !blocking; }
 
@@ -91,6 +100,11 @@ struct RawEvent {
   }
 };
 
+/// RawEvent::region_thread of an event that no thread of the program made
+/// (CUDA's record of a unified-memory migration): the recorder places it by
+/// its time.
+inline constexpr std::uint32_t unplaced = ~std::uint32_t(0);
+
 /// The wait a read of a device value into a host scalar makes the host do:
 /// an implicit, blocking sync at the read's line.
 inline RawEvent scalar_read_wait(const RawEvent& read) noexcept {
@@ -118,15 +132,20 @@ struct DualViewEvent {
   std::uint32_t site = 0;
   std::uint32_t thread = 0;
   double time = 0.0;
+  std::uint32_t node = 0; ///< as RawEvent's
+  std::uint32_t region_thread = 0;
+  std::uint64_t call = 0;
 };
 
+/// A region or an explicit phase opens (`region.token` != 0) on `thread`.
 struct RegionPush {
-  std::uint32_t name = 0; ///< StringTable id
+  OpenRegion region;
   std::uint32_t thread = 0;
-  double time = 0.0;
 };
 
+/// It closes at `time` (it opened at region.since).
 struct RegionPop {
+  OpenRegion region;
   std::uint32_t thread = 0;
   double time = 0.0;
 };
@@ -151,12 +170,8 @@ struct Allocation {
   double time = 0.0;
 };
 
-/// What a thread queues for the sinks (EventQueue stores each in its own
-/// size).
-using PendingRecord = std::variant<RawEvent, RegionPush, RegionPop,
-                                   DualViewEvent, KernelSpan, Allocation>;
-static_assert(sizeof(RawEvent) == 72,
-              "RawEvent's CUDA fields live in its padding: it stays 72 bytes");
+static_assert(sizeof(RawEvent) == 88,
+              "RawEvent's CUDA fields live in its padding");
 
 /// Why events may be missing from what the sinks received.
 enum class LossReason : std::uint8_t {
@@ -167,10 +182,11 @@ enum class LossReason : std::uint8_t {
   /// Kokkos reported the end of a copy whose begin cunumpy never saw: its
   /// begin callback went to someone else.
   copy_begin_missed,
-  /// Another tool replaced cunumpy's Kokkos Tools callbacks; what Kokkos
-  /// reported until cunumpy noticed went to that tool only. The number of
-  /// events is unknown: the count is 0 and the incident says what happened.
-  callbacks_replaced,
+  /// Something happened that may have cost events or moved them out of
+  /// their phase, their number unknown (another tool replaced cunumpy's
+  /// callbacks, a region was popped that no one pushed, ...): the count is
+  /// 0 and the incident says what happened.
+  incident,
   /// A record of CUDA's came later than the sink remembers which region was
   /// open at its time (BudgetState's timeline): its phase is not known.
   late_record_unplaced,
@@ -178,7 +194,7 @@ enum class LossReason : std::uint8_t {
 inline constexpr std::size_t loss_reason_count = 5;
 
 /// Events a sink may have missed: `count` of them (0: an unknown number),
-/// and for callbacks_replaced the id of the incident (Recorder::incident).
+/// and for an incident its id (Recorder::incident).
 struct Loss {
   LossReason reason = LossReason::record_failed;
   std::uint64_t count = 0;

@@ -88,13 +88,6 @@ void CapturedSite::capture(const Recorder& recorder) {
   if (depth > 0)
     frame_count = capture_stack(frames, std::min(depth, max_frames), {}, kept);
   memo_site = memo.get();
-  // Once the site is resolved, only the frames up to its line need to hold
-  // for the next replays.
-  if (memo_site != 0 && !memo.limit_decided()) {
-    const std::uint8_t decisive = recorder.decisive_frames(memo_site);
-    if (decisive != 0)
-      memo.limit_to_frames(decisive == SiteTable::all_frames ? 0 : decisive);
-  }
   if (provider != nullptr)
     have_fallback = provider(fallback_file, fallback_line, fallback_function);
 }
@@ -142,11 +135,12 @@ std::uint32_t CapturedSite::intern(Recorder& recorder, SiteCache& cache,
   return id;
 }
 
-ThreadState::ThreadState() : index(next_thread_index.fetch_add(1)) {}
+ThreadState::ThreadState() : index(next_thread_index.fetch_add(1)) {
+  Recorder::instance().add_thread(*this);
+}
 
 ThreadState::~ThreadState() {
-  if (queue)
-    Recorder::instance().remove_queue(queue.get());
+  Recorder::instance().remove_thread(*this);
 }
 
 void ThreadState::note_unknown_space(std::uint32_t id, const char* name) {

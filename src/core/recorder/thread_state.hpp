@@ -2,9 +2,9 @@
 #define CUNUMPY_SRC_RECORDER_THREAD_STATE_HPP
 
 // What the recorder keeps per thread: the copies and fences in flight, the
-// caches that find the ids of an event without the recorder's mutex, and
-// the thread's queue of records. Reached through an initial-exec TLS
-// pointer (thread_state()); only its thread touches it, except the queue.
+// regions open on it, and the caches that find the ids of an event without
+// the recorder's mutex. Reached through an initial-exec TLS
+// pointer (thread_state()); only its thread touches it, except its regions.
 
 #include <cstddef>
 #include <cstdint>
@@ -20,7 +20,7 @@
 
 #include "call_sites/call_sites.hpp"
 #include "call_sites/stack_capture.hpp"
-#include "recorder/event_queue.hpp"
+#include "recorder/region_tree.hpp"
 #include "recorder/spaces.hpp"
 #include "support/fast_thread_local.hpp"
 
@@ -206,6 +206,7 @@ struct InFlightCopy {
   bool label_known = false; ///< label_id is the label's StringTable id
   std::uint32_t label_id = 0;
   std::string label; ///< set when the id is not known yet
+  Place place; ///< where the copy began
   CapturedSite site;
 };
 
@@ -214,6 +215,7 @@ struct InFlightFence {
   bool global = false;
   std::uint32_t space_type = 0; ///< Kokkos 4's execution space type
   double start = 0.0;
+  Place place; ///< where the fence began
   std::string name;
   CapturedSite site;
 };
@@ -356,8 +358,11 @@ struct alignas(64) ThreadState {
   std::uint64_t fence_count = 0;
 
   alignas(64) LastCopy last_copy; // 32 bytes
-  /// Created with the thread's first record.
-  std::unique_ptr<EventQueue> queue;
+  /// The regions and explicit phases open on this thread, innermost last:
+  /// written by this thread with the recorder's mutex held, read by it
+  /// without (Recorder::place) and by others with the mutex.
+  std::vector<OpenRegion> regions;
+  std::uint32_t last_popped = 0; ///< the node of the last region popped
   // Activity on this thread (copies and fences begun), to merge the fences
   // one Kokkos::fence reports for each execution space into one sync.
   std::uint64_t activity = 0;
@@ -409,8 +414,6 @@ struct alignas(64) ThreadState {
   }
 };
 
-static_assert(offsetof(ThreadState, copy_labels) % 64 == 56,
-              "a search of copy_labels reads the line of activity");
 
 /// The calling thread's state (two instructions once made).
 inline ThreadState& thread_state() {

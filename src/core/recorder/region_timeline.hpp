@@ -1,12 +1,11 @@
-#ifndef CUNUMPY_SRC_CONSUMERS_REGION_TIMELINE_HPP
-#define CUNUMPY_SRC_CONSUMERS_REGION_TIMELINE_HPP
+#ifndef CUNUMPY_SRC_RECORDER_REGION_TIMELINE_HPP
+#define CUNUMPY_SRC_RECORDER_REGION_TIMELINE_HPP
 
-// Which node of a budget's tree of region paths was innermost at a given
-// time, and whether the budget was counting then: for the events that reach
-// a budget after records that came later (RawEvent::late, CUDA's record),
-// which count where they happened, not where the budget is when they
-// arrive. It keeps the changes since the recorder's horizon (no late event
-// still to come starts before it), so without late events it holds one.
+// Where the main thread was at a given time: for the events CUDA reports
+// long after they happened without a thread of their own (unified-memory
+// migrations), which count where the program was then, not where it is
+// when they arrive. It keeps the changes since the recorder's horizon (no
+// late event still to come starts before it).
 
 #include <algorithm>
 #include <cstddef>
@@ -21,7 +20,8 @@ class RegionTimeline {
 public:
   struct State {
     std::uint32_t node = 0;
-    bool counting = false;
+    std::uint32_t thread = 0;
+    std::uint64_t call = 0;
   };
 
   /// Changes kept at most: older ones are forgotten (16 MiB).

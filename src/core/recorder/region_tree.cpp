@@ -1,0 +1,20 @@
+#include "recorder/region_tree.hpp"
+
+namespace cunumpy::Impl {
+
+std::uint32_t RegionTree::child(std::uint32_t parent, std::uint32_t name) {
+  const std::uint64_t key = std::uint64_t(parent) << 32 | name;
+  const auto found = children_.find(key);
+  if (found != children_.end())
+    return found->second;
+  if (nodes_.size() >= max_nodes) {
+    truncated_.insert(name);
+    return parent;
+  }
+  const auto index = static_cast<std::uint32_t>(nodes_.size());
+  nodes_.push_back({name, parent, nodes_[parent].depth + 1});
+  children_.emplace(key, index);
+  return index;
+}
+
+} // namespace cunumpy::Impl

@@ -1,0 +1,76 @@
+#ifndef CUNUMPY_SRC_RECORDER_REGION_TREE_HPP
+#define CUNUMPY_SRC_RECORDER_REGION_TREE_HPP
+
+// The one tree of region paths that every consumer reads: a node per path
+// of nested regions and explicit phases ("step/solve" and "output/solve" are
+// two nodes), made by the recorder as threads push, and the regions open on
+// each thread. Events carry the node they happened in; counters, budgets,
+// advice and the trace key their data by it. Guarded by the recorder's
+// mutex.
+
+#include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "recorder/lock.hpp"
+
+namespace cunumpy::Impl {
+
+/// A region or explicit phase open on a thread.
+struct OpenRegion {
+  std::uint32_t node = 0;
+  std::uint32_t name = 0; ///< StringTable id
+  /// The call's serial number, unique in the process: what a consumer
+  /// counts per call.
+  std::uint64_t call = 0;
+  /// An explicit phase's token (TransferBudget::phase); 0 for a Kokkos
+  /// region.
+  std::uint64_t token = 0;
+  double since = 0.0;
+};
+
+/// Where an event happened: the node of its region path, the thread whose
+/// regions those are, and the innermost region call (0 outside every
+/// region).
+struct Place {
+  std::uint32_t node = 0;
+  std::uint32_t thread = 0;
+  std::uint64_t call = 0;
+};
+
+class RegionTree {
+public:
+  /// Nodes beyond this are not made: a program naming its regions after
+  /// the step would grow the tree without bound. A push of a new path then
+  /// counts in its parent, and its name is remembered (truncated_names): a
+  /// rule on it cannot be checked.
+  static constexpr std::size_t max_nodes = std::size_t(1) << 16;
+
+  struct Node {
+    std::uint32_t name = 0; ///< StringTable id; the root's is 0
+    std::uint32_t parent = 0;
+    std::uint32_t depth = 0;
+  };
+
+  RegionTree() : nodes_(1) {}
+
+  /// The child of `parent` named `name`, made when new; `parent` itself
+  /// when the tree is full. May throw std::bad_alloc.
+  std::uint32_t child(std::uint32_t parent, std::uint32_t name);
+
+  const Node& node(std::uint32_t id) const noexcept { return nodes_[id]; }
+  std::size_t size() const noexcept { return nodes_.size(); }
+  const std::unordered_set<std::uint32_t>& truncated_names() const noexcept {
+    return truncated_;
+  }
+
+private:
+  std::vector<Node> nodes_; ///< nodes_[0] is the root; parents first
+  std::unordered_map<std::uint64_t, std::uint32_t> children_; ///< parent,name
+  std::unordered_set<std::uint32_t> truncated_;
+};
+
+} // namespace cunumpy::Impl
+
+#endif
