@@ -614,7 +614,87 @@ TEST(SyntheticRegions, LibraryRegionsAreTransparentToTheCallersRule) {
   EXPECT_THROW(budget.check(), TransferError);
 }
 
-TEST(SyntheticRegions, ARegionOnOneThreadTakesTheCopiesOfAnother) {
+// Threads and regions: a copy counts in the regions open on its own thread;
+// a thread that opened none of its own counts in those of the main thread
+// (the thread that connected cunumpy to Kokkos: here the test's).
+
+TEST(SyntheticThreads, ACopyNeverCountsInARegionOfAnotherThread) {
+  // An I/O thread opens 'output' (copies allowed) while the main thread is
+  // inside 'integrate' (none allowed): the main thread's copy breaks the
+  // rule of 'integrate', and no thread had a path 'integrate/output'.
+  TransferBudget budget;
+  budget.require("integrate", Rule());
+  budget.require("output", Rule().allow(EventKind::to_host));
+  std::atomic<int> stage{0};
+  std::thread io;
+  {
+    synthetic::Region integrate("integrate");
+    io = std::thread([&] {
+      synthetic::Region output("output");
+      synthetic::copy("Host", "Cuda", 8, "snapshot");
+      stage = 1;
+      while (stage != 2)
+        std::this_thread::yield();
+    });
+    while (stage != 1)
+      std::this_thread::yield();
+    synthetic::copy("Host", "Cuda", 8, "state");
+    stage = 2;
+    io.join();
+  }
+  EXPECT_EQ(budget["output"].to_host(), 1u) << budget.report();
+  EXPECT_EQ(budget["integrate"].to_host(), 1u) << budget.report();
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u) << budget.report();
+  EXPECT_EQ(violations[0].phase, "integrate");
+  for (const auto& region : budget.snapshot().regions)
+    EXPECT_NE(region.path, "integrate/output");
+}
+
+TEST(SyntheticThreads, AThreadWithoutRegionsCountsInTheMainThreads) {
+  // A helper thread copying on behalf of the time step counts in it.
+  TransferBudget budget;
+  budget.require("integrate", Rule());
+  {
+    synthetic::Region integrate("integrate");
+    std::thread helper([] { synthetic::copy("Cuda", "Host", 8, "halo"); });
+    helper.join();
+  }
+  std::thread after([] { synthetic::copy("Cuda", "Host", 8, "halo"); });
+  after.join();
+  EXPECT_EQ(budget["integrate"].to_device(), 1u) << budget.report();
+  EXPECT_EQ(budget.total().to_device(), 2u);
+  ASSERT_EQ(budget.violations().size(), 1u) << budget.report();
+}
+
+TEST(SyntheticThreads, ACopyCountsWhereItBeganWhateverCameBeforeItsEnd) {
+  // A helper's copy begins inside 'integrate'; the main thread leaves
+  // 'integrate' before the copy ends (a copy whose contents advice hashes,
+  // a slow one): it still counts in 'integrate'.
+  TransferBudget budget;
+  budget.require("integrate", Rule());
+  std::atomic<int> stage{0};
+  std::thread helper;
+  {
+    synthetic::Region integrate("integrate");
+    helper = std::thread([&] {
+      synthetic::begin_copy("Host", "Cuda", 8, "state");
+      stage = 1;
+      while (stage != 2)
+        std::this_thread::yield();
+      synthetic::end_copy();
+    });
+    while (stage != 1)
+      std::this_thread::yield();
+  }
+  stage = 2;
+  helper.join();
+  EXPECT_EQ(budget["integrate"].to_host(), 1u) << budget.report();
+  ASSERT_EQ(budget.violations().size(), 1u) << budget.report();
+  EXPECT_EQ(budget.violations()[0].phase, "integrate");
+}
+
+TEST(SyntheticThreads, ARegionOfAnotherThreadDoesNotTakeThisThreadsCopies) {
   TransferBudget budget;
   budget.require("solve", Rule().allow(EventKind::to_device));
   std::atomic<int> stage{0};
@@ -629,9 +709,28 @@ TEST(SyntheticRegions, ARegionOnOneThreadTakesTheCopiesOfAnother) {
   synthetic::copy("Cuda", "Host", 8);
   stage = 2;
   worker.join();
-  synthetic::copy("Cuda", "Host", 8);
-  EXPECT_EQ(budget["solve"].to_device(), 1u);
-  EXPECT_EQ(budget.total().to_device(), 2u);
+  EXPECT_EQ(budget["solve"].to_device(), 0u);
+  EXPECT_EQ(budget.total().to_device(), 1u);
+}
+
+// Unbalanced regions: a pop with no region open on its thread may have
+// closed a region early and moved events out of their phase.
+
+TEST(SyntheticRegions, APopOfARegionNoOnePushedFailsTheBudgetNamingIt) {
+  TransferBudget budget;
+  budget.require("integrate", Rule());
+  Kokkos::Profiling::pushRegion("integrate");
+  Kokkos::Profiling::pushRegion("library");
+  Kokkos::Profiling::popRegion();
+  Kokkos::Profiling::popRegion(); // the library's one pop too many
+  synthetic::copy("Host", "Cuda", 8, "state"); // meant inside 'integrate'
+  Kokkos::Profiling::popRegion(); // the program's pop: none is open
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u) << budget.report();
+  EXPECT_EQ(violations[0].limit, cunumpy::profiling::Limit::events_lost);
+  ASSERT_FALSE(violations[0].details.empty());
+  EXPECT_TRUE(contains(violations[0].details[0], "'integrate'"))
+      << violations[0].details[0];
 }
 
 // Budget limits, with copies, scalar reads and syncs.

@@ -538,6 +538,7 @@ TEST(CudaRecords, CallsWhileNothingCountsAreNotEvents) {
 }
 
 TEST(CudaRecords, MigrationsCountInThePhaseOpenAtTheirTime) {
+  view().unified_memory_records(nullptr, 0); // CUDA's record is on
   TransferBudget budget;
   budget.require("step", Rule());
   budget.require("output", Rule().allow(EventKind::migration,
@@ -580,6 +581,7 @@ TEST(CudaRecords, MigrationsCountInThePhaseOpenAtTheirTime) {
 }
 
 TEST(CudaRecords, MigrationRulesFromARuleFileCheckTheirBytes) {
+  view().unified_memory_records(nullptr, 0); // CUDA's record is on
   TransferBudget budget;
   budget.require_toml(R"(
 [phases.step]

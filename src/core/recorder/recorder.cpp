@@ -292,7 +292,6 @@ void Recorder::push_region(ThreadState& thread, std::uint32_t name,
                            const RecorderLock& lock) {
   const std::uint32_t parent =
       thread.regions.empty() ? 0 : thread.regions.back().node;
-  allocation_point();
   OpenRegion region;
   region.node = regions_.child(parent, name);
   region.name = name;

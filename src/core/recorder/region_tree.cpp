@@ -1,5 +1,7 @@
 #include "recorder/region_tree.hpp"
 
+#include "recorder/recorder.hpp"
+
 namespace cunumpy::Impl {
 
 std::uint32_t RegionTree::child(std::uint32_t parent, std::uint32_t name) {
@@ -11,6 +13,7 @@ std::uint32_t RegionTree::child(std::uint32_t parent, std::uint32_t name) {
     truncated_.insert(name);
     return parent;
   }
+  allocation_point();
   const auto index = static_cast<std::uint32_t>(nodes_.size());
   nodes_.push_back({name, parent, nodes_[parent].depth + 1});
   children_.emplace(key, index);
