@@ -44,6 +44,18 @@ struct PhaseSummary {
 
 /// What a TransferBudget knows, as plain data (TransferBudget::snapshot):
 /// what reports are made of.
+/// What the program has of devices (Recorder::device_status).
+struct DeviceStatus {
+  /// A device memory space was seen (in a copy, an allocation, a kernel's
+  /// execution space, or the default execution space Kokkos named).
+  bool present = false;
+  /// The execution spaces seen: "OpenMP", "Cuda", ...
+  std::vector<std::string> backends;
+  /// Without a device: "no device memory space in this program (backends:
+  /// OpenMP): no copy could be a transfer".
+  std::string reason;
+};
+
 struct BudgetSnapshot {
   bool started = true;
   /// The tree, parents before children; regions[0] is the root.
@@ -56,6 +68,11 @@ struct BudgetSnapshot {
   std::vector<SiteSummary> total_sites; ///< every event, by call site
   std::size_t rule_count = 0;
   std::vector<Violation> violations;
+  /// What the program has of devices; without one, a budget with rules has
+  /// a no_device violation, unless CUNUMPY_ALLOW_NO_DEVICE=1 allowed it
+  /// (`unchecked_allowed`).
+  DeviceStatus device;
+  bool unchecked_allowed = false;
   /// Why events may be missing, one line per cause; empty when complete.
   std::vector<std::string> losses;
 };

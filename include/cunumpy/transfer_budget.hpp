@@ -157,7 +157,20 @@ enum class Limit : std::uint8_t {
   calls,           ///< the phase ran another number of times
   never_entered,   ///< the phase never ran (and the rule is not optional)
   events_lost,     ///< events may be missing: the budget cannot be checked
+  /// The program has no device memory space: no copy could be a transfer,
+  /// so the rules checked nothing (unless CUNUMPY_ALLOW_NO_DEVICE=1).
+  no_device,
 };
+
+/// What a budget's violations say, most serious first: a rule broken,
+/// the budget not checkable (events may be missing), nothing to check (no
+/// device memory space), or kept.
+enum class Verdict : std::uint8_t { broken, incomplete, unchecked, ok };
+/// The verdict of `violations`.
+Verdict verdict(const std::vector<struct Violation>& violations) noexcept;
+/// "ok", "broken", "incomplete", "unchecked": as reports and the JSON spell
+/// it.
+std::string_view to_string(Verdict verdict) noexcept;
 
 /// The name of a limit as rule files, reports and the JSON spell it:
 /// "max_nbytes", "never_entered", ...

@@ -175,6 +175,11 @@ Plugin::~Plugin() {
 }
 
 void Plugin::declare_metadata(const char* key, const char* value) {
+  // Kokkos 4 names its default execution space: whether the program has a
+  // device at all, before any copy says so.
+  if (key != nullptr && value != nullptr &&
+      std::strcmp(key, "Default Device") == 0)
+    Impl::Recorder::instance().set_default_device(value);
   std::lock_guard lock(metadata_mutex_);
   metadata_.emplace_back(key != nullptr ? key : "",
                          value != nullptr ? value : "");

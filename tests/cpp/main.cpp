@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/testing/fake_device.hpp>
 
 int main(int argc, char** argv) {
@@ -15,5 +16,15 @@ int main(int argc, char** argv) {
     return RUN_ALL_TESTS();
   Kokkos::ScopeGuard kokkos(argc, argv);
   cunumpy::testing::register_fake_device();
+  // The tests make the events of a device build (the fake device, synthetic
+  // events naming Cuda): the program has a device memory space, as a GPU
+  // build's allocations tell cunumpy. (What a program without one gets is
+  // tested on real programs: tests/plugin/test_host_only.py.)
+  cunumpy::Impl::ensure_hooks();
+  static char device_memory[8];
+  Kokkos::Tools::allocateData(Kokkos::Profiling::make_space_handle("Cuda"),
+                              "device", device_memory, sizeof device_memory);
+  Kokkos::Tools::deallocateData(Kokkos::Profiling::make_space_handle("Cuda"),
+                                "device", device_memory, sizeof device_memory);
   return RUN_ALL_TESTS();
 }

@@ -60,8 +60,10 @@ def test_assert_no_transfers_and_budgets_fail(ext_available):
             assert "events may have been lost" in str(error), str(error)
         else:
             raise SystemExit("assert_no_transfers passed")
-        (violation,) = budget.violations()
-        assert violation.limit == "events_lost", violation
+        # The copy whose begin the other tool took is all this process
+        # did: cunumpy saw no device either (no_device).
+        limits = sorted(v.limit for v in budget.violations())
+        assert limits == ["events_lost", "no_device"], limits
         try:
             budget.check()
         except AssertionError as error:

@@ -301,6 +301,20 @@ check(const BudgetState& state,
                    std::to_string(RegionTree::max_nodes) +
                    " nodes, and regions of phases " + quoted_list(truncated) +
                    " ran outside it");
+  if (!state.rules.empty()) {
+    const Recorder& recorder = Recorder::instance();
+    const profiling::DeviceStatus device = recorder.device_status(lock);
+    if (!device.present && !recorder.settings().allow_no_device)
+      result.push_back(
+          {"",
+           std::nullopt,
+           Limit::no_device,
+           "",
+           device.reason,
+           {},
+           {"set CUNUMPY_ALLOW_NO_DEVICE=1 where a run without a device may "
+            "pass (a CPU-only CI job that runs the GPU job's rules)"}});
+  }
   if (!lost.empty()) {
     const std::uint64_t known = state.losses.lost();
     result.push_back({"",
@@ -476,6 +490,9 @@ BudgetState::snapshot(const RecorderLock& lock) const {
   profiling::BudgetSnapshot result;
   result.started = started;
   result.rule_count = rules.size();
+  result.device = Recorder::instance().device_status(lock);
+  result.unchecked_allowed = !rules.empty() && !result.device.present &&
+                             Recorder::instance().settings().allow_no_device;
   const Resolution resolution =
       resolve(*this, phase_name_set(*this, "", lock), lock);
   auto phases = accumulate(*this, resolution, 0, lock);

@@ -1,5 +1,6 @@
 // Rules, limits and violations: their names and how reports write them.
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -15,9 +16,10 @@ namespace profiling {
 namespace {
 
 /// Every limit's name, in the order of the enum.
-constexpr std::array<std::string_view, 9> limit_names = {
-    "forbidden", "max_nbytes", "max_count",     "max_total_bytes", "blocking",
-    "implicit",  "calls",      "never_entered", "events_lost"};
+constexpr std::array<std::string_view, 10> limit_names = {
+    "forbidden", "max_nbytes",    "max_count",   "max_total_bytes",
+    "blocking",  "implicit",      "calls",       "never_entered",
+    "events_lost", "no_device"};
 
 std::string bool_text(bool value) {
   return value ? "true" : "false";
@@ -36,6 +38,31 @@ std::string join_kinds(const std::set<EventKind>& kinds) {
 }
 
 } // namespace
+
+Verdict verdict(const std::vector<Violation>& violations) noexcept {
+  Verdict result = Verdict::ok;
+  for (const Violation& violation : violations) {
+    const Verdict one = violation.limit == Limit::events_lost ? Verdict::incomplete
+                        : violation.limit == Limit::no_device ? Verdict::unchecked
+                                                              : Verdict::broken;
+    result = std::min(result, one);
+  }
+  return result;
+}
+
+std::string_view to_string(Verdict verdict) noexcept {
+  switch (verdict) {
+  case Verdict::broken:
+    return "broken";
+  case Verdict::incomplete:
+    return "incomplete";
+  case Verdict::unchecked:
+    return "unchecked";
+  case Verdict::ok:
+    break;
+  }
+  return "ok";
+}
 
 std::string_view to_string(Limit limit) noexcept {
   return limit_names[static_cast<std::size_t>(limit)];
@@ -90,8 +117,9 @@ std::string Rule::str() const {
 
 std::string Violation::str() const {
   const std::string what = kind ? std::string(to_string(*kind)) : "";
-  std::string text =
-      limit == Limit::events_lost ? "" : "phase '" + phase + "': ";
+  std::string text = limit == Limit::events_lost || limit == Limit::no_device
+                         ? ""
+                         : "phase '" + phase + "': ";
   switch (limit) {
   case Limit::calls:
     text += "calls=" + allowed + " required, got " + actual;
@@ -105,6 +133,9 @@ std::string Violation::str() const {
                 ? "events may be missing (how many is not known)"
                 : actual + " event(s) are missing";
     text += ", so no rule can be trusted to hold";
+    break;
+  case Limit::no_device:
+    text += "nothing was checked: " + actual;
     break;
   case Limit::forbidden:
     text += what + " is not allowed, got " + actual + " event(s)";

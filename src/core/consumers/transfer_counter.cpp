@@ -62,6 +62,12 @@ std::vector<std::string> LossLog::describe(const RecorderLock& lock) const {
                     " copy(ies) ended whose begin another tool took from "
                     "cunumpy (its Kokkos Tools begin_deep_copy callback was "
                     "replaced); they were not counted");
+  if (const auto n = count(LossReason::copy_unseen))
+    lines.push_back(std::to_string(n) +
+                    " fence(s) of Kokkos' deep copies came while cunumpy was "
+                    "not told of any copy: copies were made while its "
+                    "deep-copy callbacks were taken away (another tool or "
+                    "library cleared them), and were not counted");
   if (const auto n = count(LossReason::late_record_unplaced))
     lines.push_back(std::to_string(n) +
                     " record(s) of CUDA's came later than cunumpy remembers "

@@ -83,6 +83,8 @@ CudaView& CudaView::instance() {
 void CudaView::become_source() noexcept {
   if (source_.exchange(true, std::memory_order_acq_rel))
     return;
+  // CUDA's own record runs: the process has a device.
+  Recorder::instance().note_device_space();
   Recorder::instance().set_late_source(this);
 }
 

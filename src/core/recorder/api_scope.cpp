@@ -113,6 +113,9 @@ ApiScope* ApiScope::current() noexcept {
 void record_marker(EventKind kind, std::string_view description,
                    SourceLocation where) {
   Recorder& recorder = Recorder::instance();
+  // A kernel that converted device arrays, or ran on the host in place of
+  // a device's: the front end that says so has a device backend.
+  recorder.note_device_space();
   if (!recorder.has_sinks())
     return;
   ApiScope scope(description, where.file != nullptr ? where.file : "",

@@ -224,6 +224,12 @@ void begin_fence(const char* name, std::uint32_t device_id) noexcept {
   try {
     thread = &thread_state();
     ++thread->activity;
+    Recorder::instance().note_execution_space(device_id);
+    if (thread->copy_depth == 0 && name != nullptr &&
+        std::strncmp(name, "Kokkos::deep_copy", 17) == 0)
+      // Kokkos fences inside its deep copies only: this one's copy was
+      // made while cunumpy's deep-copy callbacks were taken away.
+      Recorder::instance().count_lost(LossReason::copy_unseen);
     fence = &thread->push_fence();
     fence->recorded = false;
     fence->global = is_global_fence(device_id);
@@ -446,13 +452,15 @@ void allocation(const char* space, const void* ptr, std::uint64_t size,
                 bool freed) noexcept {
   try {
     Recorder& recorder = Recorder::instance();
-    if (!recorder.wants_allocations())
+    if (!recorder.wants_allocations() && recorder.device_space_seen())
       return;
     ThreadState& thread = thread_state();
     SpaceSide side = SpaceSide::host;
     std::uint32_t id = 0;
     bool unknown = false;
     classify_space(space, thread, side, id, unknown);
+    if (!recorder.wants_allocations())
+      return;
     if (side != SpaceSide::host)
       return; // advice needs the host's buffers only
     const Allocation record{ptr, size, thread.index, freed, recorder.now()};
@@ -462,9 +470,10 @@ void allocation(const char* space, const void* ptr, std::uint64_t size,
   }
 }
 
-void begin_kernel(const char* name) noexcept {
+void begin_kernel(const char* name, std::uint32_t device_id) noexcept {
   try {
     Recorder& recorder = Recorder::instance();
+    recorder.note_execution_space(device_id);
     if (!recorder.wants_kernels() && !recorder.debug_sync())
       return;
     ThreadState& thread = thread_state();

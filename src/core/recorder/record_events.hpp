@@ -36,7 +36,7 @@ void allocation(const char* space, const void* ptr, std::uint64_t size,
                 bool freed) noexcept;
 /// Kernels (parallel_for, _reduce, _scan): recorded only while a sink
 /// wants them (Recorder::want_kernels).
-void begin_kernel(const char* name) noexcept;
+void begin_kernel(const char* name, std::uint32_t device_id) noexcept;
 void end_kernel() noexcept;
 
 } // namespace cunumpy::Impl::record

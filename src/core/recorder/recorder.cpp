@@ -55,6 +55,8 @@ RecorderSettings RecorderSettings::from_environment() {
     settings.device_spaces = split_names(*list);
   settings.debug_sync = environment_integer("CUNUMPY_DEBUG_SYNC", 0, 0, 1) == 1;
   settings.cupti = environment_integer("CUNUMPY_CUPTI", 1, 0, 1) == 1;
+  settings.allow_no_device =
+      environment_integer("CUNUMPY_ALLOW_NO_DEVICE", 0, 0, 1) == 1;
   return settings;
 }
 
@@ -358,6 +360,55 @@ void Recorder::close_phase(ThreadState& thread, std::uint64_t token,
   while (open.back().token != token)
     pop_top(thread, time, lock);
   pop_top(thread, time, lock);
+}
+
+namespace {
+
+/// Kokkos' execution space types (Kokkos::Tools::Experimental::DeviceType).
+constexpr std::string_view execution_space_names[] = {
+    "Serial", "OpenMP", "Cuda",    "HIP",    "OpenMPTarget",
+    "HPX",    "Threads", "SYCL",   "OpenACC"};
+
+bool is_device_backend(std::string_view name) {
+  return name == "Cuda" || name == "HIP" || name == "SYCL" ||
+         name == "OpenMPTarget" || name == "OpenACC";
+}
+
+} // namespace
+
+void Recorder::set_default_device(const std::string& name) {
+  const RecorderLock lock(mutex_);
+  default_device_ = name;
+  if (is_device_backend(name))
+    note_device_space();
+}
+
+profiling::DeviceStatus Recorder::device_status(const RecorderLock&) const {
+  profiling::DeviceStatus status;
+  const auto add = [&](std::string_view name) {
+    if (std::find(status.backends.begin(), status.backends.end(), name) ==
+        status.backends.end())
+      status.backends.emplace_back(name);
+  };
+  if (!default_device_.empty())
+    add(default_device_);
+  const std::uint32_t seen = execution_spaces_.load(std::memory_order_relaxed);
+  for (std::uint32_t type = 0; type < std::size(execution_space_names); ++type)
+    if ((seen & (1u << type)) != 0)
+      add(execution_space_names[type]);
+  bool device = device_space_seen();
+  for (const std::string& name : status.backends)
+    device = device || is_device_backend(name);
+  status.present = device;
+  if (!device) {
+    std::string backends;
+    for (const std::string& name : status.backends)
+      backends += (backends.empty() ? "" : ", ") + name;
+    status.reason = "no device memory space in this program (backends: " +
+                    (backends.empty() ? std::string("not reported") : backends) +
+                    "): no copy could be a transfer";
+  }
+  return status;
 }
 
 std::string Recorder::path(std::uint32_t node, const RecorderLock&) const {

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include <cunumpy/budget_snapshot.hpp>
 #include <cunumpy/impl/api_scope.hpp>
 
 #include "call_sites/call_sites.hpp"
@@ -88,6 +89,10 @@ struct RecorderSettings {
   bool debug_sync = false;
   /// CUNUMPY_CUPTI=0 turns CUDA's own record of the process off.
   bool cupti = true;
+  /// CUNUMPY_ALLOW_NO_DEVICE=1: a budget of a program without a device
+  /// memory space passes, unchecked, instead of failing (a CPU-only CI job
+  /// that runs the GPU job's rule file).
+  bool allow_no_device = false;
 
   static RecorderSettings from_environment();
 };
@@ -138,6 +143,27 @@ public:
   Place place(const ThreadState& thread) const noexcept;
   /// The thread whose regions place a thread's events when it has none.
   void set_main_thread(ThreadState& thread);
+
+  /// What the program has of devices, as seen so far: a memory space that
+  /// is a device's in a copy or an allocation, a kernel or fence of a
+  /// device execution space (Kokkos 3.5 on encode its type in the device
+  /// id), the default execution space a front end names. Without them no
+  /// copy can be a transfer, and a budget checks nothing.
+  void note_device_space() noexcept {
+    device_space_seen_.store(true, std::memory_order_relaxed);
+  }
+  bool device_space_seen() const noexcept {
+    return device_space_seen_.load(std::memory_order_relaxed);
+  }
+  void note_execution_space(std::uint32_t device_id) noexcept {
+    if (!kokkos().reports_fences())
+      return; // Kokkos 3.4's device ids name no execution space
+    const std::uint32_t bit = 1u << ((device_id >> 24) & 31u);
+    if ((execution_spaces_.load(std::memory_order_relaxed) & bit) == 0)
+      execution_spaces_.fetch_or(bit, std::memory_order_relaxed);
+  }
+  void set_default_device(const std::string& name);
+  profiling::DeviceStatus device_status(const RecorderLock& lock) const;
   /// A Kokkos region, or an explicit phase (`token` != 0, from
   /// next_phase_token), opens on `thread`.
   void push_region(ThreadState& thread, std::uint32_t name,
@@ -320,6 +346,8 @@ private:
   std::atomic<bool> hooks_installed_{false};
   std::atomic<ThreadState*> main_thread_{nullptr};
   std::atomic<std::uint32_t> main_node_{0};
+  std::atomic<bool> device_space_seen_{false};
+  std::atomic<std::uint32_t> execution_spaces_{0}; ///< bit: Kokkos' type
   std::atomic<std::uint64_t> main_call_{0};
 
   alignas(64) RecorderMutex mutex_; // written by every lock: a line apart
@@ -329,6 +357,7 @@ private:
   std::vector<ThreadState*> threads_; ///< every thread that recorded
   RegionTree regions_;
   std::uint64_t next_call_ = 1;
+  std::string default_device_; ///< with the mutex
   /// The main thread's places over time, for CUDA's late events.
   RegionTimeline main_timeline_{{}};
   std::atomic<std::uint64_t> next_phase_token_{1};

@@ -187,11 +187,14 @@ enum class LossReason : std::uint8_t {
   /// callbacks, a region was popped that no one pushed, ...): the count is
   /// 0 and the incident says what happened.
   incident,
+  /// Kokkos fenced inside a deep copy cunumpy was not told of: its
+  /// deep-copy callbacks were taken away (and maybe put back) meanwhile.
+  copy_unseen,
   /// A record of CUDA's came later than the sink remembers which region was
   /// open at its time (BudgetState's timeline): its phase is not known.
   late_record_unplaced,
 };
-inline constexpr std::size_t loss_reason_count = 5;
+inline constexpr std::size_t loss_reason_count = 6;
 
 /// Events a sink may have missed: `count` of them (0: an unknown number),
 /// and for an incident its id (Recorder::incident).

@@ -171,6 +171,8 @@ void classify_space(const char* name, ThreadState& thread, SpaceSide& side,
   unknown = !is_known_space(text);
   {
     Recorder& recorder = Recorder::instance();
+    if (side == SpaceSide::device)
+      recorder.note_device_space();
     const RecorderLock lock = recorder.lock();
     allocation_point();
     id = recorder.strings(lock).intern(text);

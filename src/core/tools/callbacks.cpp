@@ -328,7 +328,7 @@ namespace callback {
 void begin_parallel_for(const char* name, std::uint32_t device_id,
                         std::uint64_t* id) {
   next_first<kokkosp::BeginFunction>(
-      Slot::begin_parallel_for, [name] { record::begin_kernel(name); }, name,
+      Slot::begin_parallel_for, [name, device_id] { record::begin_kernel(name, device_id); }, name,
       device_id, id);
 }
 void end_parallel_for(std::uint64_t id) {
@@ -338,7 +338,7 @@ void end_parallel_for(std::uint64_t id) {
 void begin_parallel_reduce(const char* name, std::uint32_t device_id,
                            std::uint64_t* id) {
   next_first<kokkosp::BeginFunction>(
-      Slot::begin_parallel_reduce, [name] { record::begin_kernel(name); }, name,
+      Slot::begin_parallel_reduce, [name, device_id] { record::begin_kernel(name, device_id); }, name,
       device_id, id);
 }
 void end_parallel_reduce(std::uint64_t id) {
@@ -348,7 +348,7 @@ void end_parallel_reduce(std::uint64_t id) {
 void begin_parallel_scan(const char* name, std::uint32_t device_id,
                          std::uint64_t* id) {
   next_first<kokkosp::BeginFunction>(
-      Slot::begin_parallel_scan, [name] { record::begin_kernel(name); }, name,
+      Slot::begin_parallel_scan, [name, device_id] { record::begin_kernel(name, device_id); }, name,
       device_id, id);
 }
 void end_parallel_scan(std::uint64_t id) {
