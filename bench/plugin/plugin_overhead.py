@@ -54,13 +54,7 @@ ratio falls as the step grows, and the table shows from which step length
 the goal holds. --processes adds the earlier measurement, whole processes
 with and without the plugin, alternating, which also gives the plugin's
 fixed cost per run (loading, symbolizing the call sites, writing the
-report). --at-scale R,... times each step of whole runs with no tool and
-with each tool on (legacy_app --step-times) and gives what a step costs
-when R ranks wait for the slowest of them every step, as a global reduction
-or a halo exchange makes them: the expected largest of R steps drawn from
-a series, against the same for no tool. A tool that stops one step in a
-hundred for a flush costs a hundredth of the stop at one rank, and the
-whole stop once some rank has one in nearly every step. Each --variant
+report). Each --variant
 adds a series with the plugin and more variables, run in turn with the
 others, to compare settings under the same load.
 --device-time US adds a wait of US microseconds per step, which
@@ -210,108 +204,6 @@ def processes(arguments, build, base, environments):
     return without, series
 
 
-def expected_slowest(times, ranks):
-    """The expected largest of `ranks` independent draws from the sorted
-    `times`: the k-th smallest is the largest with probability
-    (k/n)^ranks - ((k-1)/n)^ranks."""
-    n = len(times)
-    return sum(time * ((k / n) ** ranks - ((k - 1) / n) ** ranks)
-               for k, time in enumerate(times, start=1))
-
-
-def at_scale(arguments, build, base, environments, size, work):
-    """Each step's wall time (legacy_app --step-times) of whole runs with
-    no tool and with each tool on, and what a step would take when `ranks`
-    processes wait for the slowest of them every step."""
-    program = os.path.join(build, "examples/legacy_app/legacy_app")
-    times_file = os.path.join(work, "step-times.txt")
-    command = [program, "--steps", str(arguments.steps), "--size", str(size),
-               "--probes", str(arguments.probes), "--device-time",
-               str(arguments.device_time), "--step-times", times_file]
-    interval = 10  # legacy_app's output interval: its steps differ by class
-    skip = max(arguments.steps // 5, interval)  # the first flushes, warm-up
-    series = [("none", base)] + environments
-    samples = {name: [[] for _ in range(interval)] for name, _ in series}
-    stops = {}  # per cunumpy series: its reports' "flushes"
-    for repeat in range(arguments.repeats):
-        turned = series[repeat % len(series):] + series[:repeat % len(series)]
-        for name, environment in turned:
-            report = environment.get("CUNUMPY_REPORT", "")
-            if report.endswith(".json") and os.path.exists(report):
-                os.remove(report)
-            run(command, environment)
-            with open(times_file) as lines:
-                times = [float(line) for line in lines]
-            for step in range(skip, len(times)):
-                samples[name][step % interval].append(times[step])
-            if report.endswith(".json"):
-                with open(report) as text:
-                    stops.setdefault(name, []).append(
-                        json.load(text)["flushes"])
-    for classes in samples.values():
-        for times in classes:
-            times.sort()
-    per_class = min(len(times) for times in samples["none"])
-    ranks = [count for count in arguments.at_scale if count <= per_class]
-    slowest_of = {}
-
-    def slowest(name, count):
-        if (name, count) not in slowest_of:
-            slowest_of[name, count] = statistics.fmean(
-                expected_slowest(times, count) for times in samples[name])
-        return slowest_of[name, count]
-    width = max(len(name) for name, _ in series)
-    print(f"at scale (--size {size}): each step's wall time, {arguments.repeats}"
-          f" runs per series less their first {skip} steps; a step of R ranks "
-          "that wait for the slowest every step, each rank drawn from the "
-          "series (us, and against no tool at the same R):")
-    print(f"  {'series':<{width}} {'median':>8} {'p99':>8} {'p99.9':>8} "
-          + " ".join(f"{'R=' + str(count):>17}" for count in ranks))
-    for name, _ in series:
-        every = sorted(time for times in samples[name] for time in times)
-        def quantile(q):
-            return every[min(len(every) - 1, int(q * len(every)))]
-        cells = []
-        for count in ranks:
-            step = slowest(name, count)
-            cells.append(f"{step:>8.1f} {step / slowest('none', count):>8.4f}")
-        print(f"  {name:<{width}} {quantile(0.5):>8.1f} {quantile(0.99):>8.1f} "
-              f"{quantile(0.999):>8.1f} " + " ".join(cells))
-    if stops:
-        print("  the program's threads' stops for cunumpy (its reports' "
-              "\"flushes\"; the longest is the first, which reads the call "
-              "sites), and what they add to a step of R ranks whose stops "
-              "come at different steps, on a machine without noise "
-              "(stop x (1 - (1 - stops per step)^R)):")
-        print(f"  {'series':<{width}} {'stops':>7} {'steps each':>10} "
-              f"{'longest':>9} {'the others':>10} "
-              + " ".join(f"{'R=' + str(count):>9}"
-                         for count in arguments.at_scale))
-        for name, flushes in stops.items():
-            count = statistics.fmean(one["full_queue"] for one in flushes)
-            if count < 2:
-                print(f"  {name:<{width}} {count:>7.0f}")
-                continue
-            longest = statistics.fmean(one["longest_seconds"]
-                                       for one in flushes)
-            others = statistics.fmean(
-                (one["full_queue_seconds"] - one["longest_seconds"]) /
-                (one["full_queue"] - 1) for one in flushes)
-            every = arguments.steps / count
-            cells = " ".join(
-                f"{others * 1e6 * (1 - (1 - 1 / every) ** ranks_):>6.2f} us"
-                for ranks_ in arguments.at_scale)
-            print(f"  {name:<{width}} {count:>7.0f} {every:>10.1f} "
-                  f"{longest * 1e6:>6.0f} us {others * 1e6:>7.1f} us {cells}")
-    left = [count for count in arguments.at_scale if count > per_class]
-    if left:
-        print(f"  (R={','.join(map(str, left))} left out of the step times: "
-              f"more ranks than the {per_class} steps of a class sampled)")
-    print("  Ranks independent: their flushes at different steps, as when "
-          "ranks make different numbers of events; ranks that flush at the "
-          "same step cost what R=1 costs.")
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default="build")
@@ -330,12 +222,6 @@ def main():
     parser.add_argument("--repeats", type=int, default=6)
     parser.add_argument("--processes", action="store_true",
                         help="also time whole processes")
-    parser.add_argument("--at-scale", type=lambda text: [
-                            int(count) for count in text.split(",")],
-                        default=[], metavar="R[,R...]",
-                        help="also time each step of whole runs with no "
-                             "tool and each tool, and the step of R ranks "
-                             "that wait for the slowest every step")
     parser.add_argument("--trace", action="store_true",
                         help="also write a Chrome trace")
     parser.add_argument("--no-empty-tool", action="store_true",
@@ -483,9 +369,6 @@ def main():
               "queue, when its 32 KiB fill) is in the means; a median leaves it "
               "out once fewer than half the blocks have it.")
 
-        if arguments.at_scale:
-            for size in sizes:
-                at_scale(arguments, build, base, environments, size, work)
         if arguments.processes:
             without, series = processes(arguments, build, base,
                                         environments)

@@ -12,7 +12,7 @@
 //
 //   ./legacy_app [--steps N] [--size N] [--output-every N] [--copy-in-step]
 //                [--probes N] [--alternate-tools N] [--device-time US]
-//                [--chdir DIR] [--exit-without-finalize] [--step-times FILE]
+//                [--chdir DIR] [--exit-without-finalize]
 //
 // --copy-in-step adds a copy of the state to every time step (the bug the
 // budget catches); --probes N reads N single values per step (the overhead
@@ -31,10 +31,7 @@
 // with a small --size, a GPU-like step on the fake device, whose kernels
 // otherwise run on the host core and evict its caches every step.
 // --chdir DIR moves to DIR after Kokkos::initialize, as codes that run in a
-// run directory do. --step-times FILE writes each step's wall time in
-// microseconds, one a line (bench/plugin/plugin_overhead.py --at-scale: what
-// a tool's stops
-// cost when many ranks wait for the slowest every step).
+// run directory do.
 
 #include <algorithm>
 #include <chrono>
@@ -119,7 +116,6 @@ struct Options {
   int device_time_us = 0;  // host wait per step, as for a GPU kernel
   std::string chdir;       // run directory, entered after initialize
   bool exit_without_finalize = false;
-  std::string step_times; // file for each step's wall time, in microseconds
 };
 
 Options parse(int argc, char* argv[]) {
@@ -145,8 +141,6 @@ Options parse(int argc, char* argv[]) {
       options.chdir = argv[++i];
     else if (arg == "--exit-without-finalize")
       options.exit_without_finalize = true;
-    else if (arg == "--step-times" && has_value)
-      options.step_times = argv[++i];
   }
   if (options.output_every < 1)
     options.output_every = 1;
@@ -381,29 +375,8 @@ Result run(const Options& options, ToolAlternation& alternation) {
   Kokkos::Profiling::popRegion();
 
   double written = 0.0;
-  // --step-times: each step's wall time, from its start to the next one's
-  // (the output steps included), for plugin_overhead.py --at-scale. The
-  // file is opened first, so that a path that cannot be written fails
-  // before the loop, not after it.
-  std::vector<float> step_times;
-  std::FILE* step_times_file = nullptr;
-  if (!options.step_times.empty()) {
-    step_times_file = std::fopen(options.step_times.c_str(), "w");
-    if (step_times_file == nullptr) {
-      std::perror(("legacy_app: --step-times " + options.step_times).c_str());
-      std::exit(1);
-    }
-    step_times.reserve(static_cast<std::size_t>(std::max(options.steps, 0)));
-  }
   const auto loop_start = std::chrono::steady_clock::now();
-  auto step_start = loop_start;
   for (int step = 0; step < options.steps; ++step) {
-    if (!options.step_times.empty() && step > 0) {
-      const auto now = std::chrono::steady_clock::now();
-      step_times.push_back(static_cast<float>(
-          std::chrono::duration<double, std::micro>(now - step_start).count()));
-      step_start = now;
-    }
     alternation.before_step(step);
     {
       const ToolAlternation::Events events(alternation);
@@ -439,19 +412,9 @@ Result run(const Options& options, ToolAlternation& alternation) {
     }
   }
   Kokkos::fence();
-  if (!options.step_times.empty() && options.steps > 0)
-    step_times.push_back(
-        static_cast<float>(std::chrono::duration<double, std::micro>(
-                               std::chrono::steady_clock::now() - step_start)
-                               .count()));
   alternation.finish();
   const std::chrono::duration<double> loop_time =
       std::chrono::steady_clock::now() - loop_start;
-  if (step_times_file != nullptr) {
-    for (const float microseconds : step_times)
-      std::fprintf(step_times_file, "%.3f\n", microseconds);
-    std::fclose(step_times_file);
-  }
 
   // The parameters change on the host for a next run that never comes: a
   // modification no sync follows, which the plugin lists.

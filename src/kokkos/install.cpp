@@ -62,8 +62,12 @@ void fence_for_debug_sync() {
 
 } // namespace
 
+bool kokkos_runs() {
+  return Kokkos::is_initialized();
+}
+
 TableAccess linked_kokkos_table() {
-  return {&get_table, &set_table};
+  return {&get_table, &set_table, &kokkos_runs};
 }
 
 } // namespace tools

@@ -5,10 +5,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <link.h>
 #include <sys/stat.h>
 #include <type_traits>
+#include <utility>
 #include <unistd.h>
 
 #include "support/environment.hpp"
@@ -157,6 +159,24 @@ std::optional<int> ranks_from_environment() {
   return std::nullopt;
 }
 
+std::string run_id_from_environment() {
+  if (const auto id = Impl::environment("CUNUMPY_RUN_ID"))
+    return *id;
+  if (const auto job = Impl::environment("SLURM_JOB_ID")) {
+    const auto step = Impl::environment("SLURM_STEP_ID");
+    return "slurm:" + *job + (step ? "." + *step : std::string());
+  }
+  for (const auto& [name, prefix] :
+       {std::pair{"PMIX_NAMESPACE", "pmix:"},
+        std::pair{"OMPI_MCA_ess_base_jobid", "ompi:"}})
+    if (const auto id = Impl::environment(name))
+      return prefix + *id;
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  return "local:" + std::string(host) + ":" + std::to_string(::getpid()) +
+         ":" + std::to_string(static_cast<long long>(std::time(nullptr)));
+}
+
 std::string expand_rank(const std::string& pattern, int rank) {
   std::string result;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
@@ -237,6 +257,10 @@ Config Config::from_environment() {
     config.rank = *rank;
     config.rank_known = true;
   }
+  config.size = ranks_from_environment().value_or(config.rank_known ? 0 : 1);
+  config.run_id = run_id_from_environment();
+  if (const auto label = Impl::environment("CUNUMPY_LABEL"))
+    config.label = *label;
   if (const auto budget = Impl::environment("CUNUMPY_BUDGET"))
     config.budget_path = *budget;
   if (const auto report = Impl::environment("CUNUMPY_REPORT")) {

@@ -48,6 +48,13 @@ struct Config {
   int advice_top = 3;
   int rank = 0;
   bool rank_known = false;
+  /// The job's number of ranks, when the launcher says (0: unknown).
+  int size = 0;
+  /// What every rank of one launch shares (run_id_from_environment).
+  std::string run_id;
+  /// CUNUMPY_LABEL: the user's name for this run, in the JSON report (to
+  /// tell runs apart when comparing them).
+  std::string label;
 
   static Config from_environment();
 };
@@ -63,6 +70,12 @@ std::optional<int> rank_from_environment();
 /// The job's number of ranks from the variables MPI launchers set
 /// (OMPI_COMM_WORLD_SIZE, PMI_SIZE, MV2_COMM_WORLD_SIZE, SLURM_NTASKS).
 std::optional<int> ranks_from_environment();
+
+/// An id every rank of one launch shares, to tell a stale report of
+/// another run from this run's: CUNUMPY_RUN_ID, else the launcher's job
+/// (Slurm's job and step, PMIx's namespace, Open MPI's job id), else this
+/// process ("local:<host>:<pid>:<start time>").
+std::string run_id_from_environment();
 
 /// `pattern` with every "%r" replaced by `rank`.
 std::string expand_rank(const std::string& pattern, int rank);

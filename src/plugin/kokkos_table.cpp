@@ -2,16 +2,26 @@
 
 #include <atomic>
 #include <dlfcn.h>
+#include <functional>
 
 namespace cunumpy::plugin {
 namespace {
 
 namespace kokkosp = Impl::kokkosp;
 
+/// Kokkos::push_finalize_hook (C++, Itanium ABI): std::function<void()> by
+/// value.
+constexpr const char* push_finalize_hook_symbol =
+    "_ZN6Kokkos18push_finalize_hookESt8functionIFvvEE";
+using PushFinalizeHook = void (*)(std::function<void()>);
+
 // The functions found: one Kokkos per plugin (TableAccess holds plain
 // function pointers).
 std::atomic<kokkosp::GetCallbacks> found_get{nullptr};
 std::atomic<kokkosp::SetCallbacks> found_set{nullptr};
+std::atomic<kokkosp::IsInitialized> found_is_initialized{nullptr};
+std::atomic<PushFinalizeHook> found_push_hook{nullptr};
+std::atomic<const bool*> finalized_flag{nullptr};
 
 bool get_table(kokkosp::EventSet& table) {
   const auto get = found_get.load(std::memory_order_acquire);
@@ -27,6 +37,10 @@ bool set_table(const kokkosp::EventSet& table) {
     return false;
   set(table);
   return true;
+}
+
+bool kokkos_runs() {
+  return kokkos_state() != KokkosState::stopped;
 }
 
 /// The base address of the module that holds `address` (null if none).
@@ -56,8 +70,9 @@ void* lookup_in(const void* module, const std::string& path,
 
 } // namespace
 
-Impl::tools::TableAccess find_kokkos_table(const void* caller,
-                                           std::string& library) {
+Impl::tools::TableAccess find_kokkos(const void* caller, std::string& library,
+                                     const bool* finalized) {
+  finalized_flag.store(finalized, std::memory_order_release);
   std::string path;
   const void* module = module_of(caller, &path);
   void* get = nullptr;
@@ -79,7 +94,7 @@ Impl::tools::TableAccess find_kokkos_table(const void* caller,
       if (reinterpret_cast<const void*>(table.init) != tool_init)
         get = set = nullptr;
       else
-        module_of(get, &path);
+        module = module_of(get, &path);
     }
   }
   if (get == nullptr || set == nullptr) {
@@ -90,8 +105,32 @@ Impl::tools::TableAccess find_kokkos_table(const void* caller,
                   std::memory_order_release);
   found_set.store(reinterpret_cast<kokkosp::SetCallbacks>(set),
                   std::memory_order_release);
+  found_is_initialized.store(
+      reinterpret_cast<kokkosp::IsInitialized>(
+          lookup_in(module, path, kokkosp::is_initialized_symbol)),
+      std::memory_order_release);
+  found_push_hook.store(reinterpret_cast<PushFinalizeHook>(lookup_in(
+                            module, path, push_finalize_hook_symbol)),
+                        std::memory_order_release);
   library = path;
-  return {&get_table, &set_table};
+  return {&get_table, &set_table, &kokkos_runs};
+}
+
+bool push_kokkos_finalize_hook(void (*hook)()) {
+  const auto push = found_push_hook.load(std::memory_order_acquire);
+  if (push == nullptr)
+    return false;
+  push(std::function<void()>(hook));
+  return true;
+}
+
+KokkosState kokkos_state() {
+  if (const auto is_initialized =
+          found_is_initialized.load(std::memory_order_acquire))
+    return is_initialized() ? KokkosState::running : KokkosState::stopped;
+  const bool* finalized = finalized_flag.load(std::memory_order_acquire);
+  return finalized != nullptr && *finalized ? KokkosState::stopped
+                                            : KokkosState::unknown;
 }
 
 } // namespace cunumpy::plugin

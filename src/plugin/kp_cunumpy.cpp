@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <unistd.h>
 
 #include "tools/kokkosp.hpp"
@@ -34,12 +35,17 @@ namespace cunumpy::plugin {
 namespace {
 
 /// The plugin's state across its life and the end of the process, in one
-/// place.
+/// place. The plugin is made by the first kokkosp_init_library and never
+/// deleted: other threads may still be in Kokkos callbacks when the process
+/// ends, and a Kokkos session it was not told of may still need its report
+/// rewritten.
 struct Lifetime {
   std::atomic<Plugin*> plugin{nullptr};
   /// The status the process ends with when it would otherwise end with 0.
   std::atomic<int> pending_exit_status{0};
   std::atomic<bool> exit_handler_ran{false};
+  /// The status the exit handler was told (unknown for quick_exit).
+  std::optional<int> exit_status;
   /// kokkosp_init_library is running (a tool that calls it again from its
   /// own init must not make a second plugin).
   std::atomic<bool> initializing{false};
@@ -61,54 +67,76 @@ Plugin* current() noexcept {
 /// plugin finds its own file, and its place in the tools list, with it.
 void self_address() {}
 
-void end_process_if_failed(int status) noexcept {
+/// Ends the process with the violation status when the budget failed under
+/// CUNUMPY_ON_VIOLATION=exit and the program would end with 0 (`status`;
+/// unknown for quick_exit, which tells its handlers nothing): only then
+/// does cunumpy say what the status is, as only then does it decide it.
+void end_process_if_failed(std::optional<int> status) noexcept {
   const int pending = lifetime().pending_exit_status.load();
-  if (pending != 0 && status == 0) {
-    std::fflush(nullptr);
-    std::_Exit(pending);
-  }
+  if (pending == 0 || (status && *status != 0))
+    return;
+  std::fprintf(stderr,
+               "cunumpy: CUNUMPY_ON_VIOLATION=exit: the budget failed, so the "
+               "process ends with status %d%s\n",
+               pending,
+               status ? " instead of 0"
+                      : " (quick_exit does not tell cunumpy its own)");
+  std::fflush(nullptr);
+  std::_Exit(pending);
 }
 
 /// Ends the plugin: the next tool's finalize first (its files are written
 /// then), then cunumpy's report and trace, which are never overwritten by
-/// another tool's files. Returns whether a rule was broken (or the budget
-/// could not be checked) under CUNUMPY_ON_VIOLATION=exit.
-bool finish(Plugin& plugin) {
+/// another tool's files. Notes the violation status to end with, when
+/// CUNUMPY_ON_VIOLATION=exit and the budget failed.
+void finish(Plugin& plugin) {
   plugin.finalize_next();
-  const bool failed = plugin.finish();
-  return failed && plugin.config().exit_on_violation;
+  if (plugin.finish() && plugin.config().exit_on_violation)
+    lifetime().pending_exit_status.store(violation_exit_status);
 }
 
-/// Runs when the process exits: writes the report of a program that never
-/// called Kokkos::finalize, and ends with the violation status when
-/// CUNUMPY_ON_VIOLATION=exit and a rule was broken (unless the program
-/// already ends with a non-zero status of its own).
-void on_process_exit(int status, void*) noexcept {
+/// At the process' end: writes the report of a program that never called
+/// Kokkos::finalize, or writes it again when Kokkos ran a session the
+/// plugin was not told of; then the violation status, if any.
+void at_process_end(std::optional<int> status) noexcept {
   Lifetime& state = lifetime();
-  state.exit_handler_ran.store(true);
+  if (state.exit_handler_ran.exchange(true))
+    return;
+  state.exit_status = status;
   if (::getpid() != state.owner)
     return; // a forked child: the report is its parent's
   try {
-    if (Plugin* plugin = state.plugin.exchange(nullptr)) {
-      if (finish(*plugin))
+    if (Plugin* plugin = current()) {
+      if (!plugin->finished())
+        finish(*plugin);
+      else if (plugin->reconsider() && plugin->config().exit_on_violation)
         state.pending_exit_status.store(violation_exit_status);
-      // Not deleted: other threads may still be in Kokkos callbacks.
     }
   } catch (...) {
   }
   end_process_if_failed(status);
 }
 
+void on_process_exit(int status, void*) noexcept {
+  at_process_end(status);
+}
+
+void on_quick_exit() noexcept {
+  at_process_end(std::nullopt);
+}
+
 #if defined(__GLIBC__)
-void register_exit_handler() {
+void register_exit_handlers() {
   ::on_exit(&on_process_exit, nullptr);
+  std::at_quick_exit(&on_quick_exit);
 }
 #else
 void on_process_exit_without_status() {
-  on_process_exit(0, nullptr);
+  at_process_end(std::nullopt);
 }
-void register_exit_handler() {
+void register_exit_handlers() {
   std::atexit(&on_process_exit_without_status);
+  std::at_quick_exit(&on_quick_exit);
 }
 #endif
 
@@ -187,19 +215,26 @@ kokkosp_init_library(const int load_sequence, const uint64_t interface_version,
                      kokkosp::DeviceInfo* devices) noexcept {
   using namespace cunumpy::plugin;
   Lifetime& state = lifetime();
-  if (current() != nullptr || state.initializing.exchange(true))
-    return;
+  if (state.initializing.exchange(true))
+    return; // a tool that calls it again from its own init
   try {
-    auto* plugin =
-        new Plugin(load_sequence, interface_version, device_count, devices,
-                   reinterpret_cast<const void*>(&self_address),
-                   __builtin_return_address(0));
-    state.plugin.store(plugin, std::memory_order_release);
-    if (state.owner == 0) {
-      state.owner = ::getpid();
-      // After the next tool is loaded, so this runs before its static
-      // destructors.
-      register_exit_handler();
+    if (Plugin* plugin = current()) {
+      // Another Kokkos of the process (each Python extension with Kokkos
+      // linked in has its own), or a Kokkos session that restarted its
+      // tools: one report for all of them.
+      plugin->start_session(interface_version);
+    } else {
+      auto* made =
+          new Plugin(load_sequence, interface_version, device_count, devices,
+                     reinterpret_cast<const void*>(&self_address),
+                     __builtin_return_address(0));
+      state.plugin.store(made, std::memory_order_release);
+      if (state.owner == 0) {
+        state.owner = ::getpid();
+        // After the next tool is loaded, so these run before its static
+        // destructors.
+        register_exit_handlers();
+      }
     }
   } catch (const std::exception& error) {
     cunumpy::Impl::warn(std::string("the plugin is disabled: ") + error.what());
@@ -220,19 +255,15 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_finalize_library() noexcept {
         plugin->finalize_next();
       return;
     }
-    Plugin* plugin = state.plugin.exchange(nullptr);
-    if (plugin == nullptr)
-      return;
-    const bool failed = finish(*plugin);
-    delete plugin;
-    if (failed) {
-      // Let the program finish (MPI_Finalize, its own output); the exit
-      // handler sets the status. Finalized from a static destructor, after
-      // that handler ran: end here.
-      state.pending_exit_status.store(violation_exit_status);
-      if (state.exit_handler_ran.load())
-        end_process_if_failed(0);
-    }
+    Plugin* plugin = current();
+    if (plugin == nullptr || !plugin->end_session())
+      return; // another Kokkos of the process still runs
+    // Let the program finish (MPI_Finalize, its own output); the exit
+    // handler sets the status. Finalized from a static destructor, after
+    // that handler ran: there is no status left to know.
+    finish(*plugin);
+    if (state.exit_handler_ran.load())
+      end_process_if_failed(state.exit_status);
   } catch (...) {
     report_internal_error("kokkosp_finalize_library");
   }

@@ -20,6 +20,7 @@
 #include "report.hpp"
 #include "report/format.hpp"
 #include "support/environment.hpp"
+#include "support/excerpt.hpp"
 #include "tools/callbacks.hpp"
 
 namespace cunumpy::plugin {
@@ -62,10 +63,10 @@ std::string library_of(const void* function) {
 /// Watches the table of callbacks of the Kokkos that called `caller` for
 /// tools that replace cunumpy's entries (see tools/callbacks.hpp); returns
 /// why it cannot, or "".
-std::string watch_callbacks(const void* caller) {
+std::string watch_callbacks(const void* caller, const bool* finalized) {
   namespace tools = Impl::tools;
   std::string library;
-  const auto access = find_kokkos_table(caller, library);
+  const auto access = find_kokkos(caller, library, finalized);
   kokkosp::EventSet live{};
   if (access.get == nullptr || !access.get(live))
     return "cunumpy cannot read the table of callbacks of the Kokkos that "
@@ -130,13 +131,6 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
   // What Kokkos' events mean depends on its interface (kokkos_rules.hpp).
   recorder.set_kokkos_interface(interface_version);
   interface_version_ = interface_version;
-  if (!kokkosp::known_interface(interface_version))
-    Impl::warn("Kokkos passed the Kokkos Tools interface version " +
-               std::to_string(interface_version) +
-               ", which this cunumpy does not know (it knows Kokkos 3.4 to "
-               "5.x, 20210225 to 20240906): what its events mean may have "
-               "changed, so a budget cannot pass; use a cunumpy that knows "
-               "this Kokkos");
   (void)registered_device_spaces(); // reads CUNUMPY_DEVICE_SPACES now
 
   next_ = load_next_tool(entries_after_self(tool_lists(), self), self);
@@ -163,7 +157,18 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
     recorder.attach(trace_.get());
   }
   recorder.attach(&dual_views_);
-  unwatched_ = watch_callbacks(caller);
+  unwatched_ = watch_callbacks(caller, &kokkos_finalized_);
+  if (!kokkosp::known_interface(interface_version)) {
+    const std::string text =
+        "Kokkos passed the Kokkos Tools interface version " +
+        std::to_string(interface_version) +
+        ", which this cunumpy does not know (it knows those of Kokkos 3.4 to "
+        "5.x, 20210225 to 20240906): what its events mean may have changed; "
+        "use a cunumpy that knows this Kokkos";
+    Impl::warn(text);
+    const Impl::RecorderLock lock = recorder.lock();
+    recorder.open_incident(text, lock);
+  }
   Impl::cuda::start_collector();
 }
 
@@ -185,6 +190,67 @@ void Plugin::declare_metadata(const char* key, const char* value) {
                          value != nullptr ? value : "");
 }
 
+void Plugin::start_session(std::uint64_t interface_version) {
+  ++sessions_;
+  ++sessions_seen_;
+  if (interface_version == interface_version_)
+    return;
+  Impl::Recorder& recorder = Impl::Recorder::instance();
+  const std::string text =
+      "two Kokkos with different tools interfaces in one process (" +
+      std::to_string(interface_version_) + " and " +
+      std::to_string(interface_version) +
+      "): cunumpy reads the events of both as the first's";
+  Impl::warn(text);
+  const Impl::RecorderLock lock = recorder.lock();
+  recorder.open_incident(text, lock);
+}
+
+bool Plugin::end_session() {
+  if (sessions_ > 1) {
+    --sessions_;
+    return false;
+  }
+  sessions_ = 0;
+  kokkos_finalized_ = true;
+  return true;
+}
+
+namespace {
+std::atomic<bool> unseen_finalize{false};
+} // namespace
+
+void Plugin::on_unseen_finalize() {
+  unseen_finalize.store(true);
+}
+
+bool Plugin::reconsider() {
+  // Kokkos 3 restarts no tool when it is initialized again: the session
+  // ran without cunumpy. Its finalize ran the hook left at the first one;
+  // a session still running at the exit is one too.
+  const bool unseen =
+      unseen_finalize.load() || kokkos_state() == KokkosState::running;
+  if (!unseen)
+    return failed_.load();
+  Impl::Recorder& recorder = Impl::Recorder::instance();
+  {
+    const Impl::RecorderLock lock = recorder.lock();
+    recorder.open_incident(
+        "Kokkos was initialized again after it finalized, and Kokkos "
+        "restarts no tool for a second session: what that session did did "
+        "not reach cunumpy",
+        lock);
+  }
+  // The report written at the first finalize is cunumpy's own.
+  config_.report_file = FileState::of(config_.report_path);
+  config_.trace_file = FileState::of(config_.trace_path);
+  try {
+    return write_report();
+  } catch (const std::exception& error) {
+    return report_lost(error.what());
+  }
+}
+
 void Plugin::finalize_next() {
   if (next_finalized_)
     return;
@@ -198,6 +264,11 @@ void Plugin::finalize_next() {
 bool Plugin::finish() {
   if (finished_.exchange(true))
     return failed_.load();
+  // Kokkos 3 may be initialized again, and then calls no tool: a hook in
+  // its next finalize tells (reconsider). Kokkos 4 refuses a second
+  // initialize, and the hook never runs.
+  if (kokkos_finalized_)
+    push_kokkos_finalize_hook(&Plugin::on_unseen_finalize);
   try {
     return write_report();
   } catch (const std::exception& error) {
@@ -233,6 +304,11 @@ bool Plugin::write_report() {
     report.program = program_name();
     report.rank = config_.rank;
     report.rank_known = config_.rank_known;
+    report.size = config_.size;
+    report.run_id = config_.run_id;
+    report.label = config_.label;
+    report.kokkos_interface = interface_version_;
+    report.kokkos_sessions = sessions_seen_;
     report.pid = static_cast<long>(::getpid());
     report.elapsed = end - start_;
     report.backtrace_depth = recorder.backtrace_depth();
@@ -242,6 +318,9 @@ bool Plugin::write_report() {
       std::lock_guard metadata_lock(metadata_mutex_);
       report.metadata = metadata_;
     }
+    for (const auto& [key, value] : report.metadata)
+      if (key == "Kokkos Version")
+        report.kokkos_version = value;
     report.unwatched = unwatched_;
     report.cuda_view = profiling::cuda_view();
     report.all_regions = config_.all_regions;
@@ -288,19 +367,15 @@ bool Plugin::write_report() {
                  "' (" + error + "); the summary goes to stderr instead");
   }
   // The report file is quiet when all is well; stderr gets the summary
-  // when there is no file or a rule is broken, for the CI log. (A budget
+  // when there is no file or the budget failed, for the CI log. (A budget
   // file that could not be used was said at start-up.)
   std::string text;
   if (!written || !report.budget.violations.empty())
     text = format_summary(report, written ? config_.report_path : "");
   else // what a quiet report file would hide
-    for (const std::string& note : report_notes(report))
-      text += "cunumpy: note: " + note + " (report in " + config_.report_path +
-              ")\n";
-  if (failed_ && config_.exit_on_violation)
-    text += "cunumpy: CUNUMPY_ON_VIOLATION=exit: the process ends with "
-            "status " +
-            std::to_string(violation_exit_status) + "\n";
+    for (const std::string& note : report_notes(report, true))
+      text += "cunumpy: note: " + Impl::printable(note) + " (report in " +
+              config_.report_path + ")\n";
   if (!text.empty()) {
     std::fputs(text.c_str(), stderr);
     std::fflush(stderr);

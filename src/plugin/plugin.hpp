@@ -49,6 +49,12 @@ public:
   const NextTool& next() const noexcept { return next_; }
   const Config& config() const noexcept { return config_; }
 
+  /// Another Kokkos of the process initialized the plugin (or a session of
+  /// one that restarted its tools): the report waits for its end too.
+  void start_session(std::uint64_t interface_version);
+  /// A Kokkos finalized; true when it was the last one running.
+  bool end_session();
+
   void declare_metadata(const char* key, const char* value);
 
   /// Finalizes the next tool (once) and stops forwarding to it.
@@ -57,9 +63,20 @@ public:
   /// Writes the report and the trace the first time it is called. Returns
   /// true when a rule is broken or the budget asked for was not checked.
   bool finish();
+  bool finished() const noexcept { return finished_.load(); }
+
+  /// At the process' end, after finish(): when Kokkos ran a session the
+  /// plugin was not told of (Kokkos 3 initialized again calls no tool's
+  /// init; the plugin learns it from a finalize hook, or from Kokkos still
+  /// running), says so and writes the report again, incomplete. Returns
+  /// whether the budget failed.
+  bool reconsider();
 
 private:
   bool write_report(); ///< finish()'s work, which may throw
+  /// A Kokkos session ran that cunumpy was not told of (a finalize hook it
+  /// left in Kokkos ran).
+  static void on_unseen_finalize();
   /// finish() when write_report() threw: says so, and fails a run that had
   /// a rule file.
   bool report_lost(const char* why) noexcept;
@@ -78,6 +95,11 @@ private:
   double start_ = 0.0;
   /// The Kokkos Tools interface version Kokkos passed at init.
   std::uint64_t interface_version_ = 0;
+  /// Kokkos libraries or sessions running (initialized, not finalized).
+  int sessions_ = 1;
+  int sessions_seen_ = 1;
+  /// The last Kokkos running finalized.
+  bool kokkos_finalized_ = false;
   /// finish() ran, and its verdict: the plugin's own state, not guarded by
   /// the recorder's lock (finish() runs once, from the caller that took the
   /// plugin's pointer; a later call returns the verdict).

@@ -7,8 +7,12 @@
 #include <optional>
 #include <string_view>
 
+#include <cunumpy/version.hpp>
+
 #include "report/format.hpp"
 #include "report/json_writer.hpp"
+#include "support/excerpt.hpp"
+#include "tools/kokkosp.hpp"
 
 namespace cunumpy::plugin {
 namespace {
@@ -78,7 +82,8 @@ std::string counts_line(const KindTable& totals) {
          std::to_string(of(totals, EventKind::sync).count) + " sync(s)";
 }
 
-/// "3 to_host (24 bytes), 1 device_copy (8 bytes)", or "no transfers".
+/// "3 to_host (24 bytes), 1 device_copy (8 bytes)", or "no transfers";
+/// then the syncs, if any ("no transfers, 502 sync(s)").
 std::string kinds_text(const KindTable& totals) {
   std::string text;
   for (EventKind kind : all_event_kinds) {
@@ -90,7 +95,11 @@ std::string kinds_text(const KindTable& totals) {
     if (moves_bytes(kind))
       text += " (" + std::to_string(entry.nbytes) + " bytes)";
   }
-  return text.empty() ? "no transfers" : text;
+  if (text.empty())
+    text = "no transfers";
+  if (const std::uint64_t syncs = of(totals, EventKind::sync).count)
+    text += ", " + std::to_string(syncs) + " sync(s)";
+  return text;
 }
 
 std::string site_line(const SiteSummary& summary) {
@@ -158,24 +167,40 @@ void append_body(std::string& text, const KindTable& totals,
 std::string budget_verdict(const Report& report) {
   if (report.budget_path.empty())
     return "budget: none (set CUNUMPY_BUDGET to a rule file)";
+  const std::string budget = "budget " + Impl::printable(report.budget_path);
   if (!report.budget_error.empty())
-    return "budget " + report.budget_path +
-           ": NOT CHECKED: " + report.budget_error;
+    return budget + ": NOT CHECKED: " + Impl::printable(report.budget_error);
   const auto& violations = report.budget.violations;
-  if (violations.empty())
-    return "budget " + report.budget_path + ": ok (" +
-           std::to_string(report.budget.rule_count) + " rule(s))";
-  const bool lost = std::any_of(
-      violations.begin(), violations.end(), [](const profiling::Violation& v) {
-        return v.limit == profiling::Limit::events_lost;
-      });
-  return "budget " + report.budget_path + ": BROKEN, " +
-         std::to_string(violations.size()) + " broken rule(s)" +
-         (lost ? " (events may be missing: it cannot pass)" : "");
+  const std::string rules =
+      std::to_string(report.budget.rule_count) + " rule(s)";
+  switch (profiling::verdict(violations)) {
+  case profiling::Verdict::ok:
+    if (report.budget.unchecked_allowed)
+      return budget + ": ok, but nothing was checked: " +
+             report.budget.device.reason +
+             " (CUNUMPY_ALLOW_NO_DEVICE=1 lets it pass)";
+    return budget + ": ok (" + rules + ")";
+  case profiling::Verdict::unchecked:
+    return budget + ": NOT CHECKED: " + report.budget.device.reason;
+  case profiling::Verdict::incomplete:
+    return budget + ": INCOMPLETE: events may be missing, so it cannot pass";
+  case profiling::Verdict::broken:
+    break;
+  }
+  std::size_t broken = 0;
+  bool lost = false;
+  for (const profiling::Violation& v : violations) {
+    lost = lost || v.limit == profiling::Limit::events_lost;
+    broken += v.limit != profiling::Limit::events_lost &&
+              v.limit != profiling::Limit::no_device;
+  }
+  return budget + ": BROKEN, " + std::to_string(broken) + " broken rule(s)" +
+         (lost ? " (and events may be missing)" : "");
 }
 
 std::string header(const Report& report) {
-  return "cunumpy transfer report: " + report.program + " (rank " +
+  return "cunumpy transfer report: " + Impl::printable(report.program) +
+         " (rank " +
          std::to_string(report.rank) + ", pid " + std::to_string(report.pid) +
          printf_string("), %.3f s\n", report.elapsed);
 }
@@ -225,7 +250,7 @@ void append_tree(std::string& text, const Report& report) {
       continue;
     }
     std::string line(2 * node.depth, ' ');
-    line += "'" + node.name + "' (" + calls_text(node.calls) +
+    line += "'" + Impl::printable(node.name) + "' (" + calls_text(node.calls) +
             printf_string(", %.6f s)", node.seconds);
     if (node.is_phase)
       line += " [phase]";
@@ -233,7 +258,7 @@ void append_tree(std::string& text, const Report& report) {
     if (Impl::transfers(node.inclusive) != Impl::transfers(node.own))
       line += "; all: " + kinds_text(node.inclusive);
     if (!node.is_phase && !node.phase.empty())
-      line += "; counts in phase '" + node.phase + "'";
+      line += "; counts in phase '" + Impl::printable(node.phase) + "'";
     text += line + "\n";
     for (const auto& summary : top_sites(node.own_sites, top_sites_region))
       if (is_copy(summary.kind) || summary.kind == EventKind::sync)
@@ -524,31 +549,44 @@ std::vector<std::string> never_entered(const Report& report) {
 
 } // namespace
 
-std::vector<std::string> report_notes(const Report& report) {
+std::vector<std::string> report_notes(const Report& report, bool summary) {
   std::vector<std::string> notes;
-  for (const std::string& loss : report.budget.losses)
-    notes.push_back("INCOMPLETE: " + loss);
+  // With a budget, its verdict says why events may be missing.
+  if (report.budget_path.empty() || !report.budget_error.empty())
+    for (const std::string& loss : report.budget.losses)
+      notes.push_back("INCOMPLETE: " + loss);
   if (std::string note = unknown_spaces_note(report); !note.empty())
     notes.push_back(std::move(note));
-  if (!report.unwatched.empty())
+  // What changes nothing the user sees or does stays in the report file.
+  if (!summary && !report.unwatched.empty())
     notes.push_back(report.unwatched);
   return notes;
+}
+
+std::string_view Report::verdict() const {
+  if (budget_path.empty())
+    return "none";
+  if (!budget_error.empty())
+    return "incomplete";
+  return profiling::to_string(profiling::verdict(budget.violations));
 }
 
 std::string format_text(const Report& report) {
   std::string text = header(report);
   text += budget_verdict(report) + "\n";
-  for (const std::string& note : report_notes(report))
-    text += "note: " + note + "\n";
-  // Builds without the CUDA toolkit leave it to the JSON report.
-  if (report.cuda_view.built)
+  for (const std::string& note : report_notes(report, false))
+    text += "note: " + Impl::printable(note) + "\n";
+  // Only where CUDA could have told something: the JSON has it always.
+  if (report.cuda_view.built &&
+      (report.cuda_view.on || report.budget.device.present))
     text += profiling::cuda_view_line(report.cuda_view) + "\n";
   text += "\ntotal:\n";
   append_body(text, report.budget.total, report.budget.total_sites,
               top_sites_total);
   append_tree(text, report);
   for (const PhaseSummary& phase : report.budget.phases) {
-    text += "\nphase '" + phase.name + "' (" + calls_text(phase.calls) + "); " +
+    text += "\nphase '" + Impl::printable(phase.name) + "' (" +
+            calls_text(phase.calls) + "); " +
             (phase.rule ? "rule: " + phase.rule->str() : "no rule") +
             (phase.broken ? " [BROKEN]" : "") + "\n";
     if (phase.entered)
@@ -606,13 +644,13 @@ std::string format_text(const Report& report) {
 
 std::string format_summary(const Report& report,
                            const std::string& report_path) {
-  std::string text = "cunumpy: " + report.program + " (rank " +
-                     std::to_string(report.rank) +
+  std::string text = "cunumpy: " + Impl::printable(report.program) +
+                     " (rank " + std::to_string(report.rank) +
                      "): " + counts_line(report.budget.total) + "\n";
   for (const PhaseSummary& phase : report.budget.phases) {
     if (!phase.entered)
       continue;
-    text += "cunumpy:   phase '" + phase.name + "' (" +
+    text += "cunumpy:   phase '" + Impl::printable(phase.name) + "' (" +
             calls_text(phase.calls) + "): " + kinds_text(phase.totals) +
             (phase.broken ? " [BROKEN]" : "") + "\n";
   }
@@ -628,7 +666,7 @@ std::string format_summary(const Report& report,
                      });
     const std::size_t shown = std::min<std::size_t>(copying.size(), 10);
     for (std::size_t i = 0; i < shown; ++i)
-      text += "cunumpy:   region '" + copying[i]->path + "' (" +
+      text += "cunumpy:   region '" + Impl::printable(copying[i]->path) + "' (" +
               calls_text(copying[i]->calls) +
               "): " + kinds_text(copying[i]->own) + "\n";
     if (copying.size() > shown)
@@ -636,8 +674,8 @@ std::string format_summary(const Report& report,
               " more region(s) with transfers\n";
   }
   text += "cunumpy: " + budget_verdict(report) + "\n";
-  for (const std::string& note : report_notes(report))
-    text += "cunumpy: note: " + note + "\n";
+  for (const std::string& note : report_notes(report, true))
+    text += "cunumpy: note: " + Impl::printable(note) + "\n";
   append_violations(text, report, "cunumpy: ");
   const std::size_t shown = std::min(report.advice_top, report.advice.size());
   for (std::size_t i = 0; i < shown; ++i)
@@ -646,7 +684,8 @@ std::string format_summary(const Report& report,
     text += "cunumpy: advice: " + std::to_string(report.advice.size() - shown) +
             " more finding(s) in the full report\n";
   for (const auto& modify : report.unsynced_modifies)
-    text += "cunumpy: DualView \"" + modify.label + "\" modified on " +
+    text += "cunumpy: DualView \"" + Impl::printable(modify.label) +
+            "\" modified on " +
             side_text(modify.on_device) + ", never synced (" +
             modify.site.str() + ")\n";
   text += report_path.empty()
@@ -686,9 +725,15 @@ void write_budget(JsonWriter& json, const Report& report) {
               !report.budget_path.empty() && report.budget_error.empty());
   json.member("error", unless_empty(report.budget_error));
   json.member("file", unless_empty(report.budget_path));
+  std::vector<std::string> notes;
+  if (report.budget.unchecked_allowed)
+    notes.push_back("nothing was checked: " + report.budget.device.reason +
+                    " (CUNUMPY_ALLOW_NO_DEVICE=1 lets it pass)");
+  json.member("notes", notes);
   json.member("ok", !report.failed());
   json.member("rules", report.budget.rule_count);
   json.member("unentered_phases", never_entered(report));
+  json.member("verdict", report.verdict());
   json.key("violations");
   write_violations(json, report);
   json.end_object();
@@ -754,15 +799,31 @@ std::string format_json(const Report& report) {
   json.member("backtrace_depth", report.backtrace_depth);
   json.key("budget");
   write_budget(json, report);
+  json.member("callbacks_unwatched_reason", unless_empty(report.unwatched));
   json.member("callbacks_watched", report.unwatched.empty());
   json.member("complete", report.budget.losses.empty());
   json.key("cuda_view");
   write_cuda_view(json, report.cuda_view);
+  json.member("cunumpy_version", CUNUMPY_VERSION_STRING);
+  json.key("device");
+  json.begin_object();
+  json.member("present", report.budget.device.present);
+  json.member("reason", report.budget.device.reason);
+  json.end_object();
   json.member("device_spaces", report.device_spaces);
   json.key("dual_views");
   write_dual_views(json, report);
   json.member("elapsed_seconds", report.elapsed);
   json.member("format", "cunumpy-report");
+  json.key("kokkos");
+  json.begin_object();
+  json.member("backends", report.budget.device.backends);
+  json.member("interface", report.kokkos_interface);
+  json.member("interface_known",
+              Impl::kokkosp::known_interface(report.kokkos_interface));
+  json.member("sessions", report.kokkos_sessions);
+  json.member("version", unless_empty(report.kokkos_version));
+  json.end_object();
   json.member("losses", report.budget.losses);
   json.key("metadata");
   json.begin_object();
@@ -785,6 +846,14 @@ std::string format_json(const Report& report) {
   for (const auto& node : report.budget.regions)
     write_region(json, node);
   json.end_array();
+  json.key("run");
+  json.begin_object();
+  json.member("id", report.run_id);
+  json.member("label", unless_empty(report.label));
+  json.member("rank", report.rank);
+  json.member("size", report.size > 0 ? std::optional<int>(report.size)
+                                      : std::nullopt);
+  json.end_object();
   json.key("total");
   write_phase(json, total, top_sites_total);
   json.key("trace");
@@ -801,7 +870,7 @@ std::string format_json(const Report& report) {
   json.member("names", report.unknown_spaces.names);
   json.member("uncounted_copies", report.unknown_spaces.copies);
   json.end_object();
-  json.member("version", 2);
+  json.member("version", 3);
   json.end_object();
   return json.take() + "\n";
 }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,15 @@ struct Report {
   std::string program;
   int rank = 0;
   bool rank_known = false;
+  int size = 0; ///< the job's ranks; 0: unknown
+  std::string run_id;
+  std::string label; ///< CUNUMPY_LABEL
+  /// The Kokkos that called the plugin: its tools interface, its version
+  /// when it declared one, and how many of its sessions (or Kokkos
+  /// libraries of the process) initialized the plugin.
+  std::uint64_t kokkos_interface = 0;
+  std::string kokkos_version;
+  int kokkos_sessions = 0;
   long pid = 0;
   double elapsed = 0.0;
   int backtrace_depth = 0;
@@ -61,18 +71,23 @@ struct Report {
   profiling::CudaView cuda_view;
   std::vector<std::pair<std::string, std::string>> metadata;
 
-  /// The budget asked for is broken, could not be checked, or may have
-  /// missed events.
+  /// The budget asked for is broken, could not be checked, may have
+  /// missed events, or checked nothing (no device memory space).
   bool failed() const {
     return !budget_path.empty() &&
            (!budget.violations.empty() || !budget_error.empty());
   }
+  /// "none", "ok", "broken", "incomplete" (events may be missing, or the
+  /// rule file could not be used), "unchecked" (no device memory space).
+  std::string_view verdict() const;
 };
 
 /// Lines (without "cunumpy: note: ") on what the report may hide: events
-/// that may be missing, copies taken as host-to-host because a memory
-/// space's name is unknown, a table of callbacks cunumpy cannot watch.
-std::vector<std::string> report_notes(const Report& report);
+/// that may be missing (without a budget, whose verdict says so), copies
+/// taken as host-to-host because a memory space's name is unknown; and, in
+/// the report file only (not the `summary`), a table of callbacks cunumpy
+/// cannot watch.
+std::vector<std::string> report_notes(const Report& report, bool summary);
 
 /// The full text report.
 std::string format_text(const Report& report);

@@ -8,6 +8,8 @@
 #include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/testing/fake_device.hpp>
 
+#include "synthetic_events.hpp"
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   // Listing the tests needs no Kokkos, so a device build lists them on a
@@ -21,10 +23,6 @@ int main(int argc, char** argv) {
   // build's allocations tell cunumpy. (What a program without one gets is
   // tested on real programs: tests/plugin/test_host_only.py.)
   cunumpy::Impl::ensure_hooks();
-  static char device_memory[8];
-  Kokkos::Tools::allocateData(Kokkos::Profiling::make_space_handle("Cuda"),
-                              "device", device_memory, sizeof device_memory);
-  Kokkos::Tools::deallocateData(Kokkos::Profiling::make_space_handle("Cuda"),
-                                "device", device_memory, sizeof device_memory);
+  cunumpy_tests::synthetic::device_allocation();
   return RUN_ALL_TESTS();
 }

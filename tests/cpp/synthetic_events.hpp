@@ -28,6 +28,16 @@ namespace cunumpy_tests::synthetic {
 inline constexpr bool kokkos_reports_fences =
     KOKKOSP_INTERFACE_VERSION >= 20210623; // Kokkos 3.5 and later
 
+/// An allocation in a device memory space, as a GPU build makes at its
+/// start: tells cunumpy that the program has a device (without one, no copy
+/// could be a transfer, and budgets check nothing).
+inline void device_allocation() {
+  static char memory[8];
+  const auto space = Kokkos::Profiling::make_space_handle("Cuda");
+  Kokkos::Tools::allocateData(space, "device", memory, sizeof memory);
+  Kokkos::Tools::deallocateData(space, "device", memory, sizeof memory);
+}
+
 /// Whether a copy waits for its end: Kokkos 4 fences a blocking
 /// deep_copy(dst, src) inside its begin/end pair; deep_copy(exec, dst, src)
 /// has no fence.

@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
   };
   if (!rules_after)
     require_rules();
-  cunumpy_parity::run_events(test_case.at("events"));
+  cunumpy_parity::run_case(test_case.at("events"));
   if (rules_after)
     require_rules();
   nlohmann::json violations = nlohmann::json::array();

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   Kokkos::ScopeGuard kokkos(argc, argv);
-  cunumpy_parity::run_events(
+  cunumpy_parity::run_case(
       cunumpy_parity::read_case(argv[1], std::stoul(argv[2])).at("events"));
   return 0;
 }

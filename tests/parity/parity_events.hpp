@@ -57,6 +57,14 @@ inline void copy(const std::string& kind, std::uint64_t bytes, bool blocking) {
     throw std::invalid_argument("parity: unknown copy kind '" + kind + "'");
 }
 
+/// The events of a case: those of a program with a device (an allocation
+/// there first), then `steps`.
+inline void run_events(const nlohmann::json& steps);
+inline void run_case(const nlohmann::json& steps) {
+  synthetic::device_allocation();
+  run_events(steps);
+}
+
 /// Makes the events of `steps` (see the grammar above).
 inline void run_events(const nlohmann::json& steps) {
   for (const nlohmann::json& step : steps) {

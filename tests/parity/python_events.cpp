@@ -13,7 +13,7 @@ PYBIND11_MODULE(cunumpy_parity_events, module) {
   module.def(
       "run_events",
       [](const std::string& events) {
-        cunumpy_parity::run_events(nlohmann::json::parse(events));
+        cunumpy_parity::run_case(nlohmann::json::parse(events));
       },
       pybind11::arg("events"),
       "Makes the events of a parity case (JSON text of its 'events').");

@@ -27,7 +27,8 @@ CUNUMPY_VARIABLES = ["CUNUMPY_REPORT", "CUNUMPY_BUDGET", "CUNUMPY_TRACE",
 # must not change what the tests see): removed unless a test sets them.
 MPI_VARIABLES = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
                  "SLURM_PROCID", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                 "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS"]
+                 "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS", "SLURM_JOB_ID",
+                 "SLURM_STEP_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"]
 # The exit status of CUNUMPY_ON_VIOLATION=exit.
 VIOLATION_STATUS = 3
 

@@ -191,7 +191,8 @@ def test_advice_merged(case, report_tool):
     merge = [sys.executable, report_tool]
     for rank, wait in ((0, "500"), (1, "1000")):
         run = case.run(["--wait-us", wait], CUNUMPY_REPORT="report-%r.json",
-                       OMPI_COMM_WORLD_RANK=str(rank))
+                       OMPI_COMM_WORLD_RANK=str(rank),
+                       OMPI_COMM_WORLD_SIZE="2", CUNUMPY_RUN_ID="two ranks")
         assert run.status == 0, run
     files = [case.path("report-0.json"), case.path("report-1.json")]
     run = case.run(command=merge + ["--json", "merged.json"] + files)

@@ -49,11 +49,21 @@ def test_report_json(case, budget):
     assert run.status == 0, f"the program must succeed\n{run}"
     report = case.json("report.json", run)
     assert report["format"] == "cunumpy-report", "format"
-    assert report["version"] == 2, "version"
+    assert report["version"] == 3, "version"
     assert report["complete"] and report["callbacks_watched"], \
         "nothing lost, and the callbacks were watched"
     assert report["rank"] == 0 and report["pid"] > 0, "rank 0 and a pid"
+    run_info = report["run"]
+    assert (run_info["rank"] == 0 and run_info["size"] == 1 and
+            run_info["id"].startswith("local:") and run_info["label"] is None), \
+        f"one process: its own run\n{shown(run_info)}"
+    kokkos = report["kokkos"]
+    assert (kokkos["interface_known"] and kokkos["interface"] > 0 and
+            kokkos["sessions"] == 1), f"the Kokkos\n{shown(kokkos)}"
+    assert report["device"]["present"], "the fake device is a device"
+    assert report["cunumpy_version"], "cunumpy's version"
     assert (report["budget"]["ok"] and report["budget"]["checked"] and
+            report["budget"]["verdict"] == "ok" and
             report["budget"]["rules"] == 3 and
             report["budget"]["violations"] == []), \
         f"budget checked and ok\n{shown(report['budget'])}"

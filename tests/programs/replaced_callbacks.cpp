@@ -167,6 +167,8 @@ void budget_after_replacement() {
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard kokkos(argc, argv);
+  cunumpy::Impl::ensure_hooks();
+  device_allocation();
   const std::string which = argc > 1 ? argv[1] : "";
   if (which == "cunumpy_first")
     cunumpy_first();

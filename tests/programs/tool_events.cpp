@@ -37,6 +37,7 @@
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard kokkos(argc, argv);
+  tool_events::device_allocation(); // a GPU build's program
   int steps = 10;
   int pause_us = 0;
   std::string replace = "none";

@@ -20,6 +20,15 @@ namespace KT = Kokkos::Tools::Experimental;
 
 /// One copy of `bytes` from the host to a "Cuda" space, as Kokkos reports a
 /// deep_copy (no fence: on Kokkos 4 it is a copy the host did not wait for).
+/// An allocation in a device memory space, as a GPU build makes at its
+/// start: the program has a device.
+inline void device_allocation() {
+  static char data[8];
+  const auto space = Kokkos::Tools::make_space_handle("Cuda");
+  Kokkos::Tools::allocateData(space, "device", data, sizeof data);
+  Kokkos::Tools::deallocateData(space, "device", data, sizeof data);
+}
+
 inline void copy_to_device(std::uint64_t bytes = 8) {
   static double data[8];
   Kokkos::Tools::beginDeepCopy(

@@ -9,6 +9,7 @@
 
 #include "recorder/recorder.hpp"
 #include "report/format.hpp"
+#include "support/excerpt.hpp"
 
 namespace cunumpy {
 namespace profiling {
@@ -37,14 +38,14 @@ std::optional<AdviceRule> parse_advice_rule(std::string_view name) noexcept {
 std::string Finding::str() const {
   std::string text = "[" + std::string(name()) + "] ";
   text += region.empty() ? std::string("outside every region")
-                         : "in region '" + region + "'";
+                         : "in region '" + Impl::printable(region) + "'";
   if (region.empty())
     text += " (" + std::to_string(calls) + " times)";
   else
     text += " (" + std::to_string(calls) + " of " +
             std::to_string(region_calls) + " calls)";
   for (std::size_t i = 0; i < sites.size(); ++i)
-    text += (i == 0 ? " at " : ", then ") + sites[i].site.str();
+    text += (i == 0 ? " at " : ", then ") + Impl::printable(sites[i].site.str());
   text += ": " + evidence + "; ";
   if (saving_seconds && *saving_seconds <= 0.0)
     text += "saves no measurable time (kept for what it says of the code)";

@@ -10,6 +10,7 @@
 
 #include "consumers/budget_state.hpp"
 #include "consumers/counter_state.hpp"
+#include "support/excerpt.hpp"
 
 namespace cunumpy {
 namespace profiling {
@@ -119,7 +120,7 @@ std::string Violation::str() const {
   const std::string what = kind ? std::string(to_string(*kind)) : "";
   std::string text = limit == Limit::events_lost || limit == Limit::no_device
                          ? ""
-                         : "phase '" + phase + "': ";
+                         : "phase '" + Impl::printable(phase) + "': ";
   switch (limit) {
   case Limit::calls:
     text += "calls=" + allowed + " required, got " + actual;
@@ -160,7 +161,7 @@ std::string Violation::str() const {
   }
   text += "\n";
   for (const std::string& detail : details)
-    text += "  " + detail + "\n";
+    text += "  " + Impl::printable(detail) + "\n";
   for (const auto& summary : events)
     text += "  " + Impl::format_site_line(summary) + "\n";
   return text;

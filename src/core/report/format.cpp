@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string_view>
 
+#include "support/excerpt.hpp"
+
 namespace cunumpy::Impl {
 
 using profiling::KindTable;
@@ -40,12 +42,14 @@ std::uint64_t transfers(const KindTable& totals) noexcept {
 
 std::string format_site_line(const profiling::SiteSummary& summary) {
   // A migration CUDA's record reports has no call site: its bytes say more.
+  // Names come from the program (labels, file names): a control character
+  // in one must not start a line of its own.
   std::string line =
       summary.kind == EventKind::migration && !summary.site.known()
-          ? summary.what + " (x" + std::to_string(summary.count) + "), " +
-                std::to_string(summary.nbytes) + " bytes"
-          : summary.site.str() + ": " + summary.what + " (x" +
-                std::to_string(summary.count) + ")";
+          ? printable(summary.what) + " (x" + std::to_string(summary.count) +
+                "), " + std::to_string(summary.nbytes) + " bytes"
+          : printable(summary.site.str()) + ": " + printable(summary.what) +
+                " (x" + std::to_string(summary.count) + ")";
   if (summary.async)
     line += " [async]";
   if (summary.implicit)

@@ -39,29 +39,35 @@ inline std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
   return 0;
 }
 
+/// `text` as a line of a report or a message may show it: control
+/// characters (a newline in a region name would start a line of its own)
+/// and bytes that are not UTF-8 show as \xNN.
+inline std::string printable(std::string_view text) {
+  static const char digits[] = "0123456789abcdef";
+  std::string result;
+  result.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const std::size_t length = utf8_sequence_length(text, i);
+    if (length == 0 || byte < 0x20 || byte == 0x7F) {
+      result += "\\x";
+      result += digits[byte >> 4];
+      result += digits[byte & 15];
+      ++i;
+    } else {
+      result.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return result;
+}
+
 /// `text` for an error message: itself when at most `limit` bytes long, else
 /// its beginning and its end around "...[N bytes]...", cut between
 /// characters, so that a message never carries a whole 50 MB value. Control
-/// characters and bytes that are not UTF-8 show as \xNN.
+/// characters and bytes that are not UTF-8 show as \xNN (printable).
 inline std::string excerpt(std::string_view text, std::size_t limit = 64) {
-  const auto escaped = [](std::string_view part) {
-    static const char digits[] = "0123456789abcdef";
-    std::string result;
-    for (std::size_t i = 0; i < part.size();) {
-      const auto byte = static_cast<unsigned char>(part[i]);
-      const std::size_t length = utf8_sequence_length(part, i);
-      if (length == 0 || byte < 0x20 || byte == 0x7F) {
-        result += "\\x";
-        result += digits[byte >> 4];
-        result += digits[byte & 15];
-        ++i;
-      } else {
-        result.append(part.substr(i, length));
-        i += length;
-      }
-    }
-    return result;
-  };
+  const auto escaped = [](std::string_view part) { return printable(part); };
   if (text.size() <= limit)
     return escaped(text);
   const auto is_continuation = [&](std::size_t i) {

@@ -102,6 +102,7 @@ struct Watch {
   bool repairable = true;
   std::vector<Replacement> replacements;
   std::uint32_t warned = 0; ///< slots already named on stderr
+  bool paused_reported = false;
   // Whether it is active, and when it last looked: in `hot`.
 };
 
@@ -602,10 +603,26 @@ void verify() noexcept {
       if (watch.expected[i] != nullptr &&
           field(live, static_cast<Slot>(i)) != nullptr)
         any_set = true;
-    // Kokkos calls no tool at all: pause_tools, or Kokkos finalized. Not a
-    // replacement; resume_tools puts the table back as it was.
-    if (!any_set)
+    // Kokkos calls no tool at all: Kokkos finalized (it pauses its tools
+    // then), or, while it runs, someone paused its tools or cleared every
+    // callback: what happens meanwhile reaches no tool. Said once; putting
+    // them back does not bring back what was missed.
+    if (!any_set) {
+      if ((watch.access.running == nullptr || watch.access.running()) &&
+          !watch.paused_reported) {
+        watch.paused_reported = true;
+        const std::string text =
+            "Kokkos' tools were turned off while Kokkos ran (every callback "
+            "of its table is empty: Kokkos::Tools::Experimental::pause_tools, "
+            "or a library that cleared them), so what the program did "
+            "meanwhile did not reach cunumpy";
+        warn(text);
+        Recorder& recorder = Recorder::instance();
+        const RecorderLock lock = recorder.lock();
+        recorder.open_incident(text, lock);
+      }
       return;
+    }
     std::vector<Slot> replaced;
     std::vector<void*> by;
     for (unsigned i = 0; i < slot_count; ++i) {

@@ -184,9 +184,12 @@ kokkosp::EventSet library_callbacks(void* handle) noexcept;
 struct TableAccess {
   bool (*get)(kokkosp::EventSet& table) = nullptr;
   bool (*set)(const kokkosp::EventSet& table) = nullptr;
+  /// Whether that Kokkos runs (initialized, not finalized): an empty table
+  /// then means its tools were turned off. Null: taken as running.
+  bool (*running)() = nullptr;
 };
 
-/// Access through the Kokkos cunumpy is linked with (install.cpp).
+/// Access through the Kokkos cunumpy is linked with (src/kokkos/install.cpp).
 TableAccess linked_kokkos_table();
 
 /// Starts watching Kokkos' table: in each slot where `entries` is set,
