@@ -267,8 +267,19 @@ bool Plugin::finish() {
   // Kokkos 3 may be initialized again, and then calls no tool: a hook in
   // its next finalize tells (reconsider). Kokkos 4 refuses a second
   // initialize, and the hook never runs.
-  if (kokkos_finalized_)
+  if (kokkos_finalized_) {
     push_kokkos_finalize_hook(&Plugin::on_unseen_finalize);
+  } else if (kokkos_state() == KokkosState::stopped) {
+    // At the exit, and Kokkos finalized without calling cunumpy's finalize:
+    // its tools were off (paused, or their callbacks cleared) then.
+    Impl::Recorder& recorder = Impl::Recorder::instance();
+    const Impl::RecorderLock lock = recorder.lock();
+    recorder.open_incident(
+        "Kokkos finalized without telling cunumpy: its tools were turned off "
+        "(paused, or their callbacks cleared) and not turned back on, so what "
+        "the program did meanwhile did not reach cunumpy",
+        lock);
+  }
   try {
     return write_report();
   } catch (const std::exception& error) {

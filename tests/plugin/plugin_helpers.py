@@ -12,17 +12,10 @@ import re
 import shutil
 import subprocess
 
-CUNUMPY_VARIABLES = ["CUNUMPY_REPORT", "CUNUMPY_BUDGET", "CUNUMPY_TRACE",
-                     "CUNUMPY_ON_VIOLATION", "CUNUMPY_BACKTRACE",
-                     "CUNUMPY_DEBUG_SYNC", "CUNUMPY_REPORT_ALL_REGIONS",
-                     "CUNUMPY_ADVISE", "CUNUMPY_ADVISE_MIN_SAVING_US",
-                     "CUNUMPY_ADVISE_MIN_CALLS", "CUNUMPY_ADVISE_SMALL_BYTES",
-                     "CUNUMPY_ADVISE_MANY_COPIES",
-                     "CUNUMPY_ADVISE_PAGEABLE_BYTES",
-                     "CUNUMPY_ADVISE_FRESH_BYTES",
-                     "CUNUMPY_ADVISE_PINNED_MBPS", "CUNUMPY_ADVISE_TOP",
-                     "CUNUMPY_CUPTI", "CUNUMPY_CUPTI_LIBRARY",
-                     "CUNUMPY_FLUSH_THREAD", "CUNUMPY_QUEUE_KIB"]
+# The CUNUMPY_* variables ctest's environment keeps for every run (which
+# memory spaces are the fake device's); every other one is removed unless a
+# test sets it.
+KEPT_CUNUMPY_VARIABLES = {"CUNUMPY_DEVICE_SPACES"}
 # What MPI launchers set, which the plugin reads (a CI job run under one
 # must not change what the tests see): removed unless a test sets them.
 MPI_VARIABLES = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
@@ -89,8 +82,10 @@ class Case:
         whole `command`, with the loading variables ctest set, the
         variables given here (None removes one) and no other CUNUMPY_*
         variable nor MPI launcher's."""
-        environment = dict(os.environ)
-        for name in CUNUMPY_VARIABLES + MPI_VARIABLES:
+        environment = {name: value for name, value in os.environ.items()
+                       if not name.startswith("CUNUMPY_")
+                       or name in KEPT_CUNUMPY_VARIABLES}
+        for name in MPI_VARIABLES:
             environment.pop(name, None)
         for name, value in variables.items():
             if value is None:

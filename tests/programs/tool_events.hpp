@@ -132,6 +132,32 @@ struct ChainingTool {
   }
 };
 
+/// A tool that takes both copy callbacks, forwards every copy's begin to
+/// what it found and swallows every end: the half of a copy that reaches
+/// cunumpy must never make a count look complete.
+struct HalfForwarder {
+  static Kokkos_Profiling_EventSet& saved() {
+    static Kokkos_Profiling_EventSet table{};
+    return table;
+  }
+  static void on_begin(Kokkos_Profiling_SpaceHandle dst, const char* dst_label,
+                       const void* dst_ptr, Kokkos_Profiling_SpaceHandle src,
+                       const char* src_label, const void* src_ptr,
+                       uint64_t size) {
+    if (saved().begin_deep_copy != nullptr)
+      saved().begin_deep_copy(dst, dst_label, dst_ptr, src, src_label, src_ptr,
+                              size);
+  }
+  static void on_end() {}
+  static void install() {
+    Kokkos_Profiling_EventSet table = KT::get_callbacks();
+    saved() = table;
+    table.begin_deep_copy = &on_begin;
+    table.end_deep_copy = &on_end;
+    KT::set_callbacks(table);
+  }
+};
+
 } // namespace tool_events
 
 #endif

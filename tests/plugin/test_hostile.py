@@ -1,0 +1,119 @@
+"""What real programs do that the plugin must survive without a false
+"ok": Kokkos initialized twice, tools paused or cleared, copy callbacks
+taken away for a moment, a tool that swallows the ends of copies, exit
+paths that skip handlers, names with control characters, and no device at
+all (tests/programs/hostile_program.cpp). The rule file forbids every copy
+in the region "step"."""
+
+import pytest
+
+from plugin_helpers import VIOLATION_STATUS, shown
+
+RULES = "[phases.step]\noptional = true\n"
+
+
+def run_case(case, *arguments, **variables):
+    budget = case.write("budget.toml", RULES)
+    variables.setdefault("CUNUMPY_ON_VIOLATION", "exit")
+    run = case.run(list(arguments), CUNUMPY_REPORT="report.json",
+                   CUNUMPY_BUDGET=budget, **variables)
+    return run, case.json("report.json", run)
+
+
+def check_incomplete(run, report, why):
+    """The verdict fails, as incomplete, and says why."""
+    assert run.status == VIOLATION_STATUS, f"the run fails\n{run}"
+    assert (report["budget"]["verdict"] == "incomplete" and
+            not report["budget"]["ok"] and not report["complete"]), \
+        f"incomplete, not ok\n{shown(report['budget'])}"
+    assert any(why in loss for loss in report["losses"]), \
+        f"the report says why: {why}\n{shown(report['losses'])}"
+    assert any("INCOMPLETE" in line for line in run.cunumpy_lines()), \
+        f"stderr says so\n{run}"
+
+
+def test_reinitialized(case, kokkos_major):
+    if kokkos_major >= 4:
+        pytest.skip("Kokkos 4 refuses a second Kokkos::initialize")
+    run, report = run_case(case, "reinitialize")
+    check_incomplete(run, report, "initialized again")
+
+
+def test_tools_paused(case):
+    run, report = run_case(case, "pause-tools")
+    check_incomplete(run, report, "tools")
+
+
+def test_callbacks_cleared(case):
+    run, report = run_case(case, "clear-callbacks")
+    check_incomplete(run, report, "tools")
+
+
+def test_copy_callbacks_cleared_for_a_while(case, kokkos_major):
+    run, report = run_case(case, "clear-copy-callbacks")
+    if report["kokkos"]["interface"] < 20210623:
+        # Kokkos 3.4 fences nothing inside its copies: nothing tells that a
+        # copy happened without its callbacks (docs/budgets.md).
+        assert report["budget"]["verdict"] == "ok", shown(report["budget"])
+        return
+    check_incomplete(run, report, "deep-copy callbacks were taken away")
+
+
+def test_half_forwarder(case):
+    # A tool forwards the begins of the copies and swallows their ends:
+    # cunumpy learns that it forwards one callback, never the other.
+    run, report = run_case(case, "half-forwarder")
+    check_incomplete(run, report, "replaced cunumpy's")
+
+
+def test_exit_status_paths(case):
+    run, report = run_case(case, "exit", "exit5")
+    assert run.status == 5, f"the program's own status stands\n{run}"
+    assert report["budget"]["verdict"] == "broken", shown(report["budget"])
+    assert not any("ends with status" in line for line in run.cunumpy_lines()),\
+        f"cunumpy decided nothing, so says nothing of the status\n{run}"
+    run, report = run_case(case, "exit", "quick_exit0")
+    assert run.status == VIOLATION_STATUS, f"quick_exit(0) is failed\n{run}"
+    assert any("ends with status 3" in line for line in run.cunumpy_lines()), \
+        f"and says so\n{run}"
+    run, report = run_case(case, "exit", "_exit0")
+    assert run.status == 0, f"_exit skips every handler\n{run}"
+    assert report["budget"]["verdict"] == "broken", shown(report["budget"])
+    assert any("BROKEN" in line for line in run.cunumpy_lines()), run
+    assert not any("ends with status" in line for line in run.cunumpy_lines()),\
+        f"no promise cunumpy cannot keep\n{run}"
+
+
+def test_control_characters_in_names(case):
+    # Without a budget the summary lists the regions that copied, by path.
+    forged = "cunumpy: budget budget.toml: ok (1 rule(s))"
+    name = "solve\n" + forged + "\r"
+    run = case.run(["region", name])  # the summary on stderr
+    assert run.status == 0, run
+    lines = run.stderr.splitlines()
+    assert not any(line.startswith(forged) for line in lines), \
+        f"a name cannot forge a line of cunumpy's\n{run}"
+    assert any("'step/solve\\x0a" + forged + "\\x0d'" in line
+               for line in lines), f"the name shows, escaped\n{run}"
+    run = case.run(["region", name], CUNUMPY_REPORT="report.json")
+    report = case.json("report.json", run)
+    assert report["regions"][-1]["name"] == name, \
+        "the JSON keeps the name as it is"
+
+
+def test_no_device(case):
+    run, report = run_case(case, "no-device")
+    assert run.status == VIOLATION_STATUS, f"nothing checked fails\n{run}"
+    budget = report["budget"]
+    assert (budget["verdict"] == "unchecked" and not budget["ok"] and
+            not report["device"]["present"] and
+            "no device memory space in this program (backends: " in
+            report["device"]["reason"]), shown(budget)
+    assert any("NOT CHECKED: no device memory space in this program" in line
+               for line in run.cunumpy_lines()), run
+    run, report = run_case(case, "no-device", CUNUMPY_ALLOW_NO_DEVICE="1")
+    assert run.status == 0, f"allowed on a CPU-only job\n{run}"
+    budget = report["budget"]
+    assert (budget["verdict"] == "ok" and budget["ok"] and
+            any("nothing was checked" in note for note in budget["notes"])), \
+        shown(budget)

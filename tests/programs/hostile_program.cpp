@@ -1,0 +1,127 @@
+// What real programs do that a tool must survive, one case per run, for the
+// plugin's tests on every Kokkos (events through Kokkos' own entry points,
+// tests/programs/tool_events.hpp). In each case a region "step" makes a
+// copy to the device, which the tests' rule file forbids, unless said
+// otherwise:
+//
+//   hostile_program reinitialize   Kokkos finalized, then initialized again
+//                                  (Kokkos 3 only; 4 refuses): the copy is
+//                                  in the second session
+//   hostile_program pause-tools    pauses Kokkos' tools before the copy and
+//                                  never resumes them
+//   hostile_program clear-callbacks  clears every callback of Kokkos' table
+//                                  before the copy, never puts them back
+//   hostile_program clear-copy-callbacks  saves the table, clears its
+//                                  deep-copy callbacks, makes a real
+//                                  Kokkos::deep_copy, puts them back
+//   hostile_program half-forwarder a tool takes both copy callbacks,
+//                                  forwards the begins, swallows the ends:
+//                                  6 copies, in "output" (allowed)
+//   hostile_program exit MODE      after Kokkos::finalize: _exit(0),
+//                                  quick_exit(0) or exit(5)
+//   hostile_program region NAME    the copy in a region named NAME inside
+//                                  "step"
+//   hostile_program no-device      no device at all: host copies only
+
+#include "tool_events.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+using namespace tool_events;
+
+void step_with_copy() {
+  region("step");
+  copy_to_device(8);
+  end_region();
+}
+
+/// A real Kokkos::deep_copy between two host views: Kokkos reports it (and
+/// from 3.5 on fences inside it, with names that say so).
+void host_deep_copy() {
+  Kokkos::View<double*, Kokkos::HostSpace> a("a", 64), b("b", 64);
+  Kokkos::deep_copy(a, b);
+}
+
+int usage() {
+  std::fprintf(stderr, "usage: hostile_program CASE [ARGUMENT]\n");
+  return 2;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2)
+    return usage();
+  const std::string which = argv[1];
+  const std::string argument = argc > 2 ? argv[2] : "";
+  if (which == "reinitialize") {
+    Kokkos::initialize(argc, argv);
+    device_allocation();
+    region("setup");
+    end_region();
+    Kokkos::finalize();
+    Kokkos::initialize(argc, argv);
+    step_with_copy();
+    Kokkos::finalize();
+    std::printf("hostile_program: two sessions\n");
+    return 0;
+  }
+  Kokkos::initialize(argc, argv);
+  if (which != "no-device")
+    device_allocation();
+  if (which == "pause-tools") {
+    KT::pause_tools();
+    step_with_copy();
+  } else if (which == "clear-callbacks") {
+    KT::set_callbacks(Kokkos_Profiling_EventSet{});
+    step_with_copy();
+  } else if (which == "clear-copy-callbacks") {
+    Kokkos_Profiling_EventSet table = KT::get_callbacks();
+    const Kokkos_Profiling_EventSet saved = table;
+    table.begin_deep_copy = nullptr;
+    table.end_deep_copy = nullptr;
+    KT::set_callbacks(table);
+    region("step");
+    host_deep_copy();
+    end_region();
+    KT::set_callbacks(saved);
+  } else if (which == "half-forwarder") {
+    HalfForwarder::install();
+    region("output");
+    for (int i = 0; i < 6; ++i)
+      copy_to_device(8);
+    end_region();
+  } else if (which == "exit") {
+    step_with_copy();
+    Kokkos::finalize();
+    std::fflush(stdout);
+    if (argument == "_exit0")
+      ::_exit(0);
+    if (argument == "quick_exit0")
+      std::quick_exit(0);
+    if (argument == "exit5")
+      std::exit(5);
+    return usage();
+  } else if (which == "region") {
+    region("step");
+    region(argument.c_str());
+    copy_to_device(8);
+    end_region();
+    end_region();
+  } else if (which == "no-device") {
+    region("step");
+    host_deep_copy();
+    end_region();
+  } else {
+    Kokkos::finalize();
+    return usage();
+  }
+  Kokkos::finalize();
+  std::printf("hostile_program: %s\n", which.c_str());
+  return 0;
+}
