@@ -8,7 +8,7 @@
 //
 //   test_replaced_callbacks <case>   (cunumpy_first, tool_first, again,
 //                                     region_counter, region_check,
-//                                     chaining, budget)
+//                                     chaining, budget, half_forwarder)
 
 #include <chrono>
 #include <cstring>
@@ -131,6 +131,21 @@ void region_check() {
            true);
 }
 
+/// A tool that forwards the begins of copies and swallows their ends: once
+/// cunumpy is back in front, the begins it forwards come back to it, but no
+/// end ever does. Three copies before cunumpy noticed it lost their ends;
+/// the count is never complete.
+void half_forwarder() {
+  auto counted = count_transfers();
+  HalfForwarder::install();
+  for (int i = 0; i < 3; ++i)
+    copy_to_device();
+  CHECK_EQ(counted.counter().complete(), false); // the read finds the tool
+  for (int i = 0; i < 3; ++i)
+    copy_to_device();
+  CHECK_EQ(counted.counter().complete(), false);
+}
+
 void chaining() {
   auto counted = count_transfers();
   copy_to_device();
@@ -184,6 +199,8 @@ int main(int argc, char** argv) {
     chaining();
   else if (which == "budget")
     budget_after_replacement();
+  else if (which == "half_forwarder")
+    half_forwarder();
   else {
     std::cerr << "unknown case '" << which << "'\n";
     return 2;

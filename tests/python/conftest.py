@@ -6,6 +6,7 @@ import pytest
 
 import cunumpy as xp
 from cunumpy import _backend, _core
+from helpers import required_extension
 
 
 @pytest.fixture(autouse=True)
@@ -40,7 +41,7 @@ def host_only_kokkos():
 @pytest.fixture
 def ext():
     """The test-only extension: C++ code with raw Kokkos copies."""
-    return pytest.importorskip("cunumpy_test_copies")
+    return required_extension("cunumpy_test_copies")
 
 
 @pytest.fixture

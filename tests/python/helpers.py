@@ -1,6 +1,20 @@
 """Helpers for cunumpy's Python tests."""
 
+import importlib
 import inspect
+import os
+
+import pytest
+
+
+def required_extension(name):
+    """A test-only extension module: under ctest
+    (CUNUMPY_TEST_EXTENSIONS=required) one that is missing fails the test,
+    since what it checks would go unchecked; elsewhere (pytest on an
+    installed package) the test skips."""
+    if os.environ.get("CUNUMPY_TEST_EXTENSIONS") == "required":
+        return importlib.import_module(name)
+    return pytest.importorskip(name)
 
 
 def next_site():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import cunumpy as xp
-from helpers import next_site
+from helpers import next_site, required_extension
 
 count_transfers = xp.profiling.count_transfers
 TransferBudget = xp.profiling.TransferBudget
@@ -81,7 +81,7 @@ def test_budget_findings_name_the_phase_and_leave_the_verdict(fake):
 def test_blocking_reads_made_by_kokkos_events():
     # Through Kokkos' own tools entry points: on every Kokkos, without a
     # device (the parity test's extension).
-    events = pytest.importorskip("cunumpy_parity_events")
+    events = required_extension("cunumpy_parity_events")
     loop = [{"region": "iterate", "do": [{"scalar_read": 8}]}] * 20
     with count_transfers(advice="on") as counter:
         events.run_events(json.dumps(loop))

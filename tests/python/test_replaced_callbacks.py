@@ -73,3 +73,21 @@ def test_assert_no_transfers_and_budgets_fail(ext_available):
         print("ok")
     """)
     assert run.returncode == 0 and "ok" in run.stdout, run.stdout + run.stderr
+
+
+def test_a_tool_that_swallows_the_ends_of_copies_keeps_it_incomplete(
+        ext_available):
+    # It forwards the begins (cunumpy learns that much), never the ends:
+    # the three copies made before cunumpy noticed it lost their ends.
+    run = run_python("""
+        import cunumpy as xp
+        import cunumpy_test_copies as ext
+        with xp.profiling.count_transfers() as counter:
+            ext.start_half_forwarder()
+            ext.tool_copies(3)
+            assert not counter.complete  # the read finds the tool
+            ext.tool_copies(3)
+        assert not counter.complete, counter.report()
+        print("ok")
+    """)
+    assert run.returncode == 0 and "ok" in run.stdout, run.stdout + run.stderr

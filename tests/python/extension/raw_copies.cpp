@@ -108,6 +108,27 @@ void count_copy(Kokkos_Profiling_SpaceHandle, const char*, const void*,
   ++counted_copies;
 }
 
+/// A tool that takes both copy callbacks, forwards every begin to what it
+/// found and swallows every end.
+Kokkos_Profiling_EventSet half_forwarder_saved{};
+void half_forwarder_begin(Kokkos_Profiling_SpaceHandle dst, const char* dst_label,
+                          const void* dst_ptr, Kokkos_Profiling_SpaceHandle src,
+                          const char* src_label, const void* src_ptr,
+                          uint64_t size) {
+  if (half_forwarder_saved.begin_deep_copy != nullptr)
+    half_forwarder_saved.begin_deep_copy(dst, dst_label, dst_ptr, src,
+                                         src_label, src_ptr, size);
+}
+void half_forwarder_end() {}
+void start_half_forwarder() {
+  Kokkos_Profiling_EventSet table =
+      Kokkos::Tools::Experimental::get_callbacks();
+  half_forwarder_saved = table;
+  table.begin_deep_copy = &half_forwarder_begin;
+  table.end_deep_copy = &half_forwarder_end;
+  Kokkos::Tools::Experimental::set_callbacks(table);
+}
+
 /// `n` copies of 8 bytes from the host to a "Cuda" space, reported through
 /// Kokkos' own tools entry points (any Kokkos, no device needed).
 void tool_copies(int n) {
@@ -133,6 +154,9 @@ PYBIND11_MODULE(cunumpy_test_copies, module) {
       "Replaces Kokkos' begin_deep_copy callback, as Tpetra's "
       "DeepCopyCounter::start() does.");
   module.def("counted_copies", [] { return test_copies::counted_copies; });
+  module.def("start_half_forwarder", &test_copies::start_half_forwarder,
+             "A tool takes both copy callbacks, forwards the begins and "
+             "swallows the ends.");
   module.def("tool_copies", &test_copies::tool_copies, py::arg("n"),
              "n copies host to 'Cuda', through Kokkos' tools entry points.");
   module.doc() = "Raw Kokkos copies made by C++ code, for cunumpy's tests.";
