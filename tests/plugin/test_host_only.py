@@ -1,6 +1,7 @@
 """A Kokkos build without a device (Kokkos 4 has no fake one): no
-transfers, but regions, kernels, fences, chaining and the budget's calls
-rule still work on the real program."""
+transfers, but regions, kernels, chaining and the budget's calls rule still
+work on the real program, and the verdict says that no copy could be
+checked."""
 
 from plugin_helpers import OUTPUTS, STEPS, VIOLATION_STATUS, region, shown
 
@@ -34,7 +35,14 @@ def test_host_only(case, kokkos_major):
                    CUNUMPY_ON_VIOLATION="exit")
     assert run.status == VIOLATION_STATUS, \
         f"a broken calls rule fails the run\n{run}"
-    violations = case.json("report.json", run)["budget"]["violations"]
-    assert [(v["phase"], v["limit"], v["actual"]) for v in violations] == \
-        [("integrate", "calls", str(STEPS))], \
-        f"the calls rule\n{shown(violations)}"
+    report = case.json("report.json", run)
+    violations = report["budget"]["violations"]
+    assert [(v["phase"], v["limit"]) for v in violations] == \
+        [("integrate", "calls"), ("", "no_device")], \
+        f"the calls rule, and nothing else could be checked\n{shown(violations)}"
+    assert violations[0]["actual"] == str(STEPS), shown(violations)
+    assert (report["budget"]["verdict"] == "broken" and
+            not report["device"]["present"] and
+            report["device"]["reason"].startswith(
+                "no device memory space in this program (backends: ")), \
+        shown(report["device"])
