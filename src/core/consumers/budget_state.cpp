@@ -666,6 +666,9 @@ std::string BudgetState::report(const RecorderLock& lock) const {
     text += "outside any phase:\n";
     text += format_report(outside.totals, outside.sites, "  ");
   }
+  if (snap.unchecked_allowed)
+    text += "nothing was checked: " + snap.device.reason +
+            " (CUNUMPY_ALLOW_NO_DEVICE=1 lets it pass)\n";
   if (!snap.violations.empty()) {
     text += "broken rules (" + std::to_string(snap.violations.size()) + "):\n";
     for (const auto& violation : snap.violations) {
