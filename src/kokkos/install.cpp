@@ -76,13 +76,33 @@ namespace {
 
 std::mutex install_mutex;
 
+/// The Kokkos session the hooks were installed in has ended. Kokkos 3 may
+/// be initialized again, and then calls no tool: the next cunumpy call
+/// installs them again.
+std::atomic<bool> session_ended{false};
+
 /// The installer the core calls (Impl::ensure_hooks) before it counts.
 void install_hooks() {
   Recorder& recorder = Recorder::instance();
   std::atomic<bool>& installed = recorder.hooks_installed();
-  if (installed.load(std::memory_order_acquire))
+  if (installed.load(std::memory_order_acquire) &&
+      !session_ended.load(std::memory_order_acquire))
     return;
   std::lock_guard lock(install_mutex);
+  if (session_ended.load() && Kokkos::is_initialized() &&
+      !recorder.fed_by_plugin()) {
+    // A new session: what it did before this call reached no tool.
+    session_ended = false;
+    installed = false;
+    tools::set_next(kokkosp::EventSet{});
+    const RecorderLock lock = recorder.lock();
+    recorder.open_incident(
+        "Kokkos was initialized again after it finalized, and Kokkos restarts "
+        "no tool for a second session: cunumpy put its callbacks back at the "
+        "first cunumpy call of the new session, and what happened before it "
+        "did not reach cunumpy",
+        lock);
+  }
   if (installed.load(std::memory_order_relaxed))
     return;
   if (recorder.fed_by_plugin()) {
@@ -120,6 +140,7 @@ void install_hooks() {
   }
   // CUDA's own record of the copies Kokkos does not report.
   cuda::start_collector();
+  Kokkos::push_finalize_hook([] { session_ended = true; });
   installed.store(true, std::memory_order_release);
 }
 
