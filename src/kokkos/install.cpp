@@ -91,17 +91,25 @@ void install_hooks() {
   std::lock_guard lock(install_mutex);
   if (session_ended.load() && Kokkos::is_initialized() &&
       !recorder.fed_by_plugin()) {
-    // A new session: what it did before this call reached no tool.
+    // A new session. Kokkos paused the tools at its finalize when a tool
+    // library was loaded (its table is then empty): what the new session
+    // did before this call reached no tool.
     session_ended = false;
-    installed = false;
-    tools::set_next(kokkosp::EventSet{});
-    const RecorderLock lock = recorder.lock();
-    recorder.open_incident(
-        "Kokkos was initialized again after it finalized, and Kokkos restarts "
-        "no tool for a second session: cunumpy put its callbacks back at the "
-        "first cunumpy call of the new session, and what happened before it "
-        "did not reach cunumpy",
-        lock);
+    kokkosp::EventSet table{};
+    tools::get_table(table);
+    if (table.begin_deep_copy == nullptr && table.push_region == nullptr) {
+      installed = false;
+      tools::set_next(kokkosp::EventSet{});
+      const RecorderLock lock = recorder.lock();
+      recorder.open_incident(
+          "Kokkos was initialized again after it finalized, and Kokkos "
+          "restarts no tool for a second session: cunumpy put its callbacks "
+          "back at the first cunumpy call of the new session, and what "
+          "happened before it did not reach cunumpy",
+          lock);
+    } else {
+      Kokkos::push_finalize_hook([] { session_ended = true; });
+    }
   }
   if (installed.load(std::memory_order_relaxed))
     return;
