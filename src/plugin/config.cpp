@@ -15,6 +15,7 @@
 
 #include "support/environment.hpp"
 #include "support/excerpt.hpp"
+#include "support/variables.hpp"
 
 namespace cunumpy::plugin {
 namespace {
@@ -105,36 +106,22 @@ std::string used_by(const std::string& path, const std::string& other,
 
 /// CUNUMPY_ADVISE and the thresholds of advice (docs/plugin.md).
 void read_advice(Config& config) {
-  if (const auto advise = Impl::environment("CUNUMPY_ADVISE")) {
-    const std::string value = lowercase(*advise);
-    if (value == "0")
-      config.advice = profiling::AdviceRecording::off;
-    else if (value == "contents")
-      config.advice = profiling::AdviceRecording::contents;
-    else if (value != "1")
-      Impl::warn("CUNUMPY_ADVISE=\"" + Impl::excerpt(*advise) +
-                 "\" is neither 0, 1 nor contents; using 1");
-  }
+  const std::string advise = Impl::read_choice("CUNUMPY_ADVISE");
+  config.advice = advise == "0"          ? profiling::AdviceRecording::off
+                  : advise == "contents" ? profiling::AdviceRecording::contents
+                                         : profiling::AdviceRecording::on;
   profiling::AdviceOptions& options = config.advice_options;
-  constexpr int most = 2147483647;
-  const auto integer = [&](const char* name, auto& value, int minimum) {
-    using Value = std::decay_t<decltype(value)>;
-    value = static_cast<Value>(Impl::environment_integer(
-        name, static_cast<int>(value), minimum, most));
-  };
-  int min_saving_us = static_cast<int>(options.min_saving_seconds * 1e6);
-  integer("CUNUMPY_ADVISE_MIN_SAVING_US", min_saving_us, 0);
-  options.min_saving_seconds = min_saving_us * 1e-6;
-  integer("CUNUMPY_ADVISE_MIN_CALLS", options.min_calls, 0);
-  integer("CUNUMPY_ADVISE_SMALL_BYTES", options.small_bytes, 0);
-  integer("CUNUMPY_ADVISE_MANY_COPIES", options.many_copies, 0);
-  integer("CUNUMPY_ADVISE_PAGEABLE_BYTES", options.pageable_min_bytes, 0);
-  integer("CUNUMPY_ADVISE_FRESH_BYTES", options.fresh_min_bytes, 0);
-  int pinned_mbps = 0;
-  integer("CUNUMPY_ADVISE_PINNED_MBPS", pinned_mbps, 0);
-  options.pinned_bandwidth = pinned_mbps * 1e6;
-  config.advice_top = Impl::environment_integer("CUNUMPY_ADVISE_TOP",
-                                                config.advice_top, 0, 100);
+  options.min_saving_seconds =
+      Impl::read_integer("CUNUMPY_ADVISE_MIN_SAVING_US") * 1e-6;
+  options.min_calls = Impl::read_integer("CUNUMPY_ADVISE_MIN_CALLS");
+  options.small_bytes = Impl::read_integer("CUNUMPY_ADVISE_SMALL_BYTES");
+  options.many_copies = Impl::read_integer("CUNUMPY_ADVISE_MANY_COPIES");
+  options.pageable_min_bytes =
+      Impl::read_integer("CUNUMPY_ADVISE_PAGEABLE_BYTES");
+  options.fresh_min_bytes = Impl::read_integer("CUNUMPY_ADVISE_FRESH_BYTES");
+  options.pinned_bandwidth =
+      Impl::read_integer("CUNUMPY_ADVISE_PINNED_MBPS") * 1e6;
+  config.advice_top = Impl::read_integer("CUNUMPY_ADVISE_TOP");
 }
 
 } // namespace
@@ -160,7 +147,7 @@ std::optional<int> ranks_from_environment() {
 }
 
 std::string run_id_from_environment() {
-  if (const auto id = Impl::environment("CUNUMPY_RUN_ID"))
+  if (const auto id = Impl::read_text("CUNUMPY_RUN_ID"))
     return *id;
   if (const auto job = Impl::environment("SLURM_JOB_ID")) {
     const auto step = Impl::environment("SLURM_STEP_ID");
@@ -259,11 +246,11 @@ Config Config::from_environment() {
   }
   config.size = ranks_from_environment().value_or(config.rank_known ? 0 : 1);
   config.run_id = run_id_from_environment();
-  if (const auto label = Impl::environment("CUNUMPY_LABEL"))
+  if (const auto label = Impl::read_text("CUNUMPY_LABEL"))
     config.label = *label;
-  if (const auto budget = Impl::environment("CUNUMPY_BUDGET"))
+  if (const auto budget = Impl::read_text("CUNUMPY_BUDGET"))
     config.budget_path = *budget;
-  if (const auto report = Impl::environment("CUNUMPY_REPORT")) {
+  if (const auto report = Impl::read_text("CUNUMPY_REPORT")) {
     config.report_path = expand_rank(*report, config.rank);
     config.report_json = ends_with(lowercase(config.report_path), ".json");
     std::string problem = cannot_write(config.report_path);
@@ -282,16 +269,8 @@ Config Config::from_environment() {
       config.report_file = FileState::of(config.report_path);
     }
   }
-  if (const auto action = Impl::environment("CUNUMPY_ON_VIOLATION")) {
-    const std::string value = lowercase(*action);
-    if (value == "exit") {
-      config.exit_on_violation = true;
-    } else if (value != "warn") {
-      Impl::warn("CUNUMPY_ON_VIOLATION=\"" + Impl::excerpt(*action) +
-                 "\" is neither 'warn' nor 'exit'; using warn");
-    }
-  }
-  if (const auto trace = Impl::environment("CUNUMPY_TRACE")) {
+  config.exit_on_violation = Impl::read_choice("CUNUMPY_ON_VIOLATION") == "exit";
+  if (const auto trace = Impl::read_text("CUNUMPY_TRACE")) {
     config.trace_path = expand_rank(*trace, config.rank);
     std::string problem = cannot_write(config.trace_path);
     if (problem.empty())
@@ -310,8 +289,7 @@ Config Config::from_environment() {
       config.trace_file = FileState::of(config.trace_path);
     }
   }
-  if (const auto all = Impl::environment("CUNUMPY_REPORT_ALL_REGIONS"))
-    config.all_regions = *all != "0";
+  config.all_regions = Impl::read_integer("CUNUMPY_REPORT_ALL_REGIONS") == 1;
   read_advice(config);
   return config;
 }

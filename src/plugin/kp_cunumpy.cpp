@@ -24,6 +24,7 @@
 #include "plugin.hpp"
 #include "recorder/recorder.hpp"
 #include "support/environment.hpp"
+#include "support/variables.hpp"
 #include "tools/callbacks.hpp"
 
 #define CUNUMPY_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -326,19 +327,9 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_parse_args(int argc, char** argv) noexcept {
 
 CUNUMPY_PLUGIN_EXPORT void kokkosp_print_help(char* program) noexcept {
   try {
-    std::printf(
-        "libkp_cunumpy: cunumpy's host/device transfer report "
-        "(docs/plugin.md)\n"
-        "  CUNUMPY_REPORT=path       report file (.json: JSON; %%r: MPI rank)\n"
-        "  CUNUMPY_BUDGET=file.toml  transfer rules per region, checked at "
-        "exit\n"
-        "  CUNUMPY_ON_VIOLATION=warn|exit  exit: status %d on a broken rule\n"
-        "  CUNUMPY_TRACE=path.json   Chrome trace (Perfetto)\n"
-        "  CUNUMPY_BACKTRACE=depth   stack depth for call sites (0: off)\n"
-        "  CUNUMPY_DEVICE_SPACES=a,b more device memory space names\n"
-        "  CUNUMPY_DEBUG_SYNC=1      wait after every kernel, recorded\n"
-        "  CUNUMPY_REPORT_ALL_REGIONS=1  list regions without transfers too\n",
-        cunumpy::plugin::violation_exit_status);
+    std::printf("libkp_cunumpy: cunumpy's host/device transfer report, "
+                "configured by these variables (docs/plugin.md):\n%s",
+                cunumpy::Impl::variables_help().c_str());
     const Plugin* plugin = current();
     if (plugin != nullptr && plugin->next().callbacks.print_help != nullptr)
       plugin->next().callbacks.print_help(program);

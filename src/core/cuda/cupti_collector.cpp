@@ -34,6 +34,7 @@
 #include "cuda/cuda_view.hpp"
 #include "recorder/recorder.hpp"
 #include "support/environment.hpp"
+#include "support/variables.hpp"
 
 #ifndef CUNUMPY_CUPTI_LIBRARY
 #define CUNUMPY_CUPTI_LIBRARY ""
@@ -739,7 +740,7 @@ std::string cudart_directory() {
 /// the one cunumpy was built against. `tried` lists what failed.
 void* load_cupti(std::string& tried) {
   std::vector<std::string> candidates;
-  if (const auto path = environment("CUNUMPY_CUPTI_LIBRARY"))
+  if (const auto path = read_text("CUNUMPY_CUPTI_LIBRARY"))
     candidates.push_back(*path);
   const char* const names[] = {"libcupti.so", "libcupti.so.13",
                                "libcupti.so.12"};

@@ -11,6 +11,7 @@
 
 #include "recorder/thread_state.hpp"
 #include "support/environment.hpp"
+#include "support/variables.hpp"
 
 namespace cunumpy::Impl {
 namespace {
@@ -49,14 +50,12 @@ void allocation_point() {
 
 RecorderSettings RecorderSettings::from_environment() {
   RecorderSettings settings;
-  settings.backtrace_depth = environment_integer(
-      "CUNUMPY_BACKTRACE", settings.backtrace_depth, 0, max_frames);
-  if (const auto list = environment("CUNUMPY_DEVICE_SPACES"))
+  settings.backtrace_depth = read_integer("CUNUMPY_BACKTRACE");
+  if (const auto list = read_text("CUNUMPY_DEVICE_SPACES"))
     settings.device_spaces = split_names(*list);
-  settings.debug_sync = environment_integer("CUNUMPY_DEBUG_SYNC", 0, 0, 1) == 1;
-  settings.cupti = environment_integer("CUNUMPY_CUPTI", 1, 0, 1) == 1;
-  settings.allow_no_device =
-      environment_integer("CUNUMPY_ALLOW_NO_DEVICE", 0, 0, 1) == 1;
+  settings.debug_sync = read_integer("CUNUMPY_DEBUG_SYNC") == 1;
+  settings.cupti = read_integer("CUNUMPY_CUPTI") == 1;
+  settings.allow_no_device = read_integer("CUNUMPY_ALLOW_NO_DEVICE") == 1;
   return settings;
 }
 

@@ -1,0 +1,157 @@
+#include "support/variables.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+
+#include "support/environment.hpp"
+#include "support/excerpt.hpp"
+
+namespace cunumpy::Impl {
+namespace {
+
+using Kind = Variable::Kind;
+constexpr int most = 2147483647;
+
+std::vector<Variable> make_table() {
+  // clang-format off
+  return {
+    {"CUNUMPY_REPORT", Kind::text, "a file; %r: the MPI rank",
+     "a summary on stderr", "the report: text, or JSON when the name ends in .json", true},
+    {"CUNUMPY_BUDGET", Kind::text, "a TOML file", "none",
+     "rules per region, checked at the end of the run", true},
+    {"CUNUMPY_ON_VIOLATION", Kind::choice, "warn, exit", "warn",
+     "exit: a failed budget ends the process with status 3 when it would end with 0", true},
+    {"CUNUMPY_ALLOW_NO_DEVICE", Kind::integer, "0, 1", "0",
+     "1: a budget of a program without a device passes, unchecked (a CPU-only CI job)",
+     false, 0, 1},
+    {"CUNUMPY_TRACE", Kind::text, "a file; %r: the MPI rank", "none",
+     "a Chrome trace of copies, syncs, regions and kernels (Perfetto)", true},
+    {"CUNUMPY_REPORT_ALL_REGIONS", Kind::integer, "0, 1", "0",
+     "1: the text report lists the regions without transfers too", true, 0, 1},
+    {"CUNUMPY_LABEL", Kind::text, "any text", "none",
+     "a name for this run in the JSON report, to compare runs", true},
+    {"CUNUMPY_RUN_ID", Kind::text, "any text", "the launcher's job",
+     "what every rank of one run shares in its report (cunumpy-report refuses a mix)", true},
+    {"CUNUMPY_BACKTRACE", Kind::integer, "0 to 64", "32",
+     "stack frames read per event to find its line; 0: no call sites", false, 0, 64},
+    {"CUNUMPY_DEVICE_SPACES", Kind::text, "names, comma-separated", "none",
+     "more memory spaces to count as devices (a fake device in tests)"},
+    {"CUNUMPY_DEBUG_SYNC", Kind::integer, "0, 1", "0",
+     "1: the host waits after every kernel, each wait recorded at the kernel's line",
+     false, 0, 1},
+    {"CUNUMPY_CUPTI", Kind::integer, "0, 1", "1",
+     "0: no CUDA record (CUPTI) of copies Kokkos does not report", false, 0, 1},
+    {"CUNUMPY_CUPTI_LIBRARY", Kind::text, "a file", "libcupti of the CUDA toolkit",
+     "the libcupti to load"},
+    {"CUNUMPY_ADVISE", Kind::choice, "0, 1, contents", "1",
+     "advice on the copies worth changing; contents: also hash what copies move", true},
+    {"CUNUMPY_ADVISE_TOP", Kind::integer, "0 to 100", "3",
+     "findings of advice shown on stderr", true, 0, 100},
+    {"CUNUMPY_ADVISE_MIN_SAVING_US", Kind::integer, "0 or more", "1000",
+     "findings that save less over the run are left out", true, 0, most},
+    {"CUNUMPY_ADVISE_MIN_CALLS", Kind::integer, "0 or more", "10",
+     "a region called this often is a loop", true, 0, most},
+    {"CUNUMPY_ADVISE_SMALL_BYTES", Kind::integer, "0 or more", "4096",
+     "copies of at most this many bytes are small", true, 0, most},
+    {"CUNUMPY_ADVISE_MANY_COPIES", Kind::integer, "0 or more", "8",
+     "small copies per call from one line that one packed copy would replace", true, 0, most},
+    {"CUNUMPY_ADVISE_PAGEABLE_BYTES", Kind::integer, "0 or more", "262144",
+     "copies through pageable memory of at least this many bytes", true, 0, most},
+    {"CUNUMPY_ADVISE_FRESH_BYTES", Kind::integer, "0 or more", "4194304",
+     "copies into newly made host buffers of at least this many bytes", true, 0, most},
+    {"CUNUMPY_ADVISE_PINNED_MBPS", Kind::integer, "0 or more", "0",
+     "the bandwidth of page-locked copies here; 0: the best measured in the run", true, 0, most},
+  };
+  // clang-format on
+}
+
+std::string lowercase(std::string_view text) {
+  std::string result(text);
+  for (char& c : result)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return result;
+}
+
+/// The choices of a choice variable.
+std::vector<std::string> choices(const Variable& entry) {
+  std::vector<std::string> result;
+  std::string_view rest = entry.values;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    std::string_view one = rest.substr(0, comma);
+    while (!one.empty() && one.front() == ' ')
+      one.remove_prefix(1);
+    result.emplace_back(one);
+    rest = comma == std::string_view::npos ? std::string_view()
+                                           : rest.substr(comma + 1);
+  }
+  return result;
+}
+
+} // namespace
+
+const std::vector<Variable>& variables() {
+  static const std::vector<Variable> table = make_table();
+  return table;
+}
+
+const Variable& variable(std::string_view name) {
+  for (const Variable& entry : variables())
+    if (entry.name == name)
+      return entry;
+  throw std::logic_error("cunumpy: no environment variable " +
+                         std::string(name) + " in the table of variables");
+}
+
+std::optional<std::string> read_text(std::string_view name) {
+  return environment(std::string(variable(name).name).c_str());
+}
+
+int read_integer(std::string_view name) {
+  const Variable& entry = variable(name);
+  const int fallback =
+      parse_environment_integer(entry.fallback, entry.minimum, entry.maximum)
+          .value_or(0);
+  return environment_integer(std::string(entry.name).c_str(), fallback,
+                             entry.minimum, entry.maximum);
+}
+
+std::string read_choice(std::string_view name) {
+  const Variable& entry = variable(name);
+  const std::string_view fallback = entry.fallback;
+  const auto value = environment(std::string(entry.name).c_str());
+  if (!value)
+    return std::string(fallback);
+  const std::string chosen = lowercase(*value);
+  for (const std::string& choice : choices(entry))
+    if (choice == chosen)
+      return chosen;
+  warn(std::string(entry.name) + "=\"" + excerpt(*value) + "\" is none of " +
+       std::string(entry.values) + "; using " + std::string(fallback));
+  return std::string(fallback);
+}
+
+std::string variables_help() {
+  std::string text;
+  for (const Variable& entry : variables())
+    text += "  " + std::string(entry.name) + "=<" + std::string(entry.values) +
+            ">  " + std::string(entry.help) + " (default: " +
+            std::string(entry.fallback) + ")\n";
+  return text;
+}
+
+std::string variables_markdown() {
+  std::string text =
+      "| variable | values | default | what it does | read by |\n"
+      "| --- | --- | --- | --- | --- |\n";
+  for (const Variable& entry : variables())
+    text += "| `" + std::string(entry.name) + "` | " +
+            std::string(entry.values) + " | " + std::string(entry.fallback) +
+            " | " + std::string(entry.help) + " | " +
+            (entry.plugin_only ? "plugin" : "plugin, library, Python") +
+            " |\n";
+  return text;
+}
+
+} // namespace cunumpy::Impl
