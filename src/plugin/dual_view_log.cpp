@@ -44,15 +44,14 @@ void DualViewLog::on_dual_view(const Impl::DualViewEvent& event,
 
 std::vector<DualViewLog::Sync>
 DualViewLog::syncs(const Impl::RecorderLock& lock) const {
-  Impl::Recorder& recorder = Impl::Recorder::instance();
   std::vector<std::pair<std::uint64_t, Sync>> ordered;
   for (const auto& [key, totals] : syncs_) {
     Sync sync;
-    sync.label = std::string(recorder.strings(lock).view(key.label));
+    sync.label = std::string(lock.strings().view(key.label));
     sync.to_device = key.to_device;
     sync.copied = key.copied;
     sync.copy_kind = totals.copy_kind;
-    sync.site = recorder.sites(lock).resolve(key.site);
+    sync.site = lock.sites().resolve(key.site);
     sync.count = totals.count;
     sync.nbytes = totals.nbytes;
     ordered.emplace_back(totals.order, std::move(sync));
@@ -67,13 +66,12 @@ DualViewLog::syncs(const Impl::RecorderLock& lock) const {
 
 std::vector<DualViewLog::Modify>
 DualViewLog::unsynced_modifies(const Impl::RecorderLock& lock) const {
-  Impl::Recorder& recorder = Impl::Recorder::instance();
   std::vector<std::pair<std::uint64_t, Modify>> ordered;
   for (const auto& [address, pending] : pending_) {
     Modify modify;
-    modify.label = std::string(recorder.strings(lock).view(pending.label));
+    modify.label = std::string(lock.strings().view(pending.label));
     modify.on_device = pending.on_device;
-    modify.site = recorder.sites(lock).resolve(pending.site);
+    modify.site = lock.sites().resolve(pending.site);
     modify.count = pending.count;
     ordered.emplace_back(pending.order, std::move(modify));
   }

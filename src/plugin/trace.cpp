@@ -123,12 +123,11 @@ std::string Trace::write(double end, const std::string& program,
   std::FILE* out = open_replacing(path_);
   if (out == nullptr)
     return std::strerror(errno);
-  Impl::Recorder& recorder = Impl::Recorder::instance();
   const auto text = [&](std::uint32_t id) {
-    return json_string(recorder.strings(lock).view(id));
+    return json_string(lock.strings().view(id));
   };
   const auto site = [&](std::uint32_t id) {
-    return json_string(recorder.sites(lock).resolve(id).str());
+    return json_string(lock.sites().resolve(id).str());
   };
   const std::string pid = std::to_string(rank_);
   std::fprintf(out,
@@ -174,7 +173,7 @@ std::string Trace::write(double end, const std::string& program,
                    microseconds(slice.duration).c_str());
       break;
     case Type::dual_view: {
-      const std::string label(recorder.strings(lock).view(slice.name));
+      const std::string label(lock.strings().view(slice.name));
       const char* side = slice.device ? "device" : "host";
       const std::string name = std::string(slice.sync ? "DualView sync to "
                                                       : "DualView modify on ") +
@@ -197,7 +196,7 @@ std::string Trace::write(double end, const std::string& program,
     case Type::event: {
       const bool copy = is_copy(slice.kind);
       const std::string kind(to_string(slice.kind));
-      const std::string label(recorder.strings(lock).view(slice.name));
+      const std::string label(lock.strings().view(slice.name));
       std::string name;
       const char* category = "marker";
       if (slice.kind == EventKind::sync) {
@@ -216,9 +215,9 @@ std::string Trace::write(double end, const std::string& program,
         args += ",\"bytes\":" + std::to_string(slice.nbytes) +
                 ",\"direction\":" +
                 json_string(
-                    std::string(recorder.strings(lock).view(slice.src_space)) +
+                    std::string(lock.strings().view(slice.src_space)) +
                     " -> " +
-                    std::string(recorder.strings(lock).view(slice.dst_space))) +
+                    std::string(lock.strings().view(slice.dst_space))) +
                 ",\"label\":" + json_string(label) +
                 ",\"async\":" + (slice.blocking ? "false" : "true");
       if (slice.implicit)

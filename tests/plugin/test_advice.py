@@ -132,7 +132,7 @@ def test_advice_settings(case):
     assert len(findings(report)) == 2 and \
         report["advice"]["thresholds"]["min_calls"] == 10
     run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_ADVISE="maybe")
-    one_warning(run, r'^cunumpy: CUNUMPY_ADVISE="maybe" is neither 0, 1 nor '
+    one_warning(run, r'^cunumpy: CUNUMPY_ADVISE="maybe" is not one of 0, 1, '
                      r"contents; using 1$")
     assert case.json("report.json", run)["advice"]["recording"] == "on"
     run = case.run(CUNUMPY_ADVISE_TOP="0")

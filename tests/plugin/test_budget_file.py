@@ -184,14 +184,14 @@ def test_bad_on_violation(case, budget):
                    CUNUMPY_BUDGET=budget, CUNUMPY_ON_VIOLATION="explode")
     program_ran(run)
     one_warning(run,
-                r"^cunumpy: CUNUMPY_ON_VIOLATION=\"explode\" is neither "
-                r"'warn' nor 'exit'; using warn$")
+                r"^cunumpy: CUNUMPY_ON_VIOLATION=\"explode\" is not one of "
+                r"warn, exit; using warn$")
     # A huge value is named by an excerpt, not echoed whole.
     run = case.run(CUNUMPY_REPORT="report.json",
                    CUNUMPY_ON_VIOLATION="x" * 100000)
     program_ran(run)
     lines = one_warning(run, r"^cunumpy: CUNUMPY_ON_VIOLATION=\"x{32}"
-                             r"\.\.\.\[99936 bytes\]\.\.\.x{32}\" is neither")
+                             r"\.\.\.\[99936 bytes\]\.\.\.x{32}\" is not one of")
     assert len(lines) == 1, f"and nothing else\n{run}"
 
 

@@ -1,7 +1,8 @@
 // Forks while other threads record: a child forked while another thread
-// holds the recorder's mutex would inherit it held by a thread it does not
-// have, and hang at its first event. Four threads copy, read scalars and
-// push regions without pause under a budget; the main thread forks many
+// holds one of cunumpy's locks would inherit it held by a thread it does not
+// have, and hang at its first event or read. Four threads copy and push
+// regions without pause under a budget, a fifth reads the budget's count;
+// the main thread forks many
 // times, and each child records and reads a count before it exits. A child
 // that does not end within 10 s is a hang: the test fails (and kills it).
 //
@@ -25,17 +26,28 @@ namespace {
 
 using namespace tool_events;
 
-/// Ends within `seconds`, or is killed and counted as a hang.
+/// Ends within `seconds` with status 0; otherwise says how it failed (a
+/// child still running then is killed and counted as a hang).
 bool ended_in_time(pid_t child, int seconds) {
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     int status = 0;
     const pid_t done = ::waitpid(child, &status, WNOHANG);
-    if (done == child)
-      return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (done == child) {
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return true;
+      if (WIFEXITED(status))
+        std::printf("fork_under_load: a child ended with status %d\n",
+                    WEXITSTATUS(status));
+      else
+        std::printf("fork_under_load: a child was killed by signal %d\n",
+                    WTERMSIG(status));
+      return false;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  std::printf("fork_under_load: a child hung (killed after %d s)\n", seconds);
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   return false;
@@ -59,6 +71,12 @@ int main(int argc, char** argv) {
         end_region();
       }
     });
+  // A thread that reads the budget's count without pause: a read checks
+  // Kokkos' table of callbacks under its own lock.
+  threads.emplace_back([&stop, &budget] {
+    while (!stop.load(std::memory_order_relaxed))
+      (void)budget.total();
+  });
   int failures = 0;
   for (int i = 0; i < forks; ++i) {
     std::fflush(nullptr);

@@ -2,6 +2,7 @@
 // findings made from it when they are asked for.
 
 #include "consumers/advice.hpp"
+#include "consumers/advice_rules.hpp"
 
 #include <algorithm>
 #include <array>
@@ -68,10 +69,6 @@ using profiling::AdviceOptions;
 using profiling::AdviceRule;
 using profiling::Finding;
 using profiling::FindingSite;
-
-constexpr std::uint8_t blocking_flag = 1;
-constexpr std::uint8_t implicit_flag = 2;
-constexpr std::uint8_t scalar_flag = 4;
 
 /// Sizes within a factor of two share a class: the bit width.
 std::uint8_t size_class(std::uint64_t nbytes) noexcept {
@@ -510,63 +507,10 @@ void AdviceState::learn_space(std::uint32_t id, const RecorderLock& lock) {
     space_memory_.resize(id + 1, unknown_space);
   }
   space_memory_[id] = static_cast<std::uint8_t>(
-      host_memory(Recorder::instance().strings(lock).view(id)));
+      host_memory(lock.strings().view(id)));
 }
 
 namespace {
-
-/// What a finding's rule needs to read from the state.
-struct Reader {
-  const RecorderLock& lock;
-  const AdviceOptions& options;
-  const std::vector<std::uint64_t>& node_calls;
-  std::vector<std::string> paths;
-
-  std::string text(std::uint32_t id) const {
-    return std::string(Recorder::instance().strings(lock).view(id));
-  }
-  FindingSite site(std::uint32_t site, std::uint32_t description,
-                   EventKind kind) const {
-    return {Recorder::instance().sites(lock).resolve(site), text(description),
-            kind};
-  }
-  std::uint64_t region_calls(std::uint32_t node, std::uint64_t count) const {
-    return node == 0 ? count : node < node_calls.size() ? node_calls[node] : 0;
-  }
-  /// A pattern in at least min_calls calls, and in at least half of them.
-  bool repeated(std::uint64_t calls, std::uint64_t region_calls) const {
-    return calls >= options.min_calls && 2 * calls >= region_calls;
-  }
-  /// `calls`: the calls it happened in (outside every region, the times).
-  Finding start(AdviceRule rule, std::uint32_t node, std::uint64_t calls,
-                std::uint64_t count) const {
-    Finding finding;
-    finding.rule = rule;
-    finding.region = paths[node];
-    finding.calls = calls;
-    finding.region_calls = region_calls(node, calls);
-    finding.count = count;
-    return finding;
-  }
-};
-
-std::string per_call_text(const Finding& finding) {
-  return finding.region.empty()
-             ? std::to_string(finding.calls) + " times"
-             : "in " + std::to_string(finding.calls) + " of " +
-                   std::to_string(finding.region_calls) + " calls";
-}
-
-void set_saving(Finding& finding, double total) {
-  finding.saving_seconds = std::max(total, 0.0);
-  finding.saving_per_call =
-      *finding.saving_seconds /
-      static_cast<double>(std::max<std::uint64_t>(finding.calls, 1));
-}
-
-const char* direction_text(EventKind kind) {
-  return kind == EventKind::to_host ? "to the host" : "to the device";
-}
 
 /// The best bandwidth of a table of size classes, from `minimum` bytes up.
 double best_from(const double (&table)[65], std::uint64_t minimum) {
@@ -577,338 +521,74 @@ double best_from(const double (&table)[65], std::uint64_t minimum) {
   return best;
 }
 
-bool is_debug_sync(const std::string& what) {
-  return what.rfind("debug_sync(", 0) == 0;
-}
-
 } // namespace
 
 std::vector<Finding> AdviceState::findings(const AdviceOptions& options,
                                            const RecorderLock& lock) const {
-  Reader reader{lock, options, calls_, {}};
-  const RegionTree& tree = Recorder::instance().regions(lock);
-  reader.paths.resize(tree.size());
+  RuleInput input{*this, sites_,  round_trips_, ping_pongs_, syncs_,
+                  lock,  options, calls_,       {},          {0.0, 0.0},
+                  {},    0.0};
+  const RegionTree& tree = lock.regions();
+  input.paths.resize(tree.size());
   for (std::uint32_t i = 1; i < tree.size(); ++i) {
-    const std::string name = reader.text(tree.node(i).name);
+    const std::string name(lock.strings().view(tree.node(i).name));
     const std::uint32_t parent = tree.node(i).parent;
-    reader.paths[i] = parent == 0 ? name : reader.paths[parent] + "/" + name;
+    input.paths[i] = parent == 0 ? name : input.paths[parent] + "/" + name;
   }
   // The bandwidth of page-locked copies: set, or the best blocking one of
   // the run (a direction without one takes the other's).
-  double pinned[2] = {options.pinned_bandwidth, options.pinned_bandwidth};
   const bool pinned_set = options.pinned_bandwidth > 0.0;
-  if (!pinned_set) {
-    for (int d = 0; d < 2; ++d)
-      pinned[d] = best_from(pinned_[d], options.pageable_min_bytes);
-    if (pinned[0] == 0.0)
-      pinned[0] = pinned[1];
-    if (pinned[1] == 0.0)
-      pinned[1] = pinned[0];
-  }
-  const std::string pinned_source =
+  for (int d = 0; d < 2; ++d)
+    input.pinned[d] = pinned_set
+                          ? options.pinned_bandwidth
+                          : best_from(pinned_[d], options.pageable_min_bytes);
+  if (input.pinned[0] == 0.0)
+    input.pinned[0] = input.pinned[1];
+  if (input.pinned[1] == 0.0)
+    input.pinned[1] = input.pinned[0];
+  input.pinned_source =
       pinned_set ? "as set (pinned_bandwidth, CUNUMPY_ADVISE_PINNED_MBPS)"
                  : "the best page-locked copy of this run";
-  const double reused = best_from(reused_, options.pageable_min_bytes);
+  input.reused = best_from(reused_, options.pageable_min_bytes);
 
-  std::vector<std::pair<std::uint64_t, Finding>> made;
-  const auto keep = [&](std::uint64_t order, Finding finding) {
-    const bool exempt = finding.rule == AdviceRule::dual_view_idle_sync;
-    const double weight =
-        finding.saving_seconds ? *finding.saving_seconds : finding.seconds;
-    if (exempt || weight >= options.min_saving_seconds)
-      made.emplace_back(order, std::move(finding));
+  Found found;
+  for (const AdviceRuleEntry& rule : advice_rules)
+    rule.find(input, found);
+
+  // Below the saving threshold a finding is dropped, except an idle
+  // DualView sync (it saves no copy time; it says a sync may be missing).
+  const auto weight = [](const Finding& f) {
+    return f.saving_seconds ? *f.saving_seconds : f.seconds;
   };
-
-  for (const auto& entry : sites_) {
-    // Named references, not structured bindings: lambdas below capture
-    // them (C++17 does not allow capturing a structured binding).
-    const auto& key = entry.first;
-    const auto& stats = entry.second;
-    const std::uint64_t calls =
-        key.node == 0 ? stats.count : stats.per_call.calls;
-    const std::uint64_t region_calls = reader.region_calls(key.node, calls);
-    const bool repeated = reader.repeated(calls, region_calls);
-    const bool blocking = (key.flags & blocking_flag) != 0;
-    const auto common = [&](AdviceRule rule) {
-      Finding finding = reader.start(rule, key.node, calls, stats.count);
-      finding.sites.push_back(
-          reader.site(key.site, stats.description, key.kind));
-      finding.bytes = stats.bytes;
-      finding.seconds = stats.seconds;
-      return finding;
-    };
-    if (key.kind == EventKind::sync) {
-      if ((key.flags & implicit_flag) == 0 || (key.flags & scalar_flag) != 0 ||
-          !repeated)
-        continue; // a scalar read's wait is its read's (blocking_small_read)
-      const std::string name = reader.text(key.description);
-      if (is_debug_sync(name))
-        continue; // debug-sync mode's own waits
-      Finding finding = common(AdviceRule::implicit_sync);
-      finding.evidence =
-          std::to_string(stats.count) + " wait(s) Kokkos made on its own (" +
-          name + ") " + per_call_text(finding) + ", " +
-          time_text(stats.seconds / static_cast<double>(stats.count)) + " each";
-      finding.estimate = "the time the host waited";
-      set_saving(finding, stats.seconds);
-      finding.fix =
-          "let the work overlap instead of waiting here: "
-          "Kokkos::deep_copy(exec, dst, src) on an execution space instance, "
-          "a reduction into a device view, and one fence (exec.fence()) "
-          "where the result is needed";
-      keep(stats.order, std::move(finding));
-      continue;
-    }
-    // A copy that is one leg of a round trip or a DualView ping-pong is
-    // reported there: removing the pair removes it.
-    if (2 * stats.legs >= stats.count)
-      continue;
-    const bool small = stats.max_bytes <= options.small_bytes;
-    const double each = stats.seconds / static_cast<double>(stats.count);
-    if (small && key.node != 0 && stats.count >= options.many_copies * calls) {
-      Finding finding = common(AdviceRule::many_small_copies);
-      const double per_call =
-          static_cast<double>(stats.count) / static_cast<double>(calls);
-      finding.evidence = printf_text("%.0f", per_call) + " copies " +
-                         direction_text(key.kind) + " of at most " +
-                         bytes_text(stats.max_bytes) + " per call " +
-                         per_call_text(finding) + ", " + time_text(each) +
-                         " each";
-      finding.estimate = "one packed copy per call instead of " +
-                         printf_text("%.0f", per_call) +
-                         ", each costing what one copy costs now";
-      set_saving(finding, stats.seconds - each * static_cast<double>(calls));
-      finding.fix = "pack the values into one view and copy it once per "
-                    "call (one Kokkos::deep_copy of the packed view, or one "
-                    "cunumpy::to_host of it)";
-      keep(stats.order, std::move(finding));
-    } else if (small && blocking && key.kind == EventKind::to_host &&
-               repeated) {
-      Finding finding = common(AdviceRule::blocking_small_read);
-      finding.evidence = std::to_string(stats.count) + " blocking read(s) of " +
-                         bytes_text(stats.max_bytes) + " " +
-                         per_call_text(finding) + ", " + time_text(each) +
-                         " each, the host waiting for the device";
-      finding.estimate =
-          "the time the host waited in the reads; on a GPU the device also "
-          "idles while the host launches the next iteration, which is not "
-          "counted here";
-      set_saving(finding, stats.seconds);
-      finding.fix = "read it with cunumpy::to_host_async (xp.to_host_async) "
-                    "and use the value one iteration late, so the host never "
-                    "waits for the iteration it has just queued";
-      keep(stats.order, std::move(finding));
-    }
-
-    const HostMemory memory = space_memory(key.host_space);
-    const bool fresh_pattern = key.kind == EventKind::to_host &&
-                               stats.min_bytes >= options.fresh_min_bytes &&
-                               stats.fresh >= options.min_calls &&
-                               2 * stats.fresh >= stats.count;
-    if (fresh_pattern) {
-      Finding finding = common(AdviceRule::fresh_host_buffer);
-      finding.count = stats.fresh;
-      finding.bytes = stats.fresh_bytes;
-      finding.seconds = stats.fresh_seconds;
-      const double bandwidth =
-          static_cast<double>(stats.fresh_bytes) / stats.fresh_seconds;
-      finding.evidence =
-          std::to_string(stats.fresh) + " of " + std::to_string(stats.count) +
-          " copies to the host of " + bytes_text(stats.min_bytes) +
-          (stats.max_bytes != stats.min_bytes
-               ? " to " + bytes_text(stats.max_bytes)
-               : std::string()) +
-          " went into a host buffer allocated since the copy before, at " +
-          bandwidth_text(bandwidth);
-      const double reference = std::max(pinned[0], reused);
-      if (reference > 0.0) {
-        finding.estimate =
-            "at " + bandwidth_text(reference) + " (" +
-            (reference == pinned[0] ? pinned_source
-                                    : "the best copy into a reused buffer of "
-                                      "this run") +
-            ") they would take " +
-            time_text(static_cast<double>(stats.fresh_bytes) / reference);
-        set_saving(finding,
-                   stats.fresh_seconds -
-                       static_cast<double>(stats.fresh_bytes) / reference);
-      } else {
-        finding.estimate = "no copy into a reused or page-locked buffer of at "
-                           "least " +
-                           bytes_text(options.pageable_min_bytes) +
-                           " to compare with in this run";
-      }
-      finding.fix = "copy into one buffer allocated once: a "
-                    "cunumpy::HostStaging (xp.memory.HostStaging) keeps a "
-                    "page-locked buffer and reuses it for every copy";
-      if (!finding.saving_seconds || *finding.saving_seconds > 0.0)
-        keep(stats.order, std::move(finding));
-    } else if (blocking && memory == HostMemory::pageable &&
-               stats.min_bytes >= options.pageable_min_bytes) {
-      const double reference = pinned[key.kind == EventKind::to_host ? 0 : 1];
-      const double bandwidth = static_cast<double>(stats.bytes) / stats.seconds;
-      Finding finding = common(AdviceRule::pageable_memory);
-      finding.evidence = std::to_string(stats.count) + " copies " +
-                         direction_text(key.kind) +
-                         (key.kind == EventKind::to_host ? " into" : " from") +
-                         " pageable memory (" + reader.text(key.host_space) +
-                         ") of " + bytes_text(stats.min_bytes) +
-                         (stats.max_bytes != stats.min_bytes
-                              ? " to " + bytes_text(stats.max_bytes)
-                              : std::string()) +
-                         ", " + bytes_text(stats.bytes) + " in all at " +
-                         bandwidth_text(bandwidth);
-      if (reference > 0.0) {
-        finding.estimate =
-            "through page-locked memory at " + bandwidth_text(reference) +
-            " (" + pinned_source + ") they would take " +
-            time_text(static_cast<double>(stats.bytes) / reference);
-        set_saving(finding, stats.seconds -
-                                static_cast<double>(stats.bytes) / reference);
-      } else {
-        finding.estimate = "no blocking page-locked copy of at least " +
-                           bytes_text(options.pageable_min_bytes) +
-                           " in this run to compare with; set pinned_bandwidth "
-                           "(CUNUMPY_ADVISE_PINNED_MBPS) to this machine's";
-      }
-      finding.fix = "copy through page-locked memory: a cunumpy::HostStaging "
-                    "(xp.memory.HostStaging) reused for every copy, "
-                    "cunumpy::pin_memory (xp.cuda.pin_memory), or a mirror in "
-                    "Kokkos::SharedHostPinnedSpace (CudaHostPinnedSpace, "
-                    "HIPHostPinnedSpace)";
-      if (!finding.saving_seconds || *finding.saving_seconds > 0.0)
-        keep(stats.order, std::move(finding));
-    }
-
-    if (stats.unchanged > 0) {
-      Finding finding = common(AdviceRule::redundant_copy);
-      finding.count = stats.unchanged;
-      finding.bytes = stats.unchanged_bytes;
-      finding.seconds = stats.unchanged_seconds;
-      const bool up = key.kind == EventKind::to_device;
-      finding.evidence =
-          std::to_string(stats.unchanged) + " of " +
-          std::to_string(stats.checked) + " copies " +
-          direction_text(key.kind) + " (" + bytes_text(stats.unchanged_bytes) +
-          ") " +
-          (up ? "moved the bytes last copied to or from the same device "
-                "buffer (unless a kernel wrote it in between)"
-              : "left their destination as it was: it held those bytes "
-                "already");
-      finding.estimate = "the time of those copies";
-      set_saving(finding, stats.unchanged_seconds);
-      finding.fix =
-          up ? "copy only when the host data changed: a flag set where it "
-               "is written, or a Kokkos::DualView with modify_host() there "
-               "and sync_device() before the kernels"
-             : "copy back only when the device data changed since the last "
-               "copy (a flag set by the kernels that write it), or only the "
-               "part that changed";
-      keep(stats.order, std::move(finding));
-    }
-  }
-
-  const auto pair_findings = [&](const auto& pairs, AdviceRule rule) {
-    for (const auto& [key, pair] : pairs) {
-      const std::uint64_t calls =
-          key.node == 0 ? pair.count : pair.per_call.calls;
-      if (!reader.repeated(calls, reader.region_calls(key.node, calls)))
-        continue;
-      Finding finding = reader.start(rule, key.node, calls, 2 * pair.count);
-      const EventKind second_kind = key.first_kind == EventKind::to_host
-                                        ? EventKind::to_device
-                                        : EventKind::to_host;
-      finding.sites.push_back(
-          reader.site(key.first_site, pair.first_description, key.first_kind));
-      finding.sites.push_back(
-          reader.site(key.second_site, pair.second_description, second_kind));
-      finding.bytes = pair.bytes;
-      finding.seconds = pair.seconds;
-      const std::string way = key.first_kind == EventKind::to_device
-                                  ? "to the device and back"
-                                  : "to the host and back";
-      const std::string each =
-          bytes_text(pair.bytes / (2 * pair.count)) + " each way";
-      if (rule == AdviceRule::round_trip) {
-        finding.evidence =
-            "the same allocation went " + way + " " + per_call_text(finding) +
-            ", " + each + ", " +
-            time_text(pair.seconds / static_cast<double>(pair.count)) +
-            " per round trip";
-        finding.fix =
-            "keep the data where the loop uses it: convert once before the "
-            "loop (cunumpy::to_device, xp.to_cunumpy) and once after it "
-            "(cunumpy::to_host, xp.to_numpy), inside only when the host "
-            "needs it (output every N steps)";
-      } else {
-        finding.evidence =
-            "DualView '" + reader.text(key.label) + "' synced " + way + " " +
-            per_call_text(finding) + ", " + each + ", " +
-            time_text(pair.seconds / static_cast<double>(pair.count)) +
-            " per call";
-        finding.fix = "sync the DualView once before the loop and once after "
-                      "it; inside, work on one side and call modify_device() "
-                      "(modify_host()) only where that side is written";
-      }
-      finding.estimate = "every pair but one, at the boundaries";
-      set_saving(finding, pair.seconds * static_cast<double>(pair.count - 1) /
-                              static_cast<double>(pair.count));
-      keep(pair.order, std::move(finding));
-    }
-  };
-  pair_findings(round_trips_, AdviceRule::round_trip);
-  pair_findings(ping_pongs_, AdviceRule::dual_view_ping_pong);
-
-  for (const auto& [key, sync] : syncs_) {
-    const std::uint64_t calls =
-        key.node == 0 ? sync.idle : sync.idle_calls.calls;
-    if (sync.copied > 0 ||
-        !reader.repeated(calls, reader.region_calls(key.node, calls)))
-      continue;
-    Finding finding = reader.start(AdviceRule::dual_view_idle_sync, key.node,
-                                   calls, sync.idle);
-    const std::string label = reader.text(key.label);
-    finding.sites.push_back(
-        {Recorder::instance().sites(lock).resolve(key.site),
-         std::string(key.to_device ? "sync_device" : "sync_host") + "(\"" +
-             label + "\")",
-         key.to_device ? EventKind::to_device : EventKind::to_host});
-    finding.evidence = "DualView '" + label + "' synced " +
-                       (key.to_device ? "to the device " : "to the host ") +
-                       std::to_string(sync.idle) + " time(s) " +
-                       per_call_text(finding) +
-                       " and the sync never copied: the other side was not "
-                       "marked modified";
-    finding.estimate = "nothing to save in copy time: a check that the "
-                       "sync is needed (kept whatever the saving threshold)";
-    set_saving(finding, 0.0);
-    finding.fix = std::string("if the ") + (key.to_device ? "host" : "device") +
-                  " side is never written in the loop, sync once before it; "
-                  "if it is, call " +
-                  (key.to_device ? "modify_host()" : "modify_device()") +
-                  " after writing it, or the sync leaves the other copy stale";
-    keep(sync.order, std::move(finding));
-  }
-
+  found.erase(std::remove_if(found.begin(), found.end(),
+                             [&](const auto& entry) {
+                               const Finding& f = entry.second;
+                               return f.rule != AdviceRule::dual_view_idle_sync &&
+                                      weight(f) < options.min_saving_seconds;
+                             }),
+              found.end());
+  // A saving first, largest first; then findings without an estimate;
+  // then those that save nothing. Ties: the order the sites were first
+  // seen, then the rules' order.
   const auto group = [](const Finding& f) {
     if (!f.saving_seconds)
       return 1;
     return *f.saving_seconds > 0.0 ? 0 : 2;
   };
-  std::stable_sort(made.begin(), made.end(), [&](const auto& a, const auto& b) {
+  std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) {
     const Finding& x = a.second;
     const Finding& y = b.second;
     if (group(x) != group(y))
       return group(x) < group(y);
-    const double wx = x.saving_seconds ? *x.saving_seconds : x.seconds;
-    const double wy = y.saving_seconds ? *y.saving_seconds : y.seconds;
-    if (wx != wy)
-      return wx > wy;
-    return a.first < b.first;
+    if (weight(x) != weight(y))
+      return weight(x) > weight(y);
+    if (a.first != b.first)
+      return a.first < b.first;
+    return x.rule < y.rule;
   });
   std::vector<Finding> result;
-  result.reserve(made.size());
-  for (auto& entry : made)
+  result.reserve(found.size());
+  for (auto& entry : found)
     result.push_back(std::move(entry.second));
   return result;
 }

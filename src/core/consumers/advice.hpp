@@ -43,6 +43,10 @@ public:
 
   bool contents() const noexcept { return contents_; }
 
+  /// Whether a host space (a StringTable id) is page-locked, from its name,
+  /// learnt once per id.
+  HostMemory space_memory(std::uint32_t id) const;
+
   /// The findings of every rule under `options`, largest estimated saving
   /// first.
   std::vector<profiling::Finding>
@@ -166,6 +170,14 @@ public:
     bool has_to_device = false;
     bool has_to_host = false;
   };
+  using SiteMap = std::unordered_map<SiteKey, SiteStats, SiteKeyHash>;
+  using PairMap = std::unordered_map<PairKey, PairStats, PairKeyHash>;
+  using SyncMap = std::unordered_map<SyncKey, SyncStats, SyncKeyHash>;
+  /// The flags of a SiteKey.
+  static constexpr std::uint8_t blocking_flag = 1;
+  static constexpr std::uint8_t implicit_flag = 2;
+  static constexpr std::uint8_t scalar_flag = 4;
+
   /// A thread's last copy: a DualView sync that follows is its cause.
   struct LastCopy {
     bool valid = false;
@@ -191,7 +203,7 @@ private:
   /// 0).
   Frame common_frame(std::uint32_t thread, std::uint64_t record) const noexcept;
   std::uint64_t call_of(const Frame& frame) noexcept;
-  void add_pair(std::unordered_map<PairKey, PairStats, PairKeyHash>& pairs,
+  void add_pair(PairMap& pairs,
                 std::uint32_t thread, const Leg& first,
                 const RawEvent& second_event, std::uint32_t second_description,
                 std::uint32_t label);
@@ -199,9 +211,6 @@ private:
                         LastCopy& last);
   bool fresh_destination(const void* pointer, std::uint64_t since);
   SiteStats& site_stats(const SiteKey& key, std::uint32_t description);
-  /// Whether a host space (a StringTable id) is page-locked, from its name,
-  /// learnt once per id.
-  HostMemory space_memory(std::uint32_t id) const;
   void learn_space(std::uint32_t id, const RecorderLock& lock);
   static constexpr std::uint8_t unknown_space = 0xff;
 
@@ -218,7 +227,7 @@ private:
     std::vector<std::uint64_t> calls; ///< the recorder's call of each push
   };
   std::unordered_map<std::uint32_t, Stack> stacks_;
-  std::unordered_map<SiteKey, SiteStats, SiteKeyHash> sites_;
+  SiteMap sites_;
   /// The last sites seen, by their site id: a loop's copies find their
   /// statistics without hashing the whole key (the map's elements do not
   /// move when it grows).
@@ -244,9 +253,9 @@ private:
     Leg* leg = nullptr;
   };
   LastLeg last_up_, last_down_;
-  std::unordered_map<PairKey, PairStats, PairKeyHash> round_trips_;
-  std::unordered_map<PairKey, PairStats, PairKeyHash> ping_pongs_;
-  std::unordered_map<SyncKey, SyncStats, SyncKeyHash> syncs_;
+  PairMap round_trips_;
+  PairMap ping_pongs_;
+  SyncMap syncs_;
   std::unordered_map<const void*, DualViewTrack> dual_views_;
   /// Live host allocations by address: their size and when they were made.
   std::map<std::uintptr_t, std::pair<std::uint64_t, std::uint64_t>>

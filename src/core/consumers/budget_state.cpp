@@ -38,13 +38,12 @@ struct PhaseTotals {
 };
 
 const RegionTree& tree_of(const RecorderLock& lock) {
-  return Recorder::instance().regions(lock);
+  return lock.regions();
 }
 
 std::string_view name_of(std::size_t node, const RecorderLock& lock) {
-  Recorder& recorder = Recorder::instance();
-  return recorder.strings(lock).view(
-      recorder.regions(lock).node(static_cast<std::uint32_t>(node)).name);
+  return lock.strings().view(
+      lock.regions().node(static_cast<std::uint32_t>(node)).name);
 }
 
 /// The names that are phases: those of rules and of explicit phases, and
@@ -56,7 +55,7 @@ std::unordered_set<std::string_view> phase_name_set(const BudgetState& state,
   for (const auto& [name, rule] : state.rules)
     names.insert(name);
   for (std::uint32_t id : state.explicit_names)
-    names.insert(Recorder::instance().strings(lock).view(id));
+    names.insert(lock.strings().view(id));
   if (!extra.empty())
     names.insert(extra);
   return names;
@@ -292,7 +291,7 @@ check(const BudgetState& state,
   std::vector<std::string> lost = state.losses.describe(lock);
   std::vector<std::string> truncated;
   for (std::uint32_t id : tree_of(lock).truncated_names()) {
-    const std::string_view name = Recorder::instance().strings(lock).view(id);
+    const std::string_view name = lock.strings().view(id);
     if (state.rule_index.count(std::string(name)) != 0)
       truncated.emplace_back(name);
   }
@@ -302,9 +301,8 @@ check(const BudgetState& state,
                    " nodes, and regions of phases " + quoted_list(truncated) +
                    " ran outside it");
   if (!state.rules.empty()) {
-    const Recorder& recorder = Recorder::instance();
-    const profiling::DeviceStatus device = recorder.device_status(lock);
-    if (!device.present && !recorder.settings().allow_no_device)
+    const profiling::DeviceStatus device = lock.device_status();
+    if (!device.present && !lock.settings().allow_no_device)
       result.push_back(
           {"",
            std::nullopt,
@@ -383,7 +381,7 @@ void BudgetState::on_region_pop(const RegionPop& pop, const RecorderLock&) {
 
 void BudgetState::add_explicit_phase(const std::string& name,
                                      const RecorderLock& lock) {
-  explicit_names.insert(Recorder::instance().strings(lock).intern(name));
+  explicit_names.insert(lock.strings().intern(name));
 }
 
 void BudgetState::set_rule(const std::string& name, profiling::Rule rule,
@@ -490,9 +488,9 @@ BudgetState::snapshot(const RecorderLock& lock) const {
   profiling::BudgetSnapshot result;
   result.started = started;
   result.rule_count = rules.size();
-  result.device = Recorder::instance().device_status(lock);
+  result.device = lock.device_status();
   result.unchecked_allowed = !rules.empty() && !result.device.present &&
-                             Recorder::instance().settings().allow_no_device;
+                             lock.settings().allow_no_device;
   const Resolution resolution =
       resolve(*this, phase_name_set(*this, "", lock), lock);
   auto phases = accumulate(*this, resolution, 0, lock);

@@ -37,9 +37,8 @@ std::uint64_t LossLog::lost() const noexcept {
 bool LossLog::complete(const RecorderLock& lock) const {
   if (lost() > 0)
     return false;
-  const Recorder& recorder = Recorder::instance();
   for (std::uint32_t id : incidents)
-    if (!recorder.incident(id, lock).retracted)
+    if (!lock.incident(id).retracted)
       return false;
   return true;
 }
@@ -75,10 +74,9 @@ std::vector<std::string> LossLog::describe(const RecorderLock& lock) const {
                     "counted in any phase");
   // One line per kind of incident (a tool that replaces its callback at
   // every step makes many of one text).
-  const Recorder& recorder = Recorder::instance();
   std::vector<std::pair<std::string, std::size_t>> texts;
   for (std::uint32_t id : incidents) {
-    const Incident& incident = recorder.incident(id, lock);
+    const Incident& incident = lock.incident(id);
     if (incident.retracted)
       continue;
     auto found = std::find_if(texts.begin(), texts.end(), [&](const auto& t) {
@@ -223,18 +221,17 @@ std::uint64_t CounterState::total(const RecorderLock&) const {
 
 std::vector<profiling::SiteSummary>
 CounterState::summaries(const RecorderLock& lock) const {
-  Recorder& recorder = Recorder::instance();
   // Different stacks can resolve to the same line: merge them.
   using MergeKey =
       std::tuple<int, std::string, int, std::string, bool, bool, int>;
   std::map<MergeKey, std::size_t> merged;
   std::vector<std::pair<std::uint64_t, profiling::SiteSummary>> ordered;
   for (const auto& [key, aggregate] : aggregates) {
-    const CallSite& site = recorder.sites(lock).resolve(key.site);
+    const CallSite& site = lock.sites().resolve(key.site);
     const std::string description =
         key.site == 0 && key.description == 0
             ? std::string("(other sites)")
-            : std::string(recorder.strings(lock).view(key.description));
+            : std::string(lock.strings().view(key.description));
     MergeKey merge_key{static_cast<int>(key.kind),
                        site.file,
                        site.line,

@@ -2,8 +2,14 @@
 #define CUNUMPY_SRC_RECORDER_LOCK_HPP
 
 #include <atomic>
+#include <cstdint>
+#include <string>
 #include <mutex>
 #include <thread>
+
+namespace cunumpy::profiling {
+struct DeviceStatus;
+}
 
 namespace cunumpy::Impl {
 
@@ -41,23 +47,49 @@ private:
   std::atomic<bool> locked_{false};
 };
 
-/// Proof that the recorder's mutex is held. Everything the mutex guards
-/// (the string and site tables, the sinks and their state) is reached
+class Recorder;
+class StringTable;
+class SiteTable;
+class RegionTree;
+struct Incident;
+struct RecorderSettings;
+
+/// Proof that the recorder's mutex is held, and the way to what it guards:
+/// the names, call sites, regions and incidents that sinks read. Everything
+/// the mutex guards (those tables, the sinks and their state) is reached
 /// through functions that take a `const RecorderLock&`, so the compiler
-/// checks what would otherwise be a comment ("with the mutex held").
+/// checks what would otherwise be a comment ("with the mutex held"), and
+/// consumers are handed their context instead of fetching a singleton.
 class RecorderLock {
 public:
-  explicit RecorderLock(RecorderMutex& mutex) : lock_(mutex) {}
+  RecorderLock(Recorder& recorder, RecorderMutex& mutex)
+      : recorder_(&recorder), lock_(mutex) {}
   /// Held only if the mutex was free: owns() says.
-  RecorderLock(RecorderMutex& mutex, std::try_to_lock_t)
-      : lock_(mutex, std::try_to_lock) {}
+  RecorderLock(Recorder& recorder, RecorderMutex& mutex, std::try_to_lock_t)
+      : recorder_(&recorder), lock_(mutex, std::try_to_lock) {}
   bool owns() const noexcept { return lock_.owns_lock(); }
   RecorderLock(RecorderLock&&) noexcept = default;
   RecorderLock& operator=(RecorderLock&&) = delete;
   RecorderLock(const RecorderLock&) = delete;
   RecorderLock& operator=(const RecorderLock&) = delete;
 
+  /// Interned labels, descriptions, region and space names.
+  StringTable& strings() const;
+  /// Call sites by id.
+  SiteTable& sites() const;
+  /// The one tree of region paths.
+  const RegionTree& regions() const;
+  /// An incident told to the sinks as a loss (Recorder::open_incident).
+  const Incident& incident(std::uint32_t id) const;
+  /// "integrate/output", the path of a node.
+  std::string path(std::uint32_t node) const;
+  /// Whether the program has a device, and its backends.
+  profiling::DeviceStatus device_status() const;
+  /// What the environment set (CUNUMPY_ALLOW_NO_DEVICE, ...).
+  const RecorderSettings& settings() const;
+
 private:
+  Recorder* recorder_;
   std::unique_lock<RecorderMutex> lock_;
 };
 

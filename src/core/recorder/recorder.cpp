@@ -10,6 +10,7 @@
 #include <cunumpy/event.hpp>
 
 #include "recorder/thread_state.hpp"
+#include "tools/callbacks.hpp"
 #include "support/environment.hpp"
 #include "support/variables.hpp"
 
@@ -68,13 +69,19 @@ Recorder& Recorder::instance() {
   // Never destroyed: Kokkos may report events during static destruction.
   static Recorder* recorder = [] {
     auto* made = new Recorder(RecorderSettings::from_environment());
-    // A child forked while another thread holds the mutex would inherit it
-    // held by a thread it does not have, and wait forever at its first
-    // event: fork waits for the mutex (held for a few microseconds at a
-    // time, never while calling out of cunumpy) and both sides release it.
-    ::pthread_atfork([] { instance().mutex_.lock(); },
-                     [] { instance().mutex_.unlock(); },
-                     [] { instance().mutex_.unlock(); });
+    // A child forked while another thread holds a lock of cunumpy's would
+    // inherit it held by a thread it does not have, and wait forever at
+    // its first event or read: fork waits for every lock an event or a
+    // read takes (each held for microseconds, never while calling out of
+    // cunumpy), in the order they nest, and both sides release them.
+    ::pthread_atfork(
+        [] {
+          tools::lock_for_fork();
+          instance().mutex_.lock();
+          instance().spaces_.lock_for_fork();
+        },
+        [] { instance().unlock_after_fork(); },
+        [] { instance().unlock_after_fork(); });
     // The call sites symbolized by then, for the next runs (the plugin
     // saves them at Kokkos' finalize already). Not while another thread
     // holds the mutex: the exit never waits for it.
@@ -89,9 +96,15 @@ Recorder& Recorder::instance() {
   return *recorder;
 }
 
+void Recorder::unlock_after_fork() noexcept {
+  spaces_.unlock_after_fork();
+  mutex_.unlock();
+  tools::unlock_after_fork();
+}
+
 void Recorder::attach(EventSink* sink) {
   before_read(); // a sink's losses are those after it was attached
-  const RecorderLock lock(mutex_);
+  const RecorderLock lock = this->lock();
   catch_up(lock); // what happened before is not the new sink's
   for (auto& [attached, references] : sinks_) {
     if (attached == sink) {
@@ -111,7 +124,7 @@ void Recorder::detach(EventSink* sink) {
   // What happened until now includes the events waiting for CUDA's record.
   if (LateSource* late = late_source_.load(std::memory_order_acquire))
     late->collect();
-  const RecorderLock lock(mutex_);
+  const RecorderLock lock = this->lock();
   catch_up(lock); // what happened until now is still the sink's
   auto it = std::find_if(sinks_.begin(), sinks_.end(), [&](const auto& entry) {
     return entry.first == sink;
@@ -243,12 +256,12 @@ void Recorder::catch_up(const RecorderLock& lock) {
 }
 
 void Recorder::add_thread(ThreadState& thread) {
-  const RecorderLock lock(mutex_);
+  const RecorderLock lock = this->lock();
   threads_.push_back(&thread);
 }
 
 void Recorder::remove_thread(ThreadState& thread) {
-  const RecorderLock lock(mutex_);
+  const RecorderLock lock = this->lock();
   threads_.erase(std::remove(threads_.begin(), threads_.end(), &thread),
                  threads_.end());
   ThreadState* main = &thread;
@@ -268,7 +281,7 @@ Place Recorder::place(const ThreadState& thread) const noexcept {
 }
 
 void Recorder::set_main_thread(ThreadState& thread) {
-  const RecorderLock lock(mutex_);
+  const RecorderLock lock = this->lock();
   ThreadState* none = nullptr;
   if (main_thread_.compare_exchange_strong(none, &thread))
     publish_main_place(thread);
@@ -376,7 +389,7 @@ bool is_device_backend(std::string_view name) {
 } // namespace
 
 void Recorder::set_default_device(const std::string& name) {
-  const RecorderLock lock(mutex_);
+  const RecorderLock lock = this->lock();
   default_device_ = name;
   if (is_device_backend(name))
     note_device_space();
@@ -464,6 +477,32 @@ RecorderLock lock_recorder() {
   RecorderLock lock = recorder.lock();
   recorder.catch_up(lock);
   return lock;
+}
+
+} // namespace cunumpy::Impl
+
+namespace cunumpy::Impl {
+
+StringTable& RecorderLock::strings() const {
+  return recorder_->strings(*this);
+}
+SiteTable& RecorderLock::sites() const {
+  return recorder_->sites(*this);
+}
+const RegionTree& RecorderLock::regions() const {
+  return recorder_->regions(*this);
+}
+const Incident& RecorderLock::incident(std::uint32_t id) const {
+  return recorder_->incident(id, *this);
+}
+std::string RecorderLock::path(std::uint32_t node) const {
+  return recorder_->path(node, *this);
+}
+profiling::DeviceStatus RecorderLock::device_status() const {
+  return recorder_->device_status(*this);
+}
+const RecorderSettings& RecorderLock::settings() const {
+  return recorder_->settings();
 }
 
 } // namespace cunumpy::Impl

@@ -109,10 +109,15 @@ public:
   /// of the process-wide state.
   std::atomic<bool>& hooks_installed() noexcept { return hooks_installed_; }
 
+  /// Releases what the fork handler took (in the parent and the child).
+  void unlock_after_fork() noexcept;
+
   /// Holds the mutex (see also lock_recorder, for readers).
-  RecorderLock lock() { return RecorderLock(mutex_); }
+  RecorderLock lock() { return RecorderLock(*this, mutex_); }
   /// The mutex if it is free (see RecorderLock::owns).
-  RecorderLock try_lock() { return RecorderLock(mutex_, std::try_to_lock); }
+  RecorderLock try_lock() {
+    return RecorderLock(*this, mutex_, std::try_to_lock);
+  }
 
   /// Sinks receive every record while attached; attaching one twice counts
   /// once (the second attach only raises a reference count).

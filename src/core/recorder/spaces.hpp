@@ -36,6 +36,10 @@ public:
     unknown_copies_.fetch_add(1, std::memory_order_relaxed);
   }
 
+  /// Around fork (Recorder::instance's handlers).
+  void lock_for_fork() noexcept { mutex_.lock(); }
+  void unlock_after_fork() noexcept { mutex_.unlock(); }
+
 private:
   std::mutex mutex_;
   std::vector<std::string> device_names_;

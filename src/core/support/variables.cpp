@@ -127,7 +127,7 @@ std::string read_choice(std::string_view name) {
   for (const std::string& choice : choices(entry))
     if (choice == chosen)
       return chosen;
-  warn(std::string(entry.name) + "=\"" + excerpt(*value) + "\" is none of " +
+  warn(std::string(entry.name) + "=\"" + excerpt(*value) + "\" is not one of " +
        std::string(entry.values) + "; using " + std::string(fallback));
   return std::string(fallback);
 }

@@ -589,6 +589,9 @@ bool watching() noexcept {
   return hot.watch_active.load(std::memory_order_acquire);
 }
 
+void lock_for_fork() noexcept { the_watch().mutex.lock(); }
+void unlock_after_fork() noexcept { the_watch().mutex.unlock(); }
+
 void verify() noexcept {
   if (!hot.watch_active.load(std::memory_order_acquire))
     return;

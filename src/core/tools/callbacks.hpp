@@ -208,6 +208,11 @@ bool watching() noexcept;
 /// Compares Kokkos' table with what is expected (see the file comment).
 void verify() noexcept;
 
+/// Around fork: the watch's mutex is taken before the recorder's (the
+/// order verify takes them in) and released in the parent and the child.
+void lock_for_fork() noexcept;
+void unlock_after_fork() noexcept;
+
 } // namespace cunumpy::Impl::tools
 
 #endif
