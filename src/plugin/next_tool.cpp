@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "support/environment.hpp"
+#include "support/excerpt.hpp"
+#include "support/file_kind.hpp"
 #include "tools/callbacks.hpp"
 
 namespace cunumpy::plugin {
@@ -99,10 +101,17 @@ NextTool load_next_tool(const std::vector<std::string>& entries,
                         const void* self) {
   const std::string path = own_path(self);
   for (const std::string& entry : entries) {
+    // dlopen of a FIFO would block Kokkos::initialize until a writer came.
+    if (const std::string problem = Impl::library_file_problem(entry);
+        !problem.empty()) {
+      Impl::warn("cannot load the next Kokkos tool '" + Impl::excerpt(entry, 256) +
+                 "': it " + problem + "; running without it");
+      return {};
+    }
     void* handle = ::dlopen(entry.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (handle == nullptr) {
       const char* error = ::dlerror();
-      Impl::warn("cannot load the next Kokkos tool '" + entry +
+      Impl::warn("cannot load the next Kokkos tool '" + Impl::excerpt(entry, 256) +
                  "': " + (error != nullptr ? error : "unknown error") +
                  "; running without it");
       return {};

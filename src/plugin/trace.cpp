@@ -28,7 +28,6 @@ std::string microseconds(double seconds) {
 } // namespace
 
 Trace::Trace(std::string path, int rank) : path_(std::move(path)), rank_(rank) {
-  slices_.reserve(4096);
   Impl::Recorder::instance().want_kernels(true);
 }
 

@@ -2,6 +2,7 @@
 #define CUNUMPY_PLUGIN_TRACE_HPP
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <map>
 #include <vector>
@@ -74,7 +75,9 @@ private:
 
   std::string path_;
   int rank_;
-  std::vector<Slice> slices_;
+  /// A deque: growing never moves what is kept (a vector's doubling would
+  /// stop one event for milliseconds).
+  std::deque<Slice> slices_;
   /// The regions open, by their call: closed at the end of the run if their
   /// pop never came.
   std::map<std::uint64_t, Impl::RegionPush> open_regions_;

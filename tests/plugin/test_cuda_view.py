@@ -93,7 +93,7 @@ def test_cuda_view_cupti_taken(case, cupti_built, fake_cuda):
         "cunumpy: note: CUDA's own record of copies and migrations is off: "
         "CUPTI is taken by another CUPTI user (Nsight Systems), and CUDA "
         "allows one per process"), notes[0]
-    assert notes[0].endswith("; cunumpy goes on with the copies Kokkos "
+    assert notes[0].endswith("; cunumpy counts the copies Kokkos "
                              "reports"), notes[0]
     assert view["state"] == "unavailable", shown(view)
     assert "CUPTI is taken by another CUPTI user (Nsight Systems)" in \
@@ -103,3 +103,41 @@ def test_cuda_view_cupti_taken(case, cupti_built, fake_cuda):
     report = case.json("report.json", run)
     assert report["total"]["kinds"]["to_device"]["count"] > 0, \
         f"Kokkos' copies are counted\n{shown(report['total'])}"
+
+
+def test_cuda_view_named_library_refused(case, cupti_built, fake_cuda,
+                                         tmp_path):
+    """A libcupti the user named (CUNUMPY_CUPTI_LIBRARY) is used or refused
+    by name in one line, never replaced by another one found on the path
+    (the fake CUDA's directory holds a libcupti.so that would load); a FIFO
+    never blocks the program."""
+    assert cupti_built
+    fifo = tmp_path / "libcupti_fifo.so"
+    os.mkfifo(fifo)
+    text = tmp_path / "libcupti_text.so"
+    text.write_text("not a library\n")
+    cases = {
+        str(fifo): "is a FIFO (named pipe), not a library",
+        str(tmp_path): "is a directory, not a library",
+        str(text): "cannot be loaded (",
+        "libm.so.6": "lacks cuptiSubscribe, ",
+    }
+    for library, problem in cases.items():
+        variables = {
+            "LD_LIBRARY_PATH": fake_cuda + ":" +
+            os.environ.get("LD_LIBRARY_PATH", ""),
+            "CUNUMPY_CUPTI_LIBRARY": library}
+        run, view, _ = reports(case, **variables)
+        named = f"CUNUMPY_CUPTI_LIBRARY='{library}' {problem}"
+        notes = [line for line in run.cunumpy_lines() if "CUDA" in line]
+        assert len(notes) == 1 and named in notes[0], \
+            f"one note naming the library and what is wrong\n{run}"
+        assert view["state"] == "unavailable" and named in view["reason"], \
+            shown(view)
+        assert "taken by another CUPTI user" not in view["reason"], \
+            f"the fake libcupti on the path was not used instead\n{shown(view)}"
+    run, view, _ = reports(case, **{
+        "LD_LIBRARY_PATH": fake_cuda + ":" +
+        os.environ.get("LD_LIBRARY_PATH", ""),
+        "CUNUMPY_CUPTI_LIBRARY": "libm.so.6"})
+    assert "(it is not libcupti)" in view["reason"], shown(view)

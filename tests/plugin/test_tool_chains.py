@@ -139,3 +139,16 @@ def test_next_tool_writes_the_report(case, plugin, tool):
     assert any("12 transfer(s) through cunumpy" in line
                for line in run.cunumpy_lines()), f"the summary\n{run}"
     assert os.path.exists(target)
+
+
+def test_next_tool_is_a_fifo(case, plugin):
+    """A FIFO named as the next tool would block dlopen, so
+    Kokkos::initialize, until a writer came: the plugin says what it is in
+    one line and runs without it, its report whole."""
+    fifo = case.path("libkp_fifo.so")
+    os.mkfifo(fifo)
+    run = run_chain(case, plugin, fifo, CUNUMPY_REPORT="report.json")
+    one_warning(run, r"^cunumpy: cannot load the next Kokkos tool '.*"
+                     r"libkp_fifo\.so': it is a FIFO \(named pipe\), not a "
+                     r"library; running without it$")
+    check_report(case, run)

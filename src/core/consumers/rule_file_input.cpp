@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/excerpt.hpp"
+#include "support/file_kind.hpp"
 
 namespace cunumpy::Impl {
 namespace {
@@ -29,16 +30,12 @@ std::invalid_argument cannot_read(const std::string& path) {
 /// Refuses what is not a regular file: reading a FIFO blocks until a writer
 /// comes, a device such as /dev/zero never ends.
 void require_regular(const std::string& path, const struct stat& info) {
-  if (S_ISREG(info.st_mode))
+  const std::string kind = not_regular(info);
+  if (kind.empty())
     return;
   if (S_ISDIR(info.st_mode))
     throw rule_file_problem(path, "is a directory; name the .toml file in it");
-  const char* kind = S_ISFIFO(info.st_mode)   ? "a FIFO (named pipe)"
-                     : S_ISCHR(info.st_mode)  ? "a character device"
-                     : S_ISBLK(info.st_mode)  ? "a block device"
-                     : S_ISSOCK(info.st_mode) ? "a socket"
-                                              : "not a file";
-  throw rule_file_problem(path, "is " + std::string(kind) +
+  throw rule_file_problem(path, "is " + kind +
                                     ", not a regular file; rule files are "
                                     "read whole: name a .toml file");
 }

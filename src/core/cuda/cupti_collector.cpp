@@ -34,6 +34,8 @@
 #include "cuda/cuda_view.hpp"
 #include "recorder/recorder.hpp"
 #include "support/environment.hpp"
+#include "support/excerpt.hpp"
+#include "support/file_kind.hpp"
 #include "support/variables.hpp"
 
 #ifndef CUNUMPY_CUPTI_LIBRARY
@@ -735,32 +737,63 @@ std::string cudart_directory() {
   return found;
 }
 
-/// libcupti: CUNUMPY_CUPTI_LIBRARY, next to the CUDA runtime in use, the
-/// loader's search path, CUDA_HOME's and CUDA_PATH's lib directories, and
-/// the one cunumpy was built against. `tried` lists what failed.
-void* load_cupti(std::string& tried) {
+/// The libcupti to use, or nullptr and why not. The one the user named
+/// (CUNUMPY_CUPTI_LIBRARY) is used or refused, never replaced; otherwise
+/// the first that loads of: next to the CUDA runtime in use, the loader's
+/// search path, CUDA_HOME's and CUDA_PATH's lib directories, the one
+/// cunumpy was built against. `name`: the library (for messages).
+void* load_cupti(std::string& name, std::string& why) {
+  if (const auto path = read_text("CUNUMPY_CUPTI_LIBRARY")) {
+    name = "CUNUMPY_CUPTI_LIBRARY='" + excerpt(*path, 256) + "'";
+    if (const std::string problem = library_file_problem(*path);
+        !problem.empty()) {
+      why = name + " " + problem;
+      return nullptr;
+    }
+    void* library = ::dlopen(path->c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      const char* error = ::dlerror();
+      why = name + " cannot be loaded (" +
+            (error != nullptr ? error : "unknown error") + ")";
+    }
+    return library;
+  }
   std::vector<std::string> candidates;
-  if (const auto path = read_text("CUNUMPY_CUPTI_LIBRARY"))
-    candidates.push_back(*path);
   const char* const names[] = {"libcupti.so", "libcupti.so.13",
                                "libcupti.so.12"};
   if (const std::string dir = cudart_directory(); !dir.empty())
-    for (const char* name : names)
-      candidates.push_back(dir + "/" + name);
-  for (const char* name : names)
-    candidates.emplace_back(name);
+    for (const char* file : names)
+      candidates.push_back(dir + "/" + file);
+  for (const char* file : names)
+    candidates.emplace_back(file);
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH"})
     if (const auto root = environment(variable))
       for (const char* dir : {"/lib64/", "/lib/", "/extras/CUPTI/lib64/"})
         candidates.push_back(*root + dir + "libcupti.so");
   if (*CUNUMPY_CUPTI_LIBRARY != '\0')
     candidates.emplace_back(CUNUMPY_CUPTI_LIBRARY);
+  std::string tried;
   for (const std::string& candidate : candidates) {
-    if (void* library = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL))
-      return library;
+    if (library_file_problem(candidate).empty())
+      if (void* library = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+        name = "'" + excerpt(candidate, 256) + "'";
+        return library;
+      }
     tried += (tried.empty() ? "" : ", ") + candidate;
   }
+  why = "libcupti cannot be loaded (tried " + tried +
+        "); set CUNUMPY_CUPTI_LIBRARY to its path, or add the CUDA "
+        "toolkit's lib64 (or extras/CUPTI/lib64) to LD_LIBRARY_PATH";
   return nullptr;
+}
+
+/// The CUDA view is off, and why: in the reports, and in one note (a
+/// machine with a CUDA driver, where CUDA's record was expected).
+void cannot_start(const std::string& reason) {
+  CudaView::instance().set_status(profiling::CudaViewState::unavailable,
+                                  reason);
+  Impl::warn("note: CUDA's own record of copies and migrations is off: " +
+             reason + "; cunumpy counts the copies Kokkos reports");
 }
 
 void start() {
@@ -789,16 +822,10 @@ void start() {
   }
   find(cuda, "cuPointerGetAttribute", driver.pointer_attribute);
   find(cuda, "cuDeviceGetCount", driver.device_count);
-  std::string tried;
-  void* library = load_cupti(tried);
+  std::string name, why;
+  void* library = load_cupti(name, why);
   if (library == nullptr) {
-    const std::string reason =
-        "libcupti cannot be loaded (tried " + tried +
-        "); set CUNUMPY_CUPTI_LIBRARY to its path, or add the CUDA "
-        "toolkit's lib64 (or extras/CUPTI/lib64) to LD_LIBRARY_PATH";
-    view.set_status(profiling::CudaViewState::unavailable, reason);
-    Impl::warn("note: CUDA's own record of copies and migrations is off: " +
-               reason + "; cunumpy counts the copies Kokkos reports");
+    cannot_start(why);
     return;
   }
   find(library, "cuptiGetResultString", cupti.result_string);
@@ -807,18 +834,24 @@ void start() {
        cupti.register_timestamp);
   find(library, "cuptiActivityGetNumDroppedRecords", cupti.dropped);
   find(library, "cuptiGetTimestamp", cupti.timestamp);
-  if (!find(library, "cuptiSubscribe", cupti.subscribe) ||
-      !find(library, "cuptiEnableCallback", cupti.enable_callback) ||
-      !find(library, "cuptiActivityRegisterCallbacks",
-            cupti.register_buffers) ||
-      !find(library, "cuptiActivityEnable", cupti.enable_activity) ||
-      !find(library, "cuptiActivityGetNextRecord", cupti.next_record) ||
-      !find(library, "cuptiActivityFlushAll", cupti.flush_all) ||
-      !find(library, "cuptiActivityConfigureUnifiedMemoryCounter",
-            cupti.configure_unified_memory)) {
-    view.set_status(profiling::CudaViewState::unavailable,
-                    "the libcupti found lacks functions cunumpy "
-                    "needs (a CUPTI older than CUDA 11?)");
+  std::string missing;
+  const auto need = [&](const char* function, auto& pointer) {
+    if (!find(library, function, pointer))
+      missing += (missing.empty() ? "" : ", ") + std::string(function);
+  };
+  need("cuptiSubscribe", cupti.subscribe);
+  need("cuptiEnableCallback", cupti.enable_callback);
+  need("cuptiActivityRegisterCallbacks", cupti.register_buffers);
+  need("cuptiActivityEnable", cupti.enable_activity);
+  need("cuptiActivityGetNextRecord", cupti.next_record);
+  need("cuptiActivityFlushAll", cupti.flush_all);
+  need("cuptiActivityConfigureUnifiedMemoryCounter",
+       cupti.configure_unified_memory);
+  if (!missing.empty()) {
+    cannot_start(name + " lacks " + missing +
+                 (cupti.subscribe == nullptr
+                      ? " (it is not libcupti)"
+                      : " (a CUPTI older than CUDA 11?)"));
     return;
   }
 
@@ -842,14 +875,11 @@ void start() {
                            "service, ...";
     const std::string reason = "CUPTI is taken by another CUPTI user (" +
                                holder + "), and CUDA allows one per process";
-    view.set_status(profiling::CudaViewState::unavailable, reason);
-    Impl::warn("note: CUDA's own record of copies and migrations is off: " +
-               reason + "; cunumpy goes on with the copies Kokkos reports");
+    cannot_start(reason);
     return;
   }
   if (result != CUPTI_SUCCESS) {
-    view.set_status(profiling::CudaViewState::unavailable,
-                    "CUPTI refused a subscriber (" + result_text(result) + ")");
+    cannot_start(name + " refused a subscriber (" + result_text(result) + ")");
     return;
   }
   for (const Watched& entry : watched)
@@ -868,9 +898,8 @@ void start() {
   }
   result = cupti.register_buffers(buffer_requested, buffer_completed);
   if (result != CUPTI_SUCCESS) {
-    view.set_status(profiling::CudaViewState::unavailable,
-                    "CUPTI refused activity buffers (" + result_text(result) +
-                        ")");
+    cannot_start(name + " refused activity buffers (" + result_text(result) +
+                 ")");
     return;
   }
   view.set_flush(flush_buffers);
