@@ -124,7 +124,7 @@ void install_hooks() {
   recorder.set_kokkos_interface(KOKKOSP_INTERFACE_VERSION);
   // The thread that connects cunumpy to Kokkos: its regions place the
   // events of threads that opened none of their own.
-  recorder.set_main_thread(thread_state());
+  recorder.set_main_thread();
   recorder.set_default_device(Kokkos::DefaultExecutionSpace::name());
   const kokkosp::EventSet own = tools::own_callbacks();
   kokkosp::EventSet table{};

@@ -125,7 +125,7 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
   recorder.set_fed_by_plugin(true);
   // The thread that initialized Kokkos: its regions place the events of
   // threads that opened none of their own.
-  recorder.set_main_thread(Impl::thread_state());
+  recorder.set_main_thread();
   start_ = recorder.now();
   config_ = Config::from_environment();
   // What Kokkos' events mean depends on its interface (kokkos_rules.hpp).
@@ -305,7 +305,43 @@ bool Plugin::report_lost(const char* why) noexcept {
   return failed_;
 }
 
+void Plugin::note_open_regions() {
+  if (open_regions_noted_)
+    return;
+  open_regions_noted_ = true;
+  Impl::Recorder& recorder = Impl::Recorder::instance();
+  std::vector<Impl::Recorder::OpenPath> open;
+  {
+    const Impl::RecorderLock lock = recorder.lock();
+    open = recorder.open_regions(lock);
+  }
+  if (open.empty())
+    return;
+  const profiling::BudgetSnapshot snapshot = budget_->snapshot();
+  std::vector<std::string> incidents;
+  for (const Impl::Recorder::OpenPath& region : open) {
+    const std::string where =
+        region.main ? std::string("main thread")
+                    : "thread " + std::to_string(region.thread);
+    open_regions_.push_back("'" + region.path + "' (" + where + ")");
+    const std::string below = region.path + "/";
+    for (const profiling::RegionNode& node : snapshot.regions)
+      if (node.is_phase && (node.path == region.path ||
+                            node.path.compare(0, below.size(), below) == 0)) {
+        incidents.push_back(
+            "region '" + region.path + "' (" + where +
+            ") was never popped: the events after its missing pop may count "
+            "in phase '" + node.name + "' instead of the phase around it");
+        break;
+      }
+  }
+  const Impl::RecorderLock lock = recorder.lock();
+  for (std::string& text : incidents)
+    recorder.open_incident(std::move(text), lock);
+}
+
 bool Plugin::write_report() {
+  note_open_regions();
   Impl::Recorder& recorder = Impl::Recorder::instance();
   Report report;
   std::string trace_error;
@@ -333,6 +369,7 @@ bool Plugin::write_report() {
       if (key == "Kokkos Version")
         report.kokkos_version = value;
     report.unwatched = unwatched_;
+    report.open_regions = open_regions_;
     report.cuda_view = profiling::cuda_view();
     report.all_regions = config_.all_regions;
     report.dual_view_syncs = dual_views_.syncs(lock);

@@ -74,6 +74,13 @@ public:
 
 private:
   bool write_report(); ///< finish()'s work, which may throw
+  /// Regions still open at the end of the run (a pop missing): listed in
+  /// the report; where a phase is at or below one, the events after the
+  /// missing pop may count in that phase instead of the one around it, so
+  /// the verdict is incomplete (an incident names the region). Once.
+  void note_open_regions();
+  std::vector<std::string> open_regions_;
+  bool open_regions_noted_ = false;
   /// A Kokkos session ran that cunumpy was not told of (a finalize hook it
   /// left in Kokkos ran).
   static void on_unseen_finalize();

@@ -549,6 +549,15 @@ std::vector<std::string> never_entered(const Report& report) {
 
 } // namespace
 
+namespace {
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items)
+    text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+} // namespace
+
 std::vector<std::string> report_notes(const Report& report, bool summary) {
   std::vector<std::string> notes;
   // With a budget, its verdict says why events may be missing.
@@ -560,6 +569,10 @@ std::vector<std::string> report_notes(const Report& report, bool summary) {
   // What changes nothing the user sees or does stays in the report file.
   if (!summary && !report.unwatched.empty())
     notes.push_back(report.unwatched);
+  if (!summary && !report.open_regions.empty())
+    notes.push_back("regions still open at the end of the run (a pop is "
+                    "missing): " +
+                    joined(report.open_regions));
   return notes;
 }
 
@@ -830,6 +843,7 @@ std::string format_json(const Report& report) {
   for (const auto& [key, value] : metadata)
     json.member(key, value);
   json.end_object();
+  json.member("open_regions", report.open_regions);
   json.key("outside");
   write_phase(json, outside, top_sites_phase);
   json.key("phases");

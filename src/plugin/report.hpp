@@ -49,6 +49,8 @@ struct Report {
   profiling::BudgetSnapshot budget;
   /// Why Kokkos' table of callbacks was not watched ("" when it was).
   std::string unwatched;
+  /// Regions still open at the end, as "'path' (thread N)".
+  std::vector<std::string> open_regions;
   /// List every region, not only those with transfers
   /// (CUNUMPY_REPORT_ALL_REGIONS).
   bool all_regions = false;

@@ -12,8 +12,8 @@ from plugin_helpers import VIOLATION_STATUS, shown
 RULES = "[phases.step]\noptional = true\n"
 
 
-def run_case(case, *arguments, **variables):
-    budget = case.write("budget.toml", RULES)
+def run_case(case, *arguments, rules=RULES, **variables):
+    budget = case.write("budget.toml", rules)
     variables.setdefault("CUNUMPY_ON_VIOLATION", "exit")
     run = case.run(list(arguments), CUNUMPY_REPORT="report.json",
                    CUNUMPY_BUDGET=budget, **variables)
@@ -64,6 +64,26 @@ def test_half_forwarder(case):
     # cunumpy learns that it forwards one callback, never the other.
     run, report = run_case(case, "half-forwarder")
     check_incomplete(run, report, "replaced cunumpy's")
+
+
+def test_helper_thread(case):
+    # A thread that pushes no region counts in the regions of the thread
+    # that initialized Kokkos: its copy breaks the rule of "step".
+    run, report = run_case(case, "helper-thread")
+    assert run.status == VIOLATION_STATUS, f"the run fails\n{run}"
+    assert report["budget"]["verdict"] == "broken", shown(report["budget"])
+    assert [v["phase"] for v in report["budget"]["violations"]] == ["step"], \
+        shown(report["budget"])
+
+
+def test_region_never_popped(case):
+    # A region left open at the end, with a phase at or below it: the
+    # events after the missing pop may count in that phase.
+    rules = RULES + "[phases.output]\nallow.to_device = { max_count = 10 }\n"
+    run, report = run_case(case, "unpopped", rules=rules)
+    check_incomplete(run, report,
+                     "region 'step' (main thread) was never popped")
+    assert report["open_regions"] == ["'step' (main thread)"], shown(report)
 
 
 def test_exit_status_paths(case):

@@ -23,6 +23,14 @@
 //   hostile_program region NAME    the copy in a region named NAME inside
 //                                  "step"
 //   hostile_program no-device      no device at all: host copies only
+//   hostile_program helper-thread  the copy made by a thread that pushes no
+//                                  region, while the main thread is in
+//                                  "step"
+//   hostile_program unpopped       a library's region "output" (where the
+//                                  tests allow copies) inside "step" is
+//                                  never popped: the step's copy after it
+//                                  counts in "output", and the step's pop
+//                                  closes "output", leaving "step" open
 
 #include "tool_events.hpp"
 
@@ -123,6 +131,17 @@ int main(int argc, char** argv) {
     copy_to_device(8);
     end_region();
     end_region();
+  } else if (which == "helper-thread") {
+    region("step");
+    std::thread helper([] { copy_to_device(8); });
+    helper.join();
+    end_region();
+  } else if (which == "unpopped") {
+    region("step");
+    region("output");
+    copy_to_device(8);
+    copy_to_device(8); // the step's, after the missing pop of "output"
+    end_region();      // meant for "step"
   } else if (which == "no-device") {
     region("step");
     host_deep_copy();

@@ -280,7 +280,8 @@ Place Recorder::place(const ThreadState& thread) const noexcept {
           main_call_.load(std::memory_order_relaxed)};
 }
 
-void Recorder::set_main_thread(ThreadState& thread) {
+void Recorder::set_main_thread() {
+  ThreadState& thread = thread_state();
   const RecorderLock lock = this->lock();
   ThreadState* none = nullptr;
   if (main_thread_.compare_exchange_strong(none, &thread))
@@ -432,13 +433,13 @@ std::string Recorder::path(std::uint32_t node, const RecorderLock&) const {
   return text;
 }
 
-std::vector<std::string>
+std::vector<Recorder::OpenPath>
 Recorder::open_regions(const RecorderLock& lock) const {
-  std::vector<std::string> result;
+  std::vector<OpenPath> result;
   for (const ThreadState* thread : threads_)
     for (const OpenRegion& region : thread->regions)
-      result.push_back("'" + path(region.node, lock) + "' (thread " +
-                       std::to_string(thread->index) + ")");
+      result.push_back({path(region.node, lock), thread->index,
+                        thread == main_thread_.load(std::memory_order_relaxed)});
   return result;
 }
 

@@ -146,8 +146,11 @@ public:
   /// thread's copies count in the phase the program is in. Without the
   /// mutex: read by the thread itself at the start of its event.
   Place place(const ThreadState& thread) const noexcept;
-  /// The thread whose regions place a thread's events when it has none.
-  void set_main_thread(ThreadState& thread);
+  /// The calling thread becomes the one whose regions place a thread's
+  /// events when it has none. No ThreadState is passed: a library built
+  /// with hidden visibility (the plugin) has a thread state of its own
+  /// (support/fast_thread_local.hpp), never the one events use.
+  void set_main_thread();
 
   /// What the program has of devices, as seen so far: a memory space that
   /// is a device's in a copy or an allocation, a kernel or fence of a
@@ -186,8 +189,14 @@ public:
   }
   /// "integrate/output", the path of a node.
   std::string path(std::uint32_t node, const RecorderLock& lock) const;
-  /// The regions still open on every thread, as "path (thread N)".
-  std::vector<std::string> open_regions(const RecorderLock& lock) const;
+  /// A region still open on a thread: its path and the thread's index.
+  struct OpenPath {
+    std::string path;
+    std::uint32_t thread = 0;
+    bool main = false; ///< the main thread (see set_main_thread)
+  };
+  /// The regions still open on every thread, outermost first.
+  std::vector<OpenPath> open_regions(const RecorderLock& lock) const;
 
   StringTable& strings(const RecorderLock&) noexcept { return strings_; }
   SiteTable& sites(const RecorderLock&) noexcept { return sites_; }
