@@ -83,9 +83,18 @@ struct CallSite {
   std::string file;
   int line = 0;
   std::string function;
+  /// The Python line that called into the native code of `file:line`
+  /// ("workload.py:17 in step"), when Python drove it and the native frame
+  /// has a line of its own; else empty.
+  std::string python;
+  /// The native frame under a Python line given as `file:line` (a module
+  /// and offset, "_flow.cpython-311-x86_64-linux-gnu.so+0x10118b", in a
+  /// build without debug information); else empty.
+  std::string native;
 
   bool known() const noexcept { return !file.empty(); }
-  /// "file:line", "file" without a line, "<unknown>" when not known.
+  /// "file:line", "file" without a line, "<unknown>" when not known; then
+  /// " (from <python>)" or " (in <native>)" when set.
   std::string str() const;
 };
 

@@ -138,6 +138,12 @@ void bind_profiling(py::module_& module) {
       .def_property_readonly("line", [](const Event& e) { return e.site.line; })
       .def_property_readonly("function",
                              [](const Event& e) { return e.site.function; })
+      .def_property_readonly(
+          "python", [](const Event& e) { return e.site.python; },
+          "The Python line beside a native site with a line of its own.")
+      .def_property_readonly(
+          "native", [](const Event& e) { return e.site.native; },
+          "The native module+offset under a Python site.")
       .def_readonly("blocking", &Event::blocking)
       .def_readonly("async_", &Event::async)
       .def_property_readonly("async", [](const Event& e) { return e.async; })
@@ -168,6 +174,10 @@ void bind_profiling(py::module_& module) {
                              [](const SiteSummary& s) { return s.site.file; })
       .def_property_readonly("line",
                              [](const SiteSummary& s) { return s.site.line; })
+      .def_property_readonly("python",
+                             [](const SiteSummary& s) { return s.site.python; })
+      .def_property_readonly("native",
+                             [](const SiteSummary& s) { return s.site.native; })
       .def_readonly("what", &SiteSummary::what)
       .def_readonly("blocking", &SiteSummary::blocking)
       .def_readonly("async_", &SiteSummary::async)

@@ -14,6 +14,7 @@
 #include "cuda/collector.hpp"
 #include "kokkos_table.hpp"
 #include "output_file.hpp"
+#include "python_lines.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder/spaces.hpp"
 #include "recorder/thread_state.hpp"
@@ -132,6 +133,9 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
   recorder.set_kokkos_interface(interface_version);
   interface_version_ = interface_version;
   (void)registered_device_spaces(); // reads CUNUMPY_DEVICE_SPACES now
+  // A Python program's events show its Python line beside the native site.
+  if (recorder.backtrace_depth() > 0)
+    install_python_lines();
 
   next_ = load_next_tool(entries_after_self(tool_lists(), self), self);
   Impl::tools::set_next(next_.callbacks);

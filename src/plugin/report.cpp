@@ -296,6 +296,8 @@ void write_site(JsonWriter& json, const SiteSummary& summary) {
   json.member("kind", to_string(summary.kind));
   json.member("line", summary.site.line);
   json.member("max_bytes", summary.max_nbytes);
+  json.member("native", unless_empty(summary.site.native));
+  json.member("python", unless_empty(summary.site.python));
   json.member("seconds", summary.seconds);
   json.member("site", summary.site.str());
   json.member("source", to_string(summary.source));
@@ -517,6 +519,8 @@ void write_advice(JsonWriter& json, const Report& report) {
       json.member("function", site.site.function);
       json.member("kind", to_string(site.kind));
       json.member("line", site.site.line);
+      json.member("native", unless_empty(site.site.native));
+      json.member("python", unless_empty(site.site.python));
       json.member("site", site.site.str());
       json.member("what", site.what);
       json.end_object();

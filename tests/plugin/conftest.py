@@ -64,6 +64,10 @@ def pytest_addoption(parser):
                     help="whether cunumpy was built with the CUPTI collector")
     group.addoption("--fail-alloc",
                     help="tests/tools/fail_alloc.cpp's library, for LD_PRELOAD")
+    group.addoption("--extension-dir",
+                    help="the directory of tests/plugin/python's extension")
+    group.addoption("--workload",
+                    help="tests/plugin/python/workload.py")
     group.addoption("--fake-cuda",
                     help="the directory of tests/tools/fake_cuda.cpp's "
                          "libcuda.so.1 and libcupti.so")
@@ -137,6 +141,16 @@ def report_tool(request):
 @pytest.fixture
 def cupti_built(request):
     return _option(request, "cupti_built") == "ON"
+
+
+@pytest.fixture
+def extension_dir(request):
+    return _path(request, "extension_dir")
+
+
+@pytest.fixture
+def workload(request):
+    return _path(request, "workload")
 
 
 @pytest.fixture

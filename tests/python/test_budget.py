@@ -208,7 +208,7 @@ def test_implicit_false_rejects_scalar_reads_of_cpp_code(fake, ext):
         assert ext.read_scalar(2.5) == 2.5  # C++ reads a device scalar
     (violation,) = budget.violations()
     assert (violation.kind, violation.limit) == ("sync", "implicit")
-    assert violation.events[0].site == site
+    assert violation.events[0].site.startswith(f"{site} (in ")
     assert violation.events[0].implicit
 
 

@@ -1,7 +1,10 @@
 """One recorder serves both languages: copies made by C++ code called from
 Python (raw Kokkos::deep_copy, no cunumpy call) are counted in Python's
 counters and budgets, attributed to the Python line that called into C++
-when the C++ stack has no better site."""
+when the C++ stack has no better site, with the native frame beside it
+(module+offset), or beside the C++ line that has one."""
+
+import re
 
 import numpy as np
 
@@ -9,6 +12,7 @@ import cunumpy as xp
 from helpers import next_site
 
 count_transfers = xp.profiling.count_transfers
+NATIVE = r"cunumpy_test_copies\..*so\+0x[0-9a-f]+"
 
 
 def test_raw_cpp_copies_are_counted_at_the_python_line(fake, ext):
@@ -17,18 +21,28 @@ def test_raw_cpp_copies_are_counted_at_the_python_line(fake, ext):
         ext.round_trip(100)
     assert (counter.to_device, counter.to_host, counter.total) == (1, 1, 2)
     assert counter.bytes_to_device == counter.bytes_to_host == 800
-    assert [(e.kind, e.site, e.what) for e in counter.events] == [
+    assert [(e.kind, f"{e.file}:{e.line}", e.what) for e in counter.events] == [
         ("to_device", site, 'deep_copy("raw_host", nbytes=800)'),
         ("to_host", site, 'deep_copy("raw_device", nbytes=800)'),
     ]
     assert counter.events[0].dst_space == "FakeDevice"
+    # Beside the Python line: the extension's frame without a line.
+    event = counter.events[0]
+    assert re.fullmatch(NATIVE, event.native), event.native
+    assert event.site == f"{site} (in {event.native})" and event.python == ""
 
 
 def test_a_cpp_line_with_debug_information_is_a_better_site(fake, ext):
     with count_transfers() as counter:
         line = ext.copy_with_lines(10)
     (event,) = counter.events
-    assert event.site == f"{ext.source_with_lines}:{line}"
+    assert f"{event.file}:{event.line}" == f"{ext.source_with_lines}:{line}"
+    # Beside the C++ line: the Python line that called it.
+    assert re.fullmatch(
+        r".*test_cpp_copies\.py:\d+ in "
+        r"test_a_cpp_line_with_debug_information_is_a_better_site",
+        event.python), event.python
+    assert event.site == f"{ext.source_with_lines}:{line} (from {event.python})"
 
 
 def test_without_the_gil_the_python_line_is_not_read(fake, ext):
@@ -47,7 +61,7 @@ def test_cpp_copies_count_in_budgets_and_assertions(fake, ext):
         ext.round_trip(4)
     budget.require("legacy")
     assert {v.kind for v in budget.violations()} == {"to_host", "to_device"}
-    assert budget.violations()[0].events[0].site == site
+    assert budget.violations()[0].events[0].site.startswith(f"{site} (in ")
     import pytest
 
     with pytest.raises(AssertionError, match="deep_copy"):
@@ -60,9 +74,10 @@ def test_scalar_reads_in_cpp_are_implicit_syncs(fake, ext):
         site = next_site()
         ext.read_scalar(1.0)
     assert (counter.to_host, counter.syncs) == (1, 1)
-    assert counter.report().rstrip().split("\n")[-1] == (
-        f'    {site}: deep_copy(scalar <- "norm", nbytes=8) (x1) [implicit]'
-    )
+    assert re.fullmatch(
+        re.escape(f"    {site} (in ") + NATIVE +
+        re.escape('): deep_copy(scalar <- "norm", nbytes=8) (x1) [implicit]'),
+        counter.report().rstrip().split("\n")[-1])
 
 
 def test_python_and_cpp_copies_share_one_counter(fake, ext):

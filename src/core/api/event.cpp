@@ -54,9 +54,12 @@ std::optional<EventKind> parse_event_kind(std::string_view name) noexcept {
 std::string CallSite::str() const {
   if (file.empty())
     return "<unknown>";
-  if (line <= 0)
-    return file;
-  return file + ":" + std::to_string(line);
+  std::string text = line <= 0 ? file : file + ":" + std::to_string(line);
+  if (!python.empty())
+    text += " (from " + python + ")";
+  if (!native.empty())
+    text += " (in " + native + ")";
+  return text;
 }
 
 } // namespace cunumpy

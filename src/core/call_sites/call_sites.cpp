@@ -137,7 +137,7 @@ std::uint32_t SiteTable::known(std::string_view file, int line,
   const auto id = static_cast<std::uint32_t>(entries_.size());
   Entry& entry = entries_.emplace_back();
   entry.resolved = CallSite{std::string(file), line,
-                            demangle(std::string(function).c_str())};
+                            demangle(std::string(function).c_str()), {}, {}};
   known_index_.emplace(std::move(key), id);
   return id;
 }
@@ -193,6 +193,14 @@ void SiteTable::resolve_new() {
   }
 }
 
+/// "workload.py:17 in step": a Python line beside a native one.
+static std::string python_text(const CallSite& site) {
+  std::string text = site.file + ":" + std::to_string(site.line);
+  if (!site.function.empty())
+    text += " in " + site.function;
+  return text;
+}
+
 CallSite SiteTable::symbolize(const Entry& entry, std::uint8_t& decisive) {
   // The first source frame outside the libraries, preferring one with a
   // line; else the fallback site; else the first frame with a module. A
@@ -206,24 +214,33 @@ CallSite SiteTable::symbolize(const Entry& entry, std::uint8_t& decisive) {
       if (frame.line > 0) {
         if (i + 1 < all_frames)
           decisive = static_cast<std::uint8_t>(i + 1);
-        return CallSite{frame.file, frame.line, frame.function};
+        CallSite site{frame.file, frame.line, frame.function, {}, {}};
+        if (entry.fallback != 0)
+          site.python = python_text(resolve(entry.fallback));
+        return site;
       }
       if (!without_line)
         without_line = std::move(frame);
     }
   }
-  if (entry.fallback != 0)
-    return resolve(entry.fallback);
+  // A native frame without a line: its module and offset, beside the
+  // Python line when there is one.
+  std::string native;
   if (without_line) {
     char offset[32];
     std::snprintf(offset, sizeof offset, "+0x%zx",
                   static_cast<std::size_t>(without_line->offset));
-    std::string file =
-        without_line->file.empty()
-            ? std::string(basename_of(without_line->module)) + offset
-            : without_line->file;
-    return CallSite{std::move(file), 0, without_line->function};
+    native = without_line->file.empty()
+                 ? std::string(basename_of(without_line->module)) + offset
+                 : without_line->file;
   }
+  if (entry.fallback != 0) {
+    CallSite site = resolve(entry.fallback);
+    site.native = std::move(native);
+    return site;
+  }
+  if (without_line)
+    return CallSite{std::move(native), 0, without_line->function, {}, {}};
   return CallSite{};
 }
 

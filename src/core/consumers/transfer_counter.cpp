@@ -222,8 +222,7 @@ std::uint64_t CounterState::total(const RecorderLock&) const {
 std::vector<profiling::SiteSummary>
 CounterState::summaries(const RecorderLock& lock) const {
   // Different stacks can resolve to the same line: merge them.
-  using MergeKey =
-      std::tuple<int, std::string, int, std::string, bool, bool, int>;
+  using MergeKey = std::tuple<int, std::string, std::string, bool, bool, int>;
   std::map<MergeKey, std::size_t> merged;
   std::vector<std::pair<std::uint64_t, profiling::SiteSummary>> ordered;
   for (const auto& [key, aggregate] : aggregates) {
@@ -233,8 +232,7 @@ CounterState::summaries(const RecorderLock& lock) const {
             ? std::string("(other sites)")
             : std::string(lock.strings().view(key.description));
     MergeKey merge_key{static_cast<int>(key.kind),
-                       site.file,
-                       site.line,
+                       site.str(), // file and line, and a Python line
                        description,
                        key.blocking,
                        key.implicit,

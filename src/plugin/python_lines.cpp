@@ -1,0 +1,136 @@
+#include "python_lines.hpp"
+
+#include <cstddef>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include <cunumpy/impl/api_scope.hpp>
+
+namespace cunumpy::plugin {
+namespace {
+
+// CPython's C API, as far as the plugin calls it: opaque pointers only, so
+// that no Python header is needed and every version from 3.9 works.
+using Object = void;
+struct Api {
+  int (*is_initialized)() = nullptr;              // Py_IsInitialized
+  int (*gil_held)() = nullptr;                    // PyGILState_Check
+  Object* (*current_frame)() = nullptr;           // PyEval_GetFrame
+  Object* (*frame_code)(Object*) = nullptr;       // PyFrame_GetCode
+  Object* (*frame_back)(Object*) = nullptr;       // PyFrame_GetBack
+  int (*frame_line)(Object*) = nullptr;           // PyFrame_GetLineNumber
+  Object* (*attribute)(Object*, const char*) = nullptr; // PyObject_GetAttrString
+  const char* (*utf8)(Object*, std::ptrdiff_t*) = nullptr; // PyUnicode_AsUTF8AndSize
+  void (*incref)(Object*) = nullptr;              // Py_IncRef
+  void (*decref)(Object*) = nullptr;              // Py_DecRef
+  void (*clear_error)() = nullptr;                // PyErr_Clear
+};
+Api api;
+
+/// A code object's file and function, and whether it is cunumpy's own.
+/// Looked up once per code object, which the cache keeps alive (its
+/// address is never reused while cached).
+struct Code {
+  std::string file;
+  std::string function;
+  bool own = false;
+};
+
+/// Used only with the GIL held: the GIL serializes it.
+std::unordered_map<Object*, Code>& codes() {
+  static auto* cache = new std::unordered_map<Object*, Code>();
+  return *cache;
+}
+constexpr std::size_t max_codes = 1u << 16;
+
+std::string text_attribute(Object* object, const char* name) {
+  std::string text;
+  if (Object* value = api.attribute(object, name)) {
+    std::ptrdiff_t size = 0;
+    if (const char* data = api.utf8(value, &size))
+      text.assign(data, static_cast<std::size_t>(size));
+    api.decref(value);
+  }
+  api.clear_error();
+  return text;
+}
+
+/// cunumpy's own Python package: a frame there is never the user's line.
+bool own_file(std::string_view file) {
+  return file.find("/cunumpy/") != std::string_view::npos;
+}
+
+const Code* describe(Object* code) {
+  auto& cache = codes();
+  if (auto found = cache.find(code); found != cache.end())
+    return &found->second;
+  Code entry;
+  entry.file = text_attribute(code, "co_filename");
+  entry.function = text_attribute(code, "co_name");
+  entry.own = entry.file.empty() || own_file(entry.file);
+  if (cache.size() >= max_codes)
+    return nullptr; // a program making code objects without end
+  api.incref(code);
+  return &cache.emplace(code, std::move(entry)).first->second;
+}
+
+/// The recorder's site provider: on the thread of the event, without the
+/// recorder's lock. Reads frames only when this thread holds the GIL, and
+/// never takes it (Kokkos may run with the GIL released).
+bool python_line(std::string& file, int& line, std::string& function) {
+  if (api.is_initialized() == 0 || api.gil_held() == 0)
+    return false;
+  Object* frame = api.current_frame(); // borrowed
+  if (frame == nullptr)
+    return false;
+  api.incref(frame);
+  while (frame != nullptr) {
+    Object* code = api.frame_code(frame);
+    const Code* known = code != nullptr ? describe(code) : nullptr;
+    if (code != nullptr)
+      api.decref(code);
+    if (known != nullptr && !known->own) {
+      file = known->file;
+      function = known->function;
+      line = api.frame_line(frame);
+      api.decref(frame);
+      return true;
+    }
+    Object* back = api.frame_back(frame);
+    api.decref(frame);
+    frame = back;
+  }
+  return false;
+}
+
+template <class Function> bool find(const char* name, Function& function) {
+  function = reinterpret_cast<Function>(::dlsym(RTLD_DEFAULT, name));
+  return function != nullptr;
+}
+
+} // namespace
+
+bool install_python_lines() {
+  // PyFrame_GetCode and PyFrame_GetBack are CPython 3.9's: an older
+  // interpreter, or another Python, has not all of these.
+  const bool found =
+      find("Py_IsInitialized", api.is_initialized) &&
+      find("PyGILState_Check", api.gil_held) &&
+      find("PyEval_GetFrame", api.current_frame) &&
+      find("PyFrame_GetCode", api.frame_code) &&
+      find("PyFrame_GetBack", api.frame_back) &&
+      find("PyFrame_GetLineNumber", api.frame_line) &&
+      find("PyObject_GetAttrString", api.attribute) &&
+      find("PyUnicode_AsUTF8AndSize", api.utf8) &&
+      find("Py_IncRef", api.incref) && find("Py_DecRef", api.decref) &&
+      find("PyErr_Clear", api.clear_error);
+  if (!found || Impl::site_provider() != nullptr)
+    return false; // not CPython, or cunumpy's module provides lines itself
+  Impl::set_site_provider(&python_line);
+  return true;
+}
+
+} // namespace cunumpy::plugin
