@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstring>
 #include <dlfcn.h>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,6 +23,7 @@ struct Api {
   Object* (*frame_code)(Object*) = nullptr;       // PyFrame_GetCode
   Object* (*frame_back)(Object*) = nullptr;       // PyFrame_GetBack
   int (*frame_line)(Object*) = nullptr;           // PyFrame_GetLineNumber
+  int (*frame_lasti)(Object*) = nullptr;          // PyFrame_GetLasti (3.11)
   Object* (*attribute)(Object*, const char*) = nullptr; // PyObject_GetAttrString
   const char* (*utf8)(Object*, std::ptrdiff_t*) = nullptr; // PyUnicode_AsUTF8AndSize
   void (*incref)(Object*) = nullptr;              // Py_IncRef
@@ -37,6 +39,22 @@ struct Code {
   std::string file;
   std::string function;
   bool own = false;
+};
+
+/// Lines by code object and instruction (PyFrame_GetLasti, CPython 3.11
+/// on): PyFrame_GetLineNumber decodes the code's line table each time.
+struct Instruction {
+  Object* code;
+  int lasti;
+  bool operator==(const Instruction& other) const noexcept {
+    return code == other.code && lasti == other.lasti;
+  }
+};
+struct InstructionHash {
+  std::size_t operator()(const Instruction& key) const noexcept {
+    return std::hash<const void*>()(key.code) ^
+           (static_cast<std::size_t>(key.lasti) * 0x9e3779b97f4a7c15ull);
+  }
 };
 
 /// Used only with the GIL held: the GIL serializes it.
@@ -77,6 +95,19 @@ const Code* describe(Object* code) {
   return &cache.emplace(code, std::move(entry)).first->second;
 }
 
+int line_of(Object* frame, Object* code) {
+  if (api.frame_lasti == nullptr)
+    return api.frame_line(frame);
+  static auto* lines = new std::unordered_map<Instruction, int, InstructionHash>();
+  const Instruction key{code, api.frame_lasti(frame)};
+  if (auto found = lines->find(key); found != lines->end())
+    return found->second;
+  const int line = api.frame_line(frame);
+  if (lines->size() < max_codes * 4) // codes in the cache stay alive
+    lines->emplace(key, line);
+  return line;
+}
+
 /// The recorder's site provider: on the thread of the event, without the
 /// recorder's lock. Reads frames only when this thread holds the GIL, and
 /// never takes it (Kokkos may run with the GIL released).
@@ -90,15 +121,16 @@ bool python_line(std::string& file, int& line, std::string& function) {
   while (frame != nullptr) {
     Object* code = api.frame_code(frame);
     const Code* known = code != nullptr ? describe(code) : nullptr;
-    if (code != nullptr)
-      api.decref(code);
     if (known != nullptr && !known->own) {
       file = known->file;
       function = known->function;
-      line = api.frame_line(frame);
+      line = line_of(frame, code); // the cache holds the code alive
+      api.decref(code);
       api.decref(frame);
       return true;
     }
+    if (code != nullptr)
+      api.decref(code);
     Object* back = api.frame_back(frame);
     api.decref(frame);
     frame = back;
@@ -127,6 +159,7 @@ bool install_python_lines() {
       find("PyUnicode_AsUTF8AndSize", api.utf8) &&
       find("Py_IncRef", api.incref) && find("Py_DecRef", api.decref) &&
       find("PyErr_Clear", api.clear_error);
+  find("PyFrame_GetLasti", api.frame_lasti); // optional: CPython 3.11 on
   if (!found || Impl::site_provider() != nullptr)
     return false; // not CPython, or cunumpy's module provides lines itself
   Impl::set_site_provider(&python_line);

@@ -127,13 +127,18 @@ void SiteTable::save_frame_cache() noexcept {
 
 std::uint32_t SiteTable::known(std::string_view file, int line,
                                std::string_view function) {
-  std::string key;
-  key.reserve(file.size() + function.size() + 16);
+  std::string& key = known_key_; // reused: no allocation per call
+  key.clear();
   key.append(file).append(1, '\0').append(std::to_string(line));
   key.append(1, '\0').append(function);
+  // A loop's events come from the same line again and again.
+  if (last_known_ != 0 && key == last_known_key_)
+    return last_known_;
   auto found = known_index_.find(key);
-  if (found != known_index_.end())
-    return found->second;
+  if (found != known_index_.end()) {
+    last_known_key_ = key;
+    return last_known_ = found->second;
+  }
   const auto id = static_cast<std::uint32_t>(entries_.size());
   Entry& entry = entries_.emplace_back();
   entry.resolved = CallSite{std::string(file), line,

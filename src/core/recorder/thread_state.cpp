@@ -81,12 +81,13 @@ void CapturedSite::capture(const Recorder& recorder) {
     return;
   const int depth = recorder.backtrace_depth();
   const auto provider = recorder.site_provider();
-  // With a provider, equal frames may still be different sites (another
-  // Python line through the same interpreter frames): no memo.
-  WalkMemo* const kept = provider == nullptr ? &memo : nullptr;
+  // A replayed walk gives the same frames; with a provider, equal frames
+  // may still be different sites (another Python line through the same
+  // native frames), so its site is not taken from the memo then (cached,
+  // intern).
   memo = WalkMemo();
   if (depth > 0)
-    frame_count = capture_stack(frames, std::min(depth, max_frames), {}, kept);
+    frame_count = capture_stack(frames, std::min(depth, max_frames), {}, &memo);
   memo_site = memo.get();
   if (provider != nullptr)
     have_fallback = provider(fallback_file, fallback_line, fallback_function);
