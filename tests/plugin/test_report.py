@@ -1,7 +1,10 @@
 """The report of the legacy example: the text file, the JSON, the summary on
 stderr, unknown memory spaces, call sites, and the report at exit."""
 
+import os
 import re
+import shutil
+import subprocess
 
 from plugin_helpers import (DIAGNOSTICS_BYTES, MODIFY, OUTPUT_COPY, OUTPUTS,
                             SETUP_COPY, STATE_BYTES, STEPS, SYNC,
@@ -198,6 +201,29 @@ def test_backtrace_off(case):
     assert report["backtrace_depth"] == 0, "depth 0 in the report"
     sites = {site["site"] for site in report["total"]["top_sites"]}
     assert sites == {"<unknown>"}, f"no call sites without stacks: {sites}"
+
+
+def test_without_libdw_sites_are_module_and_offset(case, budget):
+    """libdw is loaded at the first call site read from debug information;
+    where it cannot be (here a library without its functions, found first
+    on LD_LIBRARY_PATH), the program runs, one note says why, and sites
+    are module+offset."""
+    libraries = subprocess.run(["ldd", case.program], capture_output=True,
+                               text=True, check=True).stdout
+    libm = re.search(r"libm\.so\.6 => (\S+)", libraries)
+    assert libm, f"the program links libm\n{libraries}"
+    fake = case.path("fake")
+    os.makedirs(fake)
+    shutil.copyfile(libm.group(1), os.path.join(fake, "libdw.so.1"))
+    path = fake + ":" + os.environ.get("LD_LIBRARY_PATH", "")
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_REPORT="report.json",
+                   LD_LIBRARY_PATH=path)
+    program_ran(run)
+    one_warning(run, r"^cunumpy: note: libdw\.so\.1 has no dw\w+; call sites "
+                     r"are shown as module\+offset")
+    top = phase(case.json("report.json", run), "output")["top_sites"][0]
+    assert re.fullmatch(r"legacy_app\+0x[0-9a-f]+", top["file"]) and \
+        top["line"] == 0, f"module+offset: {top['file']}:{top['line']}"
 
 
 def test_bad_backtrace(case):

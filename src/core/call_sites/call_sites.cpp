@@ -21,7 +21,6 @@
 #include <utility>
 #include <vector>
 
-#include "call_sites/frame_cache.hpp"
 #include "support/environment.hpp"
 
 namespace cunumpy::Impl {
@@ -120,10 +119,6 @@ SiteTable::SiteTable()
 }
 
 SiteTable::~SiteTable() = default;
-
-void SiteTable::save_frame_cache() noexcept {
-  symbolizer_->save_cache();
-}
 
 std::uint32_t SiteTable::known(std::string_view file, int line,
                                std::string_view function) {
@@ -248,11 +243,10 @@ static std::vector<SourceFrame> dladdr_frames(const void* return_address) {
 
 namespace {
 
-/// elfutils' libdw, loaded at the first address no frame cache holds: a
-/// process whose call sites are all in the cache (or that has none) never
-/// maps it and its libraries (libelf, libz, liblzma, libbz2: about 0.3 ms
-/// a process), and one where it is missing still runs, with module+offset
-/// sites and one note.
+/// elfutils' libdw, loaded at the first address symbolized: a process
+/// that resolves no call site never maps it and its libraries (libelf,
+/// libz, liblzma, libbz2: about 0.3 ms a process), and one where it is
+/// missing still runs, with module+offset sites and one note.
 struct Libdw {
 #define CUNUMPY_LIBDW_FUNCTIONS(X)                                             \
   X(dwarf_attr)                                                                \
@@ -277,8 +271,6 @@ struct Libdw {
   X(dwfl_linux_proc_report)                                                    \
   X(dwfl_module_addrdie)                                                       \
   X(dwfl_module_addrname)                                                      \
-  X(dwfl_module_build_id)                                                      \
-  X(dwfl_module_getelf)                                                        \
   X(dwfl_module_getsrc)                                                        \
   X(dwfl_module_info)                                                          \
   X(dwfl_report_begin)                                                         \
@@ -421,100 +413,20 @@ private:
 
 } // namespace
 
-/// The module containing an address, as the dynamic loader knows it: where
-/// its lowest segment starts, and the build id its loaded code carries (its
-/// GNU build-id note, read in memory; empty when it has none). No file is
-/// opened, no debug information read.
-struct LoadedModule {
-  std::uintptr_t start = 0;
-  std::string build_id;
-};
-
-static LoadedModule loaded_module(std::uintptr_t pc) {
-  struct Search {
-    std::uintptr_t pc;
-    LoadedModule module;
-  } search{pc, {}};
-  ::dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* data) {
-        auto* search = static_cast<Search*>(data);
-        bool inside = false;
-        for (int i = 0; i < info->dlpi_phnum && !inside; ++i) {
-          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
-          const std::uintptr_t low = info->dlpi_addr + segment.p_vaddr;
-          inside = segment.p_type == PT_LOAD && search->pc >= low &&
-                   search->pc - low < segment.p_memsz;
-        }
-        if (!inside)
-          return 0;
-        std::uintptr_t start = ~std::uintptr_t(0);
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
-          if (segment.p_type == PT_LOAD)
-            start = std::min<std::uintptr_t>(
-                start,
-                (info->dlpi_addr + segment.p_vaddr) & ~std::uintptr_t(4095));
-        }
-        search->module.start = start;
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
-          if (segment.p_type != PT_NOTE)
-            continue;
-          const std::size_t align = segment.p_align == 8 ? 8 : 4;
-          const auto round = [align](std::size_t n) {
-            return (n + align - 1) / align * align;
-          };
-          const char* note =
-              reinterpret_cast<const char*>(info->dlpi_addr + segment.p_vaddr);
-          const char* const end = note + segment.p_memsz;
-          while (end - note >=
-                 static_cast<std::ptrdiff_t>(sizeof(ElfW(Nhdr)))) {
-            ElfW(Nhdr) header;
-            std::memcpy(&header, note, sizeof header);
-            const char* name = note + sizeof header;
-            const char* description = name + round(header.n_namesz);
-            const char* next = description + round(header.n_descsz);
-            if (next > end || next <= note)
-              break;
-            if (header.n_type == NT_GNU_BUILD_ID && header.n_namesz == 4 &&
-                std::memcmp(name, "GNU", 4) == 0 && header.n_descsz > 0 &&
-                header.n_descsz <= 64) {
-              static const char digits[] = "0123456789abcdef";
-              for (std::size_t b = 0; b < header.n_descsz; ++b) {
-                const auto byte = static_cast<unsigned char>(description[b]);
-                search->module.build_id += digits[byte >> 4];
-                search->module.build_id += digits[byte & 15];
-              }
-              return 1;
-            }
-            note = next;
-          }
-        }
-        return 1;
-      },
-      &search);
-  return search.module;
-}
-
 struct Symbolizer::State {
   Dwfl_Callbacks callbacks{};
   char* debuginfo_path = nullptr;
   Dwfl* dwfl = nullptr;
   bool reported = false;
   std::map<std::pair<Dwfl_Module*, Dwarf_Off>, ScopeIndex> scope_indexes;
-  /// The build id of each module in the file libdw reads.
-  std::map<Dwfl_Module*, std::string> file_build_ids;
-  FrameCache& cache;
-
-  explicit State(FrameCache& frame_cache) : cache(frame_cache) {}
 
   ~State() {
     if (dwfl != nullptr)
       libdw().dwfl_end(dwfl);
   }
 
-  /// libdw, loaded and set up at the first address the cache does not
-  /// have. False when it cannot be (the dynamic linker's names then).
+  /// libdw, loaded and set up at the first address. False when it cannot
+  /// be (the dynamic linker's names then).
   bool begin() {
     if (!reported) {
       reported = true;
@@ -532,7 +444,6 @@ struct Symbolizer::State {
   // address falls in a library loaded after the last report.
   void report() {
     scope_indexes.clear(); // modules may go
-    file_build_ids.clear();
     if (dwfl == nullptr)
       dwfl = libdw().dwfl_begin(&callbacks);
     if (dwfl == nullptr)
@@ -540,33 +451,6 @@ struct Symbolizer::State {
     libdw().dwfl_report_begin(dwfl);
     libdw().dwfl_linux_proc_report(dwfl, getpid());
     libdw().dwfl_report_end(dwfl, nullptr, nullptr);
-  }
-
-  /// What libdw read of an address is kept for the next runs only when the
-  /// file it read is the code loaded: the same build id in both (a library
-  /// rebuilt since it was loaded has another).
-  void store(Dwfl_Module* module, const LoadedModule& loaded, std::uintptr_t pc,
-             const std::vector<SourceFrame>& frames) {
-    if (loaded.build_id.empty())
-      return;
-    auto found = file_build_ids.find(module);
-    if (found == file_build_ids.end()) {
-      const unsigned char* bits = nullptr;
-      GElf_Addr where = 0;
-      Dwarf_Addr bias = 0;
-      int length = libdw().dwfl_module_build_id(module, &bits, &where);
-      if (length <= 0 && libdw().dwfl_module_getelf(module, &bias) != nullptr)
-        length = libdw().dwfl_module_build_id(module, &bits, &where);
-      std::string id;
-      static const char digits[] = "0123456789abcdef";
-      for (int b = 0; b < length; ++b) {
-        id += digits[bits[b] >> 4];
-        id += digits[bits[b] & 15];
-      }
-      found = file_build_ids.emplace(module, std::move(id)).first;
-    }
-    if (found->second == loaded.build_id)
-      cache.store(loaded.build_id, pc - loaded.start, frames);
   }
 
   /// The scopes of `unit` containing `pc`, innermost first.
@@ -603,16 +487,11 @@ std::string function_name(Dwarf_Die* die) {
 std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   std::vector<SourceFrame> result;
   if (state_ == nullptr)
-    state_ = std::make_unique<State>(*cache_);
+    state_ = std::make_unique<State>();
   if (return_address == nullptr)
     return result;
   // A return address points after the call; look up the call itself.
   const auto pc = reinterpret_cast<Dwarf_Addr>(return_address) - 1;
-  // A run of the same build read it already: no debug information read,
-  // not even libdw set up.
-  const LoadedModule loaded = loaded_module(pc);
-  if (const auto* kept = cache_->find(loaded.build_id, pc - loaded.start))
-    return *kept;
   if (!state_->begin())
     return dladdr_frames(return_address);
   Dwfl_Module* module = libdw().dwfl_addrmodule(state_->dwfl, pc);
@@ -634,7 +513,6 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
     // Kokkos, cunumpy, the runtimes: never the call site, so their debug
     // information (cunumpy's own is large) is not even read.
     result.push_back(std::move(current));
-    state_->store(module, loaded, pc, result);
     return result;
   }
   current.function = demangle(libdw().dwfl_module_addrname(module, pc));
@@ -695,10 +573,6 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   if (current.function.empty())
     current.function = demangle(libdw().dwfl_module_addrname(module, pc));
   result.push_back(std::move(current));
-  // What debug information gave, for the next runs of this build.
-  if (std::any_of(result.begin(), result.end(),
-                  [](const SourceFrame& frame) { return frame.line > 0; }))
-    state_->store(module, loaded, pc, result);
   return result;
 }
 
@@ -712,12 +586,7 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
 
 #endif
 
-Symbolizer::Symbolizer()
-    : cache_(std::make_unique<FrameCache>(FrameCache::from_environment())) {}
+Symbolizer::Symbolizer() = default;
 Symbolizer::~Symbolizer() = default;
-
-void Symbolizer::save_cache() noexcept {
-  cache_->save();
-}
 
 } // namespace cunumpy::Impl

@@ -16,7 +16,6 @@
 namespace cunumpy::Impl {
 
 class Symbolizer;
-class FrameCache;
 
 /// Call sites by id. A site is either known (file, line and function given by
 /// a cunumpy call or a front end) or a captured stack, symbolized once, the
@@ -64,11 +63,6 @@ private:
   CallSite symbolize(const Entry& entry, std::uint8_t& decisive);
   static constexpr std::size_t published_sites = std::size_t(1) << 16;
 
-public:
-  /// Symbolizer::save_cache.
-  void save_frame_cache() noexcept;
-
-private:
   std::deque<Entry> entries_;
   std::unordered_map<std::string, std::uint32_t> known_index_;
   std::unordered_multimap<std::uint64_t, std::uint32_t> stack_index_;
@@ -88,9 +82,8 @@ struct SourceFrame {
 };
 
 /// Turns return addresses into source frames with elfutils' libdw,
-/// following inlined calls. What it read from debug information is kept
-/// between runs by module build id (frame_cache.hpp); within a run,
-/// SiteTable caches sites. libdw is set up at the first address.
+/// following inlined calls; SiteTable caches sites. libdw is set up at the
+/// first address.
 class Symbolizer {
 public:
   Symbolizer();
@@ -101,15 +94,8 @@ public:
   /// Source frames of the return address `pc`, innermost first.
   std::vector<SourceFrame> frames(const void* pc);
 
-  /// Writes the frames read from debug information in this run to the
-  /// cache. Never throws.
-  void save_cache() noexcept;
-
 private:
   struct State;
-  /// Where it is, read from the environment when the symbolizer is
-  /// made (a relative CUNUMPY_SITE_CACHE is the start directory's).
-  std::unique_ptr<FrameCache> cache_;
   std::unique_ptr<State> state_;
 };
 

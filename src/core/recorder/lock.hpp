@@ -26,10 +26,6 @@ public:
       }
     }
   }
-  bool try_lock() noexcept {
-    return !locked_.load(std::memory_order_relaxed) &&
-           !locked_.exchange(true, std::memory_order_acquire);
-  }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
 private:
@@ -48,10 +44,6 @@ private:
 class RecorderLock {
 public:
   explicit RecorderLock(RecorderMutex& mutex) : lock_(mutex) {}
-  /// Held only if the mutex was free: owns() says.
-  RecorderLock(RecorderMutex& mutex, std::try_to_lock_t)
-      : lock_(mutex, std::try_to_lock) {}
-  bool owns() const noexcept { return lock_.owns_lock(); }
   RecorderLock(RecorderLock&&) noexcept = default;
   RecorderLock& operator=(RecorderLock&&) = delete;
   RecorderLock(const RecorderLock&) = delete;

@@ -76,15 +76,6 @@ Recorder& Recorder::instance() {
     ::pthread_atfork([] { instance().mutex_.lock(); },
                      [] { instance().mutex_.unlock(); },
                      [] { instance().mutex_.unlock(); });
-    // The call sites symbolized by then, for the next runs (the plugin
-    // saves them at Kokkos' finalize already). Not while another thread
-    // holds the mutex: the exit never waits for it.
-    std::atexit([] {
-      Recorder& recorder = instance();
-      const RecorderLock lock = recorder.try_lock();
-      if (lock.owns())
-        recorder.save_site_cache(lock);
-    });
     return made;
   }();
   return *recorder;
