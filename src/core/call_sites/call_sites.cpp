@@ -111,9 +111,7 @@ bool is_library_frame(const SourceFrame& frame) {
          starts_with(function, "pybind11::");
 }
 
-SiteTable::SiteTable()
-    : decisive_(std::make_unique<std::atomic<std::uint8_t>[]>(published_sites)),
-      symbolizer_(std::make_unique<Symbolizer>()) {
+SiteTable::SiteTable() : symbolizer_(std::make_unique<Symbolizer>()) {
   entries_.emplace_back(); // id 0: unknown
   entries_.front().resolved = CallSite{};
 }
@@ -171,38 +169,21 @@ const CallSite& SiteTable::resolve(std::uint32_t id) {
   if (id >= entries_.size())
     id = 0;
   Entry& entry = entries_[id];
-  if (!entry.resolved) {
-    std::uint8_t decisive = all_frames;
-    entry.resolved = symbolize(entry, decisive);
-    if (id < published_sites && !entry.frames.empty())
-      decisive_[id].store(decisive, std::memory_order_relaxed);
-  }
+  if (!entry.resolved)
+    entry.resolved = symbolize(entry);
   return *entry.resolved;
 }
 
-void SiteTable::resolve_new() {
-  while (resolved_up_to_ < entries_.size()) {
-    const auto id = static_cast<std::uint32_t>(resolved_up_to_++);
-    if (!entries_[id].frames.empty())
-      resolve(id); // one that fails is resolved again when asked
-  }
-}
-
-CallSite SiteTable::symbolize(const Entry& entry, std::uint8_t& decisive) {
+CallSite SiteTable::symbolize(const Entry& entry) {
   // The first source frame outside the libraries, preferring one with a
-  // line; else the fallback site; else the first frame with a module. A
-  // site from a frame with a line depends on the frames up to it only.
+  // line; else the fallback site; else the first frame with a module.
   std::optional<SourceFrame> without_line;
-  decisive = all_frames;
   for (std::size_t i = 0; i < entry.frames.size(); ++i) {
     for (SourceFrame& frame : symbolizer_->frames(entry.frames[i])) {
       if (is_library_frame(frame))
         continue;
-      if (frame.line > 0) {
-        if (i + 1 < all_frames)
-          decisive = static_cast<std::uint8_t>(i + 1);
+      if (frame.line > 0)
         return CallSite{frame.file, frame.line, frame.function};
-      }
       if (!without_line)
         without_line = std::move(frame);
     }

@@ -1,7 +1,6 @@
 #ifndef CUNUMPY_SRC_CALL_SITES_HPP
 #define CUNUMPY_SRC_CALL_SITES_HPP
 
-#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -36,20 +35,6 @@ public:
                       std::uint32_t fallback);
 
   const CallSite& resolve(std::uint32_t id);
-  /// Resolves the stacks added since the last call (or the first).
-  void resolve_new();
-
-  /// How many of a resolved stack's first frames decide its site: 1 + the
-  /// index of the frame its line came from, 255 when every frame and the
-  /// fallback do (no frame had a line), 0 while unresolved (or not a
-  /// stack, or past the first 65536 sites). Read without the recorder's
-  /// mutex: the replay of a walk compares only the stack words of those
-  /// frames (WalkMemo::limit_to_frames).
-  std::uint8_t decisive_frames(std::uint32_t id) const noexcept {
-    return id < published_sites ? decisive_[id].load(std::memory_order_relaxed)
-                                : std::uint8_t(0);
-  }
-  static constexpr std::uint8_t all_frames = 255;
 
   std::size_t size() const noexcept { return entries_.size(); }
 
@@ -60,15 +45,12 @@ private:
     std::optional<CallSite> resolved;
   };
 
-  CallSite symbolize(const Entry& entry, std::uint8_t& decisive);
-  static constexpr std::size_t published_sites = std::size_t(1) << 16;
+  CallSite symbolize(const Entry& entry);
 
   std::deque<Entry> entries_;
   std::unordered_map<std::string, std::uint32_t> known_index_;
   std::unordered_multimap<std::uint64_t, std::uint32_t> stack_index_;
-  std::uint32_t last_stack_ = 0;   ///< the id stack() returned last, 0: none
-  std::size_t resolved_up_to_ = 1; ///< resolve_new's next id
-  std::unique_ptr<std::atomic<std::uint8_t>[]> decisive_;
+  std::uint32_t last_stack_ = 0; ///< the id stack() returned last, 0: none
   std::unique_ptr<Symbolizer> symbolizer_;
 };
 

@@ -430,26 +430,20 @@ struct alignas(64) ThreadUnwinder {
     return true;
   }
 
-  /// Whether the stack at (sp, rbp) still holds the words `trace` read:
-  /// all of them, or for a caller with a memo (`with_memo`) that the walk
-  /// holds, the words of the frames that decide it (WalkMemo::
-  /// limit_to_frames). Its addresses were on this thread's stack, above
-  /// the same stack pointer: they still are.
+  /// Whether the stack at (sp, rbp) still holds the words `trace` read.
+  /// Its addresses were on this thread's stack, above the same stack
+  /// pointer: they still are.
   static bool still_holds(const Trace& trace, const StopRule& stop,
-                          std::uintptr_t sp, std::uintptr_t rbp,
-                          bool with_memo) {
+                          std::uintptr_t sp, std::uintptr_t rbp) {
     if (trace.sp != sp || trace.depth != stop.depth ||
         trace.stop_after_caller != stop.stop_after_caller ||
         (trace.rbp_read && trace.rbp != rbp))
       return false;
-    const int reads = with_memo && trace.head.memo != 0 && trace.head.limit != 0
-                          ? trace.head.limit
-                          : trace.reads;
     std::uintptr_t difference = 0;
     // Unrolled: a loop's replay compares some 20 words, and the loop's own
     // count and branch were a third of its instructions.
 #pragma GCC unroll 4
-    for (int i = 0; i < reads; ++i)
+    for (int i = 0; i < trace.reads; ++i)
       difference |=
           *reinterpret_cast<const std::uintptr_t*>(trace.read[i].address) ^
           trace.read[i].word;
@@ -516,7 +510,7 @@ __attribute__((noinline)) int capture_cached(void** frames, StopRule stop,
   const std::size_t set_index = ThreadUnwinder::set_of(sp);
   std::uint8_t& last_hit = unwinder.last_hit[set_index];
   Trace& last = unwinder.traces[set_index][last_hit];
-  if (ThreadUnwinder::still_holds(last, stop, sp, rbp, memo != nullptr))
+  if (ThreadUnwinder::still_holds(last, stop, sp, rbp))
     return replayed(unwinder, last, last_hit, last_hit, frames, memo);
   return walk(unwinder, frames, stop, memo, ip, sp, rbp);
 }
@@ -537,7 +531,7 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
     if (way == last_hit || way_sp[way] != sp)
       continue; // tried, or from another stack pointer
     Trace& kept = set[way];
-    if (ThreadUnwinder::still_holds(kept, stop, sp, rbp, memo != nullptr))
+    if (ThreadUnwinder::still_holds(kept, stop, sp, rbp))
       return replayed(unwinder, kept, way, last_hit, frames, memo);
     refused = true;
   }
@@ -602,25 +596,6 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
 #endif
 
 } // namespace
-
-void WalkMemo::limit_to_frames(int count) const noexcept {
-  if (!valid() || head_->limit != 0)
-    return;
-#if CUNUMPY_CACHED_UNWINDER
-  // frames[0] is the capture's own address; frames[i] was read by the
-  // read frame_read[i - 1], and the reads come in the walk's order, so the
-  // first frame_read[count - 2] + 1 reads give the first `count` frames.
-  // Otherwise all of them (a walk kept has at most max_reads).
-  const Trace& trace = *reinterpret_cast<const Trace*>(
-      reinterpret_cast<const char*>(head_) - offsetof(Trace, head));
-  head_->limit =
-      static_cast<std::uint16_t>(count >= 2 && count - 1 <= trace.frame_count
-                                     ? trace.frame_read[count - 2] + 1
-                                     : trace.reads);
-#else
-  (void)count;
-#endif
-}
 
 int capture_stack(void** frames, int depth, CaptureOptions options,
                   WalkMemo* memo) noexcept {

@@ -19,10 +19,6 @@ struct CaptureOptions {
 struct WalkHead {
   std::uint64_t serial = 0; ///< changes with every walk kept there
   std::uint32_t memo = 0;   ///< the caller's word
-  /// Stack words a replay for a caller with a memo compares (the first
-  /// `limit` the walk read), set by limit_to_frames; 0: all of them, not
-  /// decided yet.
-  std::uint16_t limit = 0;
 };
 
 /// A word kept with a walk the unwinder keeps for replays, for the caller
@@ -43,14 +39,6 @@ public:
     if (valid())
       head_->memo = value;
   }
-  /// Whether limit_to_frames was called for this walk (true without one).
-  bool limit_decided() const noexcept { return !valid() || head_->limit != 0; }
-  /// Only the first `count` frames decide what the memo stands for (the
-  /// site's line is in frame count - 1; 0: all frames do): from now on a
-  /// capture with a memo replays this walk when the stack holds the words
-  /// those frames were read from, whatever the frames above them. Once set,
-  /// the memo must not change.
-  void limit_to_frames(int count) const noexcept;
 
 private:
   bool valid() const noexcept {
