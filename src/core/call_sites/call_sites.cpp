@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "call_sites/modules.hpp"
 #include "support/environment.hpp"
 
 namespace cunumpy::Impl {
@@ -51,15 +52,6 @@ bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
 
-bool contains_nocase(std::string_view text, std::string_view part) {
-  auto it = std::search(text.begin(), text.end(), part.begin(), part.end(),
-                        [](char a, char b) {
-                          return std::tolower(static_cast<unsigned char>(a)) ==
-                                 std::tolower(static_cast<unsigned char>(b));
-                        });
-  return it != text.end();
-}
-
 std::uint64_t hash_frames(const void* const* frames, int count) {
   std::uint64_t hash = 1469598103934665603ull; // FNV-1a over the addresses
   for (int i = 0; i < count; ++i) {
@@ -73,25 +65,7 @@ std::uint64_t hash_frames(const void* const* frames, int count) {
 } // namespace
 
 bool is_library_frame(const SourceFrame& frame) {
-  const std::string_view module = basename_of(frame.module);
-  // Kokkos, Kokkos Kernels, Trilinos' Kokkos, cunumpy and its module, Kokkos
-  // Tools libraries (libkp_cunumpy, kokkos-tools).
-  if (contains_nocase(module, "kokkos") || starts_with(module, "libcunumpy") ||
-      starts_with(module, "libkp_") || starts_with(module, "_core.") ||
-      starts_with(module, "_core.cpython"))
-    return true;
-  // The C and C++ runtimes and the Python interpreter.
-  // The CUDA libraries: a copy CUDA's record reports is captured in
-  // CUPTI's callback, under them.
-  for (std::string_view runtime :
-       {"libc.so",      "libc-",       "libstdc++", "libgcc_s",  "ld-linux",
-        "libm.so",      "libpthread",  "libdl.so",  "libpython", "libgomp",
-        "python3",      "libcuda.so",  "libcudart", "libcupti",  "libcublas",
-        "libcusparse",  "libcusolver", "libcufft",  "libcurand", "libnccl",
-        "libnvToolsExt"})
-    if (starts_with(module, runtime))
-      return true;
-  if (module == "python")
+  if (frame.library || is_library_module_name(frame.module))
     return true;
   const std::string_view file = frame.file;
   if (!file.empty()) {
@@ -216,6 +190,9 @@ static std::vector<SourceFrame> dladdr_frames(const void* return_address) {
   frame.function = demangle(info.dli_sname);
   frame.offset = reinterpret_cast<std::uintptr_t>(pc) -
                  reinterpret_cast<std::uintptr_t>(info.dli_fbase);
+  LoadedModule loaded;
+  frame.library = find_module(reinterpret_cast<std::uintptr_t>(pc), loaded) &&
+                  loaded.library;
   result.push_back(std::move(frame));
   return result;
 }
@@ -490,6 +467,8 @@ std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
   SourceFrame current;
   current.module = module_name != nullptr ? module_name : "";
   current.offset = static_cast<std::uintptr_t>(pc - module_start);
+  LoadedModule loaded;
+  current.library = find_module(pc, loaded) && loaded.library;
   if (is_library_frame(current)) {
     // Kokkos, cunumpy, the runtimes: never the call site, so their debug
     // information (cunumpy's own is large) is not even read.

@@ -61,6 +61,8 @@ struct SourceFrame {
   int line = 0;
   std::string function;
   std::uintptr_t offset = 0; ///< address relative to the module
+  /// In a library's module (modules.hpp: cunumpy's own by identity).
+  bool library = false;
 };
 
 /// Turns return addresses into source frames with elfutils' libdw,
@@ -82,7 +84,9 @@ private:
 };
 
 /// True when a frame belongs to Kokkos, cunumpy, the C/C++ runtime or the
-/// Python interpreter, and is skipped when looking for the caller.
+/// Python interpreter, and is skipped when looking for the caller: its
+/// module is a library's (by identity for cunumpy's, by name for the
+/// others), or its file or function is.
 bool is_library_frame(const SourceFrame& frame);
 
 } // namespace cunumpy::Impl

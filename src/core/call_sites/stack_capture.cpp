@@ -2,13 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <link.h>
 #include <mutex>
 #include <pthread.h>
-#include <string_view>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include "call_sites/frame_rules.hpp"
+#include "call_sites/modules.hpp"
 #include "support/fast_thread_local.hpp"
 
 #if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
@@ -36,36 +35,6 @@ struct Module {
   std::uintptr_t end;
   bool library;
 };
-
-bool is_library_module(std::string_view path) {
-  const auto slash = path.rfind('/');
-  const std::string_view name =
-      slash == std::string_view::npos ? path : path.substr(slash + 1);
-  const auto starts = [&](std::string_view prefix) {
-    return name.substr(0, prefix.size()) == prefix;
-  };
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  // libkp_*: Kokkos Tools libraries (cunumpy's plugin, kokkos-tools).
-  return lower.find("kokkos") != std::string::npos || starts("libcunumpy") ||
-         starts("libkp_") || starts("_core.") || starts("libc.so") ||
-         starts("libstdc++") || starts("libgcc_s") || starts("ld-linux") ||
-         starts("libm.so") || starts("libpython") || starts("linux-vdso");
-}
-
-/// How many shared objects were loaded and unloaded so far: changes on
-/// every dlopen or dlclose. One dl_iterate_phdr step, about 10 ns.
-std::uint64_t loaded_objects_generation() {
-  std::uint64_t generation = 0;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* data) {
-        *static_cast<std::uint64_t*>(data) = info->dlpi_adds + info->dlpi_subs;
-        return 1;
-      },
-      &generation);
-  return generation;
-}
 
 /// Address ranges of the loaded modules, sorted. Rebuilt (and the old table
 /// kept alive: readers use it without a lock) when an address falls outside
@@ -91,8 +60,7 @@ struct ModuleTable {
 
 int add_module(dl_phdr_info* info, std::size_t, void* data) {
   auto* table = static_cast<ModuleTable*>(data);
-  const bool library =
-      is_library_module(info->dlpi_name != nullptr ? info->dlpi_name : "");
+  const bool library = is_library_module(*info);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& header = info->dlpi_phdr[i];
     if (header.p_type != PT_LOAD || (header.p_flags & PF_X) == 0)
@@ -114,7 +82,7 @@ const ModuleTable* rebuild() {
   ++rebuilds;
   auto* table = new ModuleTable(); // never freed: lock-free readers
   table->previous = current_table.load(std::memory_order_relaxed);
-  table->generation = loaded_objects_generation();
+  table->generation = modules_generation();
   dl_iterate_phdr(&add_module, table);
   std::sort(table->modules.begin(), table->modules.end(),
             [](const Module& a, const Module& b) { return a.begin < b.begin; });
@@ -541,7 +509,7 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
   // A walk reads cached rules by address: they must be those of the
   // libraries loaded now.
   const ModuleTable* table = current_table.load(std::memory_order_acquire);
-  const std::uint64_t generation = loaded_objects_generation();
+  const std::uint64_t generation = modules_generation();
   if (table == nullptr || table->generation != generation)
     table = rebuild();
   if (unwinder.generation != generation) {
