@@ -60,14 +60,20 @@ struct SourceFrame {
   std::string file;
   int line = 0;
   std::string function;
-  std::uintptr_t offset = 0; ///< address relative to the module
-  /// In a library's module (modules.hpp: cunumpy's own by identity).
-  bool library = false;
 };
 
-/// Turns return addresses into source frames with elfutils' libdw,
-/// following inlined calls; SiteTable caches sites. libdw is set up at the
-/// first address.
+/// True when a frame is never a call site: in a module of Kokkos, the
+/// C/C++ runtime, Python or CUDA (by name; cunumpy's own modules are
+/// skipped by identity before), in a Kokkos or cunumpy header or a system
+/// header, or, without a file, in a function of their namespaces.
+bool is_library_frame(const SourceFrame& frame);
+
+/// Finds the call site of a stack of return addresses: the first source
+/// location outside the libraries. Modules are read from their files, with
+/// cunumpy's own DWARF reader (dwarf_reader.hpp), only when a frame in them
+/// is not a library's, and only as far as that frame needs: a module
+/// without debug information (stripped) is never read past its section
+/// headers, its frames are module+offset.
 class Symbolizer {
 public:
   Symbolizer();
@@ -75,19 +81,23 @@ public:
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;
 
-  /// Source frames of the return address `pc`, innermost first.
-  std::vector<SourceFrame> frames(const void* pc);
+  struct Site {
+    /// The first location outside the libraries with a file and line.
+    std::optional<CallSite> with_line;
+    /// Else the first one outside the libraries: a file without a line, or
+    /// module+0xOFFSET.
+    std::optional<CallSite> without_line;
+  };
+  Site site(const void* const* frames, std::size_t count);
 
 private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
+  struct Module;
+  Module* module_of(std::uintptr_t pc);
 
-/// True when a frame belongs to Kokkos, cunumpy, the C/C++ runtime or the
-/// Python interpreter, and is skipped when looking for the caller: its
-/// module is a library's (by identity for cunumpy's, by name for the
-/// others), or its file or function is.
-bool is_library_frame(const SourceFrame& frame);
+  std::unordered_map<std::string, std::unique_ptr<Module>> modules_;
+  std::vector<Module*> recent_; ///< found since the modules last changed
+  std::uint64_t generation_ = 0;
+};
 
 } // namespace cunumpy::Impl
 
