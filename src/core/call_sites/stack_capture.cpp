@@ -7,6 +7,8 @@
 #include <link.h>
 #include <mutex>
 #include <pthread.h>
+#include <new>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -149,14 +151,17 @@ std::atomic<std::uint64_t> fallbacks{0};
 
 #if CUNUMPY_CACHED_UNWINDER
 
+// The rules and walks start as zero pages (ThreadUnwinder's operator new):
+// their members have no initializers, and all zeros is empty.
+
 /// A frame rule cached under the address it holds at: 16 bytes.
 struct CachedRule {
-  std::uintptr_t pc = 0; // 0: empty
-  std::int32_t cfa_offset = 0;
-  std::int8_t ra_slot = 0;  // offset from the CFA, in 8-byte words
-  std::int8_t rbp_slot = 0; // likewise
-  FrameRule::Kind kind = FrameRule::Kind::unsupported;
-  std::uint8_t flags = 0;
+  std::uintptr_t pc; // 0: empty
+  std::int32_t cfa_offset;
+  std::int8_t ra_slot;  // offset from the CFA, in 8-byte words
+  std::int8_t rbp_slot; // likewise
+  FrameRule::Kind kind;
+  std::uint8_t flags;
 
   static constexpr std::uint8_t cfa_from_rbp = 1;
   static constexpr std::uint8_t rbp_saved = 2;
@@ -179,14 +184,14 @@ struct Trace {
   static constexpr int max_frames = 64;
   static constexpr int max_reads = 2 * max_frames;
   // What a replay reads before the reads, in the trace's first line.
-  std::uintptr_t sp = 0; // at the start; 0: empty
-  std::uintptr_t rbp = 0;
-  bool rbp_read = false; // the walk used the frame pointer it started with
-  bool stop_after_caller = false;
-  int depth = 0;
-  int reads = 0;
-  int frame_count = 0; // frames after the first
-  std::uint64_t last_use = 0;
+  std::uintptr_t sp; // at the start; 0: empty
+  std::uintptr_t rbp;
+  bool rbp_read; // the walk used the frame pointer it started with
+  bool stop_after_caller;
+  int depth;
+  int reads;
+  int frame_count; // frames after the first
+  std::uint64_t last_use;
   WalkHead head; // the caller's word (WalkMemo)
   struct Read {
     std::uintptr_t address;
@@ -293,9 +298,23 @@ struct alignas(64) ThreadUnwinder {
   /// still_holds decides, so a way whose walk is being written over,
   /// marked 0 first, is never replayed.
   struct alignas(64) WayStackPointers {
-    std::uintptr_t sp[trace_ways] = {};
+    std::uintptr_t sp[trace_ways];
   };
   WayStackPointers way_sp[trace_sets];
+
+  /// About 150 KB, mapped: untouched pages of the rule cache and of the
+  /// walks stay zero pages, so a thread pays (in page faults) only for the
+  /// ones its captures use.
+  static void* operator new(std::size_t size) {
+    void* pages = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (pages == MAP_FAILED)
+      throw std::bad_alloc();
+    return pages;
+  }
+  static void operator delete(void* pages, std::size_t size) {
+    ::munmap(pages, size);
+  }
 
   ThreadUnwinder() {
     if (main_thread_stack(stack_low, stack_high))
@@ -513,7 +532,8 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
   if (table == nullptr || table->generation != generation)
     table = rebuild();
   if (unwinder.generation != generation) {
-    unwinder.clear();
+    if (unwinder.walks != 0) // else all empty: the pages stay untouched
+      unwinder.clear();
     unwinder.generation = generation;
   }
 

@@ -17,8 +17,8 @@ struct CaptureOptions {
 /// What a walk the unwinder keeps for replays holds for the caller of
 /// capture_stack (see WalkMemo); part of the kept walk.
 struct WalkHead {
-  std::uint64_t serial = 0; ///< changes with every walk kept there
-  std::uint32_t memo = 0;   ///< the caller's word
+  std::uint64_t serial; ///< changes with every walk kept there
+  std::uint32_t memo;   ///< the caller's word
 };
 
 /// A word kept with a walk the unwinder keeps for replays, for the caller
