@@ -99,7 +99,7 @@ struct Reader::Unit {
   /// by low, and the longest; made at the first address looked up in it.
   std::vector<Range> functions;
   std::uint64_t longest = 0;
-  bool indexed = false;
+  int indexed = 0; ///< 0: not yet; 1: top level and namespaces; 2: all
   std::unique_ptr<LineTable> lines;
   bool lines_read = false;
 
@@ -312,8 +312,11 @@ public:
 
   /// Indexes the functions defined in the entries at `cursor` (a list of
   /// siblings) and in the namespaces among them: a class holds only
-  /// declarations, an abstract inline instance no addresses.
-  void index_functions(Cursor& cursor, int depth) {
+  /// declarations, an abstract inline instance no addresses. With
+  /// `everywhere`, also those in any other entry: a lambda's operator(),
+  /// not inlined, is defined in its closure type, inside the function that
+  /// made it.
+  void index_functions(Cursor& cursor, int depth, bool everywhere) {
     Entry entry;
     for (;;) {
       const std::uint64_t offset = cursor.offset();
@@ -341,10 +344,10 @@ public:
       if (!abbreviation->children)
         continue;
       const std::uint64_t tag = abbreviation->tag;
-      if ((tag == tag_namespace || tag == tag_compile_unit ||
+      if ((everywhere || tag == tag_namespace || tag == tag_compile_unit ||
            tag == tag_partial_unit) &&
           depth < max_depth)
-        index_functions(cursor, depth + 1);
+        index_functions(cursor, depth + 1, everywhere);
       else
         skip_children(cursor, sibling);
     }
@@ -741,6 +744,48 @@ private:
   Unit& unit_;
 };
 
+/// Indexes the unit's functions (Unit::functions): those of its top level
+/// and namespaces, or `everywhere`.
+void index_functions(Unit& unit, UnitReader& reader, bool everywhere) {
+  unit.functions.clear();
+  unit.longest = 0;
+  Cursor cursor = reader.at(unit.first_entry);
+  Entry entry;
+  if (reader.read_entry(cursor, entry) && entry.children)
+    reader.index_functions(cursor, 0, everywhere);
+  std::sort(unit.functions.begin(), unit.functions.end(),
+            [](const Reader::Range& a, const Reader::Range& b) {
+              return a.low < b.low;
+            });
+  unit.indexed = everywhere ? 2 : 1;
+}
+
+/// The indexed function holding `address` and the inlined calls inside it
+/// that do, outermost first; empty when none does.
+std::vector<Entry> function_of(const Unit& unit, UnitReader& reader,
+                               std::uint64_t address) {
+  std::vector<Entry> chain;
+  auto it = std::upper_bound(
+      unit.functions.begin(), unit.functions.end(), address,
+      [](std::uint64_t a, const Reader::Range& r) { return a < r.low; });
+  while (it != unit.functions.begin()) {
+    --it;
+    if (address < it->high) {
+      Cursor cursor = reader.at(it->target);
+      Entry function;
+      if (reader.read_entry(cursor, function)) {
+        chain.push_back(function);
+        if (function.children)
+          reader.containing(cursor, address, chain, 0);
+      }
+      break;
+    }
+    if (address - it->low >= unit.longest)
+      break; // no function starting earlier reaches the address
+  }
+  return chain;
+}
+
 } // namespace
 
 Reader::Reader(const DwarfSections& sections) : sections_(sections) {}
@@ -883,34 +928,16 @@ std::vector<Location> Reader::locations(std::uint64_t address,
   if (unit == nullptr)
     return result;
   UnitReader reader(sections_, *unit);
-  if (!unit->indexed) {
-    unit->indexed = true;
-    Cursor cursor = reader.at(unit->first_entry);
-    Entry entry;
-    if (reader.read_entry(cursor, entry) && entry.children)
-      reader.index_functions(cursor, 0);
-    sort_ranges(unit->functions);
-  }
   // The function holding the address, then the inlined calls inside it
-  // that do: outermost first.
-  std::vector<Entry> chain;
-  auto it = std::upper_bound(
-      unit->functions.begin(), unit->functions.end(), address,
-      [](std::uint64_t a, const Range& r) { return a < r.low; });
-  while (it != unit->functions.begin()) {
-    --it;
-    if (address < it->high) {
-      Cursor cursor = reader.at(it->target);
-      Entry function;
-      if (reader.read_entry(cursor, function)) {
-        chain.push_back(function);
-        if (function.children)
-          reader.containing(cursor, address, chain, 0);
-      }
-      break;
-    }
-    if (address - it->low >= unit->longest)
-      break; // no function starting earlier reaches the address
+  // that do: outermost first. The functions of the unit's top level and
+  // namespaces first; those defined elsewhere (lambdas) only when no such
+  // function holds the address, as indexing them reads every entry.
+  if (unit->indexed == 0)
+    index_functions(*unit, reader, false);
+  std::vector<Entry> chain = function_of(*unit, reader, address);
+  if (chain.empty() && unit->indexed == 1) {
+    index_functions(*unit, reader, true);
+    chain = function_of(*unit, reader, address);
   }
   if (!unit->lines_read) {
     unit->lines_read = true;
