@@ -21,6 +21,11 @@
 
 #include "entry_points.hpp"
 
+#ifdef CUNUMPY_BENCH_LIBUNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#endif
+
 namespace {
 
 bench::EntryPoints plugin;
@@ -36,12 +41,13 @@ double device_data[8];
 
 // `frames` application frames between the benchmark loop and the event, so
 // that stack capture walks what it walks in a program.
-template <class Event>
-__attribute__((noinline)) void nested(int frames, Event& event) {
+template <class Event, class... Arguments>
+__attribute__((noinline)) void nested(int frames, Event& event,
+                                      Arguments&... arguments) {
   if (frames > 0)
-    nested(frames - 1, event);
+    nested(frames - 1, event, arguments...);
   else
-    event();
+    event(arguments...);
   benchmark::ClobberMemory();
 }
 
@@ -86,6 +92,58 @@ void BM_deep_copy_events_two_views(benchmark::State& state) {
   state.SetLabel("call sites");
 }
 BENCHMARK(BM_deep_copy_events_two_views);
+
+#ifdef CUNUMPY_BENCH_LIBUNWIND
+// Debian's libunwind (libunwind-dev) capturing what the plugin's unwinder
+// captures for BM_deep_copy_event/backtrace:32: 10 frames, from the depth
+// of that capture (the application frames, and the plugin's 4 frames
+// between its entry point and the capture: plugin_frames). The least that
+// replacing cunumpy's unwinder would add to a copy event: the event's other
+// work, and a site lookup by frames (no memo of a replayed walk), come on
+// top. unw_backtrace has no stop rule: with 32 frames it walks what
+// CUNUMPY_BACKTRACE's default asks (here to the end of the stack).
+constexpr int plugin_frames = 4;
+
+template <class Capture>
+void libunwind_capture(benchmark::State& state, Capture capture) {
+  void* frames[32];
+  const int count = static_cast<int>(state.range(0));
+  auto event = [&] {
+    nested(plugin_frames - 1, capture, frames, count); // -1: this lambda
+  };
+  for (auto _ : state)
+    nested(application_frames, event);
+  state.SetItemsProcessed(state.iterations());
+}
+
+// unw_backtrace: libunwind's fast trace (frame descriptions cached by
+// address).
+void BM_libunwind_backtrace(benchmark::State& state) {
+  libunwind_capture(state, [](void** frames, int count) {
+    benchmark::DoNotOptimize(unw_backtrace(frames, count));
+  });
+}
+BENCHMARK(BM_libunwind_backtrace)->ArgName("frames")->Arg(10)->Arg(32);
+
+// unw_step over a cursor of the local address space, cached per thread.
+void BM_libunwind_step(benchmark::State& state) {
+  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  libunwind_capture(state, [](void** frames, int count) {
+    unw_context_t context;
+    unw_cursor_t cursor;
+    unw_getcontext(&context);
+    unw_init_local(&cursor, &context);
+    int captured = 0;
+    do {
+      unw_word_t ip = 0;
+      unw_get_reg(&cursor, UNW_REG_IP, &ip);
+      frames[captured++] = reinterpret_cast<void*>(ip);
+    } while (captured < count && unw_step(&cursor) > 0);
+    benchmark::DoNotOptimize(captured);
+  });
+}
+BENCHMARK(BM_libunwind_step)->ArgName("frames")->Arg(10);
+#endif
 
 void BM_fence_event(benchmark::State& state) {
   cunumpy::profiling::set_backtrace_depth(32);

@@ -2,9 +2,9 @@
 """Fixed cost per process of the plugin: the CPU time (perf stat's
 task-clock, which a loaded machine moves far less than wall time) of
 `legacy_app --steps 1`, with no tool, the tests' minimal tool (the floor),
-the plugin with a warm frame cache, without one (CUNUMPY_SITE_CACHE=0: every
-run reads debug information), without call sites, and each Kokkos tool
-given as NAME=PATH; the configurations interleaved, medians over the rounds.
+the plugin (its call sites read from debug information at every run),
+without call sites, and each Kokkos tool given as NAME=PATH; the
+configurations interleaved, medians over the rounds.
 
     python3 bench/plugin/fixed_cost.py [--build build] [--rounds 25]
         [--peer space-time-stack=/tmp/kt/libkp_space_time_stack.so]
@@ -44,14 +44,12 @@ def main():
 
     with tempfile.TemporaryDirectory() as work:
         with_plugin = dict(tool(plugin), CUNUMPY_DEVICE_SPACES="FakeDevice",
-                           CUNUMPY_REPORT=os.path.join(work, "report.json"),
-                           CUNUMPY_SITE_CACHE=os.path.join(work, "cache"))
+                           CUNUMPY_REPORT=os.path.join(work, "report.json"))
         series = {
             "no tool": {},
             "floor": dict(tool(floor), KP_TEST_TOOL_NO_GLOBAL_FENCING="1",
                           KP_TEST_TOOL_OUTPUT=os.path.join(work, "c.txt")),
-            "plugin, warm cache": with_plugin,
-            "plugin, no cache": dict(with_plugin, CUNUMPY_SITE_CACHE="0"),
+            "plugin": with_plugin,
             "plugin, no sites": dict(with_plugin, CUNUMPY_BACKTRACE="0"),
         }
         for peer in arguments.peer:
@@ -59,8 +57,8 @@ def main():
             if not name or not os.path.isfile(path):
                 sys.exit(f"--peer: '{peer}' is not NAME=PATH of a file")
             series[name] = tool(os.path.abspath(path))
-        # One run first, untimed: the warm series' frame cache is made.
-        subprocess.run(program, env=dict(base, **series["plugin, warm cache"]),
+        # One run first, untimed: the page cache is warm.
+        subprocess.run(program, env=dict(base, **series["plugin"]),
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        check=True)
         times = {name: [] for name in series}

@@ -5,8 +5,8 @@
 # as NAME=PATH; counted by valgrind's callgrind (apt-get install valgrind)
 # over 2000 and 4000 steps, the difference divided by 2000, so start-up and
 # the report cancel out. Unlike a time, the count does not move with the
-# machine's load. The frame cache is off (CUNUMPY_SITE_CACHE=0): both runs
-# read the call sites from debug information, and that cancels out too.
+# machine's load. Both runs read the call sites from debug information once,
+# and that cancels out too.
 #
 #   bench/plugin/instructions_per_step.sh [build] [NAME=PATH ...]
 set -euo pipefail
@@ -18,7 +18,7 @@ trap 'rm -rf "$work"' EXIT
 count() { # steps, then environment assignments
   local steps=$1
   shift
-  env -u KOKKOS_TOOLS_LIBS -u KOKKOS_PROFILE_LIBRARY CUNUMPY_SITE_CACHE=0 "$@" valgrind \
+  env -u KOKKOS_TOOLS_LIBS -u KOKKOS_PROFILE_LIBRARY "$@" valgrind \
     --tool=callgrind --callgrind-out-file=/dev/null "$program" --steps \
     "$steps" --size 64 --probes 3 2>&1 >/dev/null |
     awk '/Collected/ {print $4}'

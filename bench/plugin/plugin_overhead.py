@@ -258,10 +258,7 @@ def main():
         with_plugin = dict(base, **{
             "KOKKOS_TOOLS_LIBS": plugin, "KOKKOS_PROFILE_LIBRARY": plugin,
             "CUNUMPY_DEVICE_SPACES": "FakeDevice",
-            "CUNUMPY_REPORT": os.path.join(work, "report.json"),
-            # The benchmark's own frame cache, warm after the first run:
-            # --variant nocache:CUNUMPY_SITE_CACHE=0 times the first run.
-            "CUNUMPY_SITE_CACHE": os.path.join(work, "site-cache")})
+            "CUNUMPY_REPORT": os.path.join(work, "report.json")})
         if arguments.trace:
             with_plugin["CUNUMPY_TRACE"] = os.path.join(work, "trace.json")
         for assignment in arguments.plugin_env:

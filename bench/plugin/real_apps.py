@@ -18,9 +18,8 @@ Workloads: dem (peclet-dem's quick start, 1000 spheres, 200 steps), flow
 whatever it runs: the plugin's fixed cost). The python is the venv's of
 the test tests/plugin/real_apps.py (<build>/tests/plugin/real-apps-venv,
 made when missing) unless --python names one with peclet-flow and
-peclet-dem. cunumpy writes its report to a temporary JSON file, with a
-frame cache of the run's own, made warm by one untimed round of every
-configuration before the timed ones. Every run's printed results must be
+peclet-dem. cunumpy writes its report to a temporary JSON file; one
+untimed round of every configuration comes before the timed ones. Every run's printed results must be
 the same as without a tool. Pin it for steadier numbers:
 `taskset -c 1 python3 bench/plugin/real_apps.py ...`.
 """
@@ -196,8 +195,7 @@ def main():
                  "its own, other than 'no tool' and 'cunumpy'")
 
     with tempfile.TemporaryDirectory(prefix="cunumpy-bench-apps-") as work:
-        cunumpy = {"CUNUMPY_REPORT": os.path.join(work, "report.json"),
-                   "CUNUMPY_SITE_CACHE": os.path.join(work, "cache")}
+        cunumpy = {"CUNUMPY_REPORT": os.path.join(work, "report.json")}
         configs = {"no tool": peclet_apps.environment(arguments.threads)}
         for name, path in arguments.peer:
             configs[name] = peclet_apps.environment(arguments.threads,
@@ -215,7 +213,7 @@ def main():
                  for name in workloads}
         stdout = os.path.join(work, "stdout")
         stderr = os.path.join(work, "stderr")
-        # Round 0 is untimed: the frame cache and the page cache are warm.
+        # Round 0 is untimed: the page cache is warm.
         for round_ in range(arguments.rounds + 1):
             for name in workloads:
                 for config, environment in configs.items():

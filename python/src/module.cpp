@@ -1,8 +1,16 @@
 #include "module.hpp"
 
+#include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/version.hpp>
 
+namespace {
+/// An address inside this module: its frames are cunumpy's, never a call
+/// site (a user's module may also be called _core).
+const char module_marker = 0;
+} // namespace
+
 PYBIND11_MODULE(_core, module) {
+  cunumpy::Impl::note_own_module(&module_marker);
   module.doc() = "The compiled core of cunumpy: Kokkos device arrays, copies "
                  "and the shared transfer recorder.";
   module.attr("__version__") = CUNUMPY_VERSION_STRING;

@@ -154,7 +154,9 @@ void install_hooks() {
 
 /// Made when the library is loaded: from then on the core installs the
 /// hooks before a counter, a budget or a conversion needs them.
-const bool installer_registered = (set_hook_installer(&install_hooks), true);
+const bool installer_registered = (set_hook_installer(&install_hooks),
+                                   note_own_module(&installer_registered),
+                                   true);
 
 } // namespace
 } // namespace cunumpy::Impl

@@ -19,6 +19,8 @@
 #include <optional>
 #include <unistd.h>
 
+#include <cunumpy/impl/api_scope.hpp>
+
 #include "tools/kokkosp.hpp"
 
 #include "plugin.hpp"
@@ -218,6 +220,8 @@ kokkosp_init_library(const int load_sequence, const uint64_t interface_version,
   Lifetime& state = lifetime();
   if (state.initializing.exchange(true))
     return; // a tool that calls it again from its own init
+  // The plugin's frames are never a call site, whatever its file is called.
+  cunumpy::Impl::note_own_module(reinterpret_cast<const void*>(&self_address));
   try {
     if (Plugin* plugin = current()) {
       // Another Kokkos of the process (each Python extension with Kokkos

@@ -432,11 +432,6 @@ bool Plugin::write_report() {
     std::fputs(text.c_str(), stderr);
     std::fflush(stderr);
   }
-  {
-    // Before a CUNUMPY_ON_VIOLATION=exit, which skips the exit's handlers.
-    const Impl::RecorderLock lock = recorder.lock();
-    recorder.save_site_cache(lock);
-  }
   return failed_;
 }
 

@@ -1,6 +1,7 @@
-// Which frames are never a call site: those of Kokkos, cunumpy, the
-// runtimes and the CUDA libraries (a copy CUDA's record reports is
-// captured under them, in CUPTI's callback).
+// Which frames are never a call site: those of Kokkos, the runtimes and the
+// CUDA libraries (a copy CUDA's record reports is captured under them, in
+// CUPTI's callback), by their modules' names. cunumpy's own modules are
+// known by their addresses (call_sites.modules_named_like_cunumpys).
 
 #include <gtest/gtest.h>
 #include <string>
@@ -38,6 +39,15 @@ TEST(LibraryFrames, TheProgramIsNot) {
   EXPECT_FALSE(is_library_frame(in_module("/home/user/lib/libcudaish.so")))
       << "a name that only starts like one";
   EXPECT_TRUE(is_library_frame(in_module("/usr/lib/libkokkoscore.so.4.6")));
+}
+
+TEST(LibraryFrames, CunumpysNamesAreNotEnough) {
+  // PyPI's pet-kokkos names its extension as cunumpy names its own.
+  for (const char* module :
+       {"/venv/lib/python3.11/site-packages/pet/_core.cpython-311-x86_64-"
+        "linux-gnu.so",
+        "/home/user/lib/libcunumpy_solver.so"})
+    EXPECT_FALSE(is_library_frame(in_module(module))) << module;
 }
 
 } // namespace

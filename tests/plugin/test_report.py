@@ -1,7 +1,10 @@
 """The report of the legacy example: the text file, the JSON, the summary on
 stderr, unknown memory spaces, call sites, and the report at exit."""
 
+import os
 import re
+import shutil
+import subprocess
 
 from plugin_helpers import (DIAGNOSTICS_BYTES, MODIFY, OUTPUT_COPY, OUTPUTS,
                             SETUP_COPY, STATE_BYTES, STEPS, SYNC,
@@ -198,6 +201,24 @@ def test_backtrace_off(case):
     assert report["backtrace_depth"] == 0, "depth 0 in the report"
     sites = {site["site"] for site in report["total"]["top_sites"]}
     assert sites == {"<unknown>"}, f"no call sites without stacks: {sites}"
+
+
+def test_stripped_program_sites_are_module_and_offset(case, budget):
+    """A program without debug information (stripped: no symbols either)
+    has its sites as module+0xOFFSET, decided from its section headers:
+    nothing else of it is read."""
+    stripped = case.path("stripped")
+    os.makedirs(stripped)
+    program = os.path.join(stripped, os.path.basename(case.program))
+    shutil.copyfile(case.program, program)
+    shutil.copymode(case.program, program)
+    subprocess.run(["strip", "--strip-all", program], check=True)
+    run = case.run(program=program, CUNUMPY_BUDGET=budget,
+                   CUNUMPY_REPORT="report.json")
+    program_ran(run)
+    top = phase(case.json("report.json", run), "output")["top_sites"][0]
+    assert re.fullmatch(r"legacy_app\+0x[0-9a-f]+", top["file"]) and \
+        top["line"] == 0, f"module+offset: {top['file']}:{top['line']}\n{run}"
 
 
 def test_bad_backtrace(case):

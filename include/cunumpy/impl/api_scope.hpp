@@ -35,6 +35,14 @@ void ensure_hooks();
 using HookInstaller = void (*)();
 void set_hook_installer(HookInstaller installer) noexcept;
 
+/// Marks the module (shared library, Python extension, Kokkos tool) whose
+/// code or data holds `address` as one of cunumpy's: its frames are never
+/// a call site, whatever its file is called. Each of cunumpy's modules
+/// notes itself when loaded, with an address no other module can hold
+/// (the core knows its own). A module linked into the program itself is
+/// never skipped: the program's frames are the call sites.
+void note_own_module(const void* address) noexcept;
+
 /// The most dimensions an array of cunumpy's has (Kokkos views have 8).
 inline constexpr int max_rank = 8;
 

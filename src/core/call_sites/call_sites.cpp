@@ -2,27 +2,17 @@
 
 #include <cxxabi.h>
 #include <dlfcn.h>
-#include <elf.h>
-#include <link.h>
-#include <unistd.h>
-
-#ifdef CUNUMPY_HAVE_LIBDW
-#include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
-#endif
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "call_sites/frame_cache.hpp"
-#include "support/environment.hpp"
+#include "call_sites/dwarf_reader.hpp"
+#include "call_sites/elf_image.hpp"
+#include "call_sites/modules.hpp"
 
 namespace cunumpy::Impl {
 namespace {
@@ -52,15 +42,6 @@ bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
 
-bool contains_nocase(std::string_view text, std::string_view part) {
-  auto it = std::search(text.begin(), text.end(), part.begin(), part.end(),
-                        [](char a, char b) {
-                          return std::tolower(static_cast<unsigned char>(a)) ==
-                                 std::tolower(static_cast<unsigned char>(b));
-                        });
-  return it != text.end();
-}
-
 std::uint64_t hash_frames(const void* const* frames, int count) {
   std::uint64_t hash = 1469598103934665603ull; // FNV-1a over the addresses
   for (int i = 0; i < count; ++i) {
@@ -71,40 +52,20 @@ std::uint64_t hash_frames(const void* const* frames, int count) {
   return hash;
 }
 
-} // namespace
+/// A Kokkos or cunumpy header, a system header: never a call site.
+bool is_library_file(std::string_view file) {
+  return starts_with(basename_of(file), "Kokkos") ||
+         contains(file, "/include/cunumpy/") ||
+         starts_with(file, "/usr/include/") || contains(file, "/desul/") ||
+         contains(file, "/mdspan/") || contains(file, "/pybind11/");
+}
 
-bool is_library_frame(const SourceFrame& frame) {
-  const std::string_view module = basename_of(frame.module);
-  // Kokkos, Kokkos Kernels, Trilinos' Kokkos, cunumpy and its module, Kokkos
-  // Tools libraries (libkp_cunumpy, kokkos-tools).
-  if (contains_nocase(module, "kokkos") || starts_with(module, "libcunumpy") ||
-      starts_with(module, "libkp_") || starts_with(module, "_core.") ||
-      starts_with(module, "_core.cpython"))
-    return true;
-  // The C and C++ runtimes and the Python interpreter.
-  // The CUDA libraries: a copy CUDA's record reports is captured in
-  // CUPTI's callback, under them.
-  for (std::string_view runtime :
-       {"libc.so",      "libc-",       "libstdc++", "libgcc_s",  "ld-linux",
-        "libm.so",      "libpthread",  "libdl.so",  "libpython", "libgomp",
-        "python3",      "libcuda.so",  "libcudart", "libcupti",  "libcublas",
-        "libcusparse",  "libcusolver", "libcufft",  "libcurand", "libnccl",
-        "libnvToolsExt"})
-    if (starts_with(module, runtime))
-      return true;
-  if (module == "python")
-    return true;
-  const std::string_view file = frame.file;
-  if (!file.empty()) {
-    const std::string_view name = basename_of(file);
-    if (starts_with(name, "Kokkos") || contains(file, "/include/cunumpy/") ||
-        starts_with(file, "/usr/include/") || contains(file, "/desul/") ||
-        contains(file, "/mdspan/") || contains(file, "/pybind11/"))
-      return true;
-    return false;
-  }
-  // No line information: judge by the function's namespace.
-  const std::string_view function = frame.function;
+/// Whether a location in a module that is not a library's is still never a
+/// call site: in a library file; without a file, in a function of their
+/// namespaces.
+bool is_library_location(std::string_view file, std::string_view function) {
+  if (!file.empty())
+    return is_library_file(file);
   return starts_with(function, "Kokkos::") ||
          starts_with(function, "cunumpy::") || starts_with(function, "std::") ||
          starts_with(function, "KokkosBlas::") ||
@@ -112,18 +73,28 @@ bool is_library_frame(const SourceFrame& frame) {
          starts_with(function, "pybind11::");
 }
 
-SiteTable::SiteTable()
-    : decisive_(std::make_unique<std::atomic<std::uint8_t>[]>(published_sites)),
-      symbolizer_(std::make_unique<Symbolizer>()) {
+/// The name the dynamic linker has for the function at `pc` (exported
+/// functions only, checked to hold it); empty when none.
+std::string dynamic_symbol(std::uintptr_t pc) {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<const void*>(pc), &info) == 0)
+    return {};
+  return demangle(info.dli_sname);
+}
+
+} // namespace
+
+bool is_library_frame(const SourceFrame& frame) {
+  return is_library_module_name(frame.module) ||
+         is_library_location(frame.file, frame.function);
+}
+
+SiteTable::SiteTable() : symbolizer_(std::make_unique<Symbolizer>()) {
   entries_.emplace_back(); // id 0: unknown
   entries_.front().resolved = CallSite{};
 }
 
 SiteTable::~SiteTable() = default;
-
-void SiteTable::save_frame_cache() noexcept {
-  symbolizer_->save_cache();
-}
 
 std::uint32_t SiteTable::known(std::string_view file, int line,
                                std::string_view function) {
@@ -181,21 +152,9 @@ const CallSite& SiteTable::resolve(std::uint32_t id) {
   if (id >= entries_.size())
     id = 0;
   Entry& entry = entries_[id];
-  if (!entry.resolved) {
-    std::uint8_t decisive = all_frames;
-    entry.resolved = symbolize(entry, decisive);
-    if (id < published_sites && !entry.frames.empty())
-      decisive_[id].store(decisive, std::memory_order_relaxed);
-  }
+  if (!entry.resolved)
+    entry.resolved = symbolize(entry);
   return *entry.resolved;
-}
-
-void SiteTable::resolve_new() {
-  while (resolved_up_to_ < entries_.size()) {
-    const auto id = static_cast<std::uint32_t>(resolved_up_to_++);
-    if (!entries_[id].frames.empty())
-      resolve(id); // one that fails is resolved again when asked
-  }
 }
 
 /// "workload.py:17 in step": a Python line beside a native one.
@@ -206,540 +165,128 @@ static std::string python_text(const CallSite& site) {
   return text;
 }
 
-CallSite SiteTable::symbolize(const Entry& entry, std::uint8_t& decisive) {
-  // The first source frame outside the libraries, preferring one with a
-  // line; else the fallback site; else the first frame with a module. A
-  // site from a frame with a line depends on the frames up to it only.
-  std::optional<SourceFrame> without_line;
-  decisive = all_frames;
-  for (std::size_t i = 0; i < entry.frames.size(); ++i) {
-    for (SourceFrame& frame : symbolizer_->frames(entry.frames[i])) {
-      if (is_library_frame(frame))
-        continue;
-      if (frame.line > 0) {
-        if (i + 1 < all_frames)
-          decisive = static_cast<std::uint8_t>(i + 1);
-        CallSite site{frame.file, frame.line, frame.function, {}, {}};
-        if (entry.fallback != 0)
-          site.python = python_text(resolve(entry.fallback));
-        return site;
-      }
-      if (!without_line)
-        without_line = std::move(frame);
-    }
-  }
-  // A native frame without a line: its module and offset, beside the
-  // Python line when there is one.
-  std::string native;
-  if (without_line) {
-    char offset[32];
-    std::snprintf(offset, sizeof offset, "+0x%zx",
-                  static_cast<std::size_t>(without_line->offset));
-    native = without_line->file.empty()
-                 ? std::string(basename_of(without_line->module)) + offset
-                 : without_line->file;
+CallSite SiteTable::symbolize(const Entry& entry) {
+  // The first source frame outside the libraries with a line, beside the
+  // Python line when there is one; else the fallback site (a Python line)
+  // with the native frame under it; else the first frame outside them.
+  Symbolizer::Site site =
+      symbolizer_->site(entry.frames.data(), entry.frames.size());
+  if (site.with_line) {
+    if (entry.fallback != 0)
+      site.with_line->python = python_text(resolve(entry.fallback));
+    return std::move(*site.with_line);
   }
   if (entry.fallback != 0) {
-    CallSite site = resolve(entry.fallback);
-    site.native = std::move(native);
-    return site;
+    CallSite fallback = resolve(entry.fallback);
+    if (site.without_line)
+      fallback.native = std::move(site.without_line->file);
+    return fallback;
   }
-  if (without_line)
-    return CallSite{std::move(native), 0, without_line->function, {}, {}};
+  if (site.without_line)
+    return std::move(*site.without_line);
   return CallSite{};
 }
 
-/// Module and symbol names from the dynamic linker: what a build without
-/// libdw, or a process where it cannot be loaded, knows of an address.
-static std::vector<SourceFrame> dladdr_frames(const void* return_address) {
-  std::vector<SourceFrame> result;
-  Dl_info info{};
-  const void* pc = static_cast<const char*>(return_address) - 1;
-  if (dladdr(pc, &info) == 0)
-    return result;
-  SourceFrame frame;
-  frame.module = info.dli_fname != nullptr ? info.dli_fname : "";
-  frame.function = demangle(info.dli_sname);
-  frame.offset = reinterpret_cast<std::uintptr_t>(pc) -
-                 reinterpret_cast<std::uintptr_t>(info.dli_fbase);
-  result.push_back(std::move(frame));
-  return result;
-}
-
-#ifdef CUNUMPY_HAVE_LIBDW
-
-namespace {
-
-/// elfutils' libdw, loaded at the first address no frame cache holds: a
-/// process whose call sites are all in the cache (or that has none) never
-/// maps it and its libraries (libelf, libz, liblzma, libbz2: about 0.3 ms
-/// a process), and one where it is missing still runs, with module+offset
-/// sites and one note.
-struct Libdw {
-#define CUNUMPY_LIBDW_FUNCTIONS(X)                                             \
-  X(dwarf_attr)                                                                \
-  X(dwarf_attr_integrate)                                                      \
-  X(dwarf_child)                                                               \
-  X(dwarf_dieoffset)                                                           \
-  X(dwarf_filesrc)                                                             \
-  X(dwarf_formstring)                                                          \
-  X(dwarf_formudata)                                                           \
-  X(dwarf_getsrcfiles)                                                         \
-  X(dwarf_hasattr)                                                             \
-  X(dwarf_haschildren)                                                         \
-  X(dwarf_haspc)                                                               \
-  X(dwarf_ranges)                                                              \
-  X(dwarf_siblingof)                                                           \
-  X(dwarf_tag)                                                                 \
-  X(dwfl_addrmodule)                                                           \
-  X(dwfl_begin)                                                                \
-  X(dwfl_end)                                                                  \
-  X(dwfl_lineinfo)                                                             \
-  X(dwfl_linux_proc_find_elf)                                                  \
-  X(dwfl_linux_proc_report)                                                    \
-  X(dwfl_module_addrdie)                                                       \
-  X(dwfl_module_addrname)                                                      \
-  X(dwfl_module_build_id)                                                      \
-  X(dwfl_module_getelf)                                                        \
-  X(dwfl_module_getsrc)                                                        \
-  X(dwfl_module_info)                                                          \
-  X(dwfl_report_begin)                                                         \
-  X(dwfl_report_end)                                                           \
-  X(dwfl_standard_find_debuginfo)
-#define CUNUMPY_LIBDW_POINTER(name) decltype(&::name) name = nullptr;
-  CUNUMPY_LIBDW_FUNCTIONS(CUNUMPY_LIBDW_POINTER)
-#undef CUNUMPY_LIBDW_POINTER
-  std::string error; ///< why it could not be loaded; empty when loaded
+/// A module a frame is in, read once: its file's section headers, and its
+/// debug information when it has some and the file is the code loaded.
+struct Symbolizer::Module {
+  LoadedModule loaded;
+  std::unique_ptr<ElfImage> image;
+  DwarfSections sections;
+  std::unique_ptr<dwarf::Reader> reader; ///< null: no debug information
 };
 
-const Libdw& libdw() {
-  static const Libdw loaded = [] {
-    Libdw table;
-    void* handle = ::dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      const char* why = ::dlerror();
-      table.error = why != nullptr ? why : "libdw.so.1 not found";
-      return table;
-    }
-#define CUNUMPY_LIBDW_LOAD(name)                                               \
-  table.name = reinterpret_cast<decltype(&::name)>(::dlsym(handle, #name));    \
-  if (table.name == nullptr && table.error.empty())                            \
-    table.error = "libdw.so.1 has no " #name;
-    CUNUMPY_LIBDW_FUNCTIONS(CUNUMPY_LIBDW_LOAD)
-#undef CUNUMPY_LIBDW_LOAD
-    if (!table.error.empty())
-      warn("note: " + table.error +
-           "; call sites are shown as module+offset (install elfutils' "
-           "libdw, Debian: libdw1)");
-    return table;
-  }();
-  return loaded;
-}
-
-} // namespace
-
-namespace {
-
-/// The functions (and inlined calls) inside `parent` containing `pc`,
-/// outermost first, appended to `chain`: a walk that enters only the
-/// scopes whose ranges contain `pc`.
-bool containing_scopes(Dwarf_Die* parent, Dwarf_Addr pc,
-                       std::vector<Dwarf_Die>& chain) {
-  Dwarf_Die child;
-  if (libdw().dwarf_child(parent, &child) != 0)
-    return false;
-  do {
-    const int tag = libdw().dwarf_tag(&child);
-    if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-      // Declarations and abstract instances have no ranges: never pc's.
-      if (libdw().dwarf_haspc(&child, pc) == 1) {
-        chain.push_back(child);
-        containing_scopes(&child, pc, chain);
-        return true;
-      }
-    } else if (tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
-               tag == DW_TAG_catch_block) {
-      if (libdw().dwarf_haschildren(&child) > 0 &&
-          containing_scopes(&child, pc, chain))
-        return true;
-    }
-  } while (libdw().dwarf_siblingof(&child, &child) == 0);
-  return false;
-}
-
-/// The functions of one compilation unit with their address ranges, read
-/// once per unit: where an address's scopes are looked for. Only functions
-/// defined in the unit and its namespaces are indexed (a class holds only
-/// declarations, an abstract inline instance has no addresses); the inlined
-/// calls and blocks inside the one function that contains an address are
-/// read when it is looked up. A unit that includes Kokkos has tens of
-/// thousands of inlined calls, and a program a few call sites in it: an
-/// index of every inlined call, or dwarf_getscopes (a walk of the whole
-/// tree per address), cost milliseconds.
-class ScopeIndex {
-public:
-  explicit ScopeIndex(Dwarf_Die* unit) {
-    index(unit);
-    std::sort(
-        functions_.begin(), functions_.end(),
-        [](const Function& a, const Function& b) { return a.low < b.low; });
-  }
-
-  /// The scopes containing `pc`, innermost first.
-  std::vector<Dwarf_Die> chain(Dwarf_Addr pc) const {
-    auto it = std::upper_bound(
-        functions_.begin(), functions_.end(), pc,
-        [](Dwarf_Addr address, const Function& f) { return address < f.low; });
-    while (it != functions_.begin()) {
-      --it;
-      if (pc < it->high) {
-        std::vector<Dwarf_Die> chain{it->die};
-        Dwarf_Die die = it->die;
-        containing_scopes(&die, pc, chain);
-        return {chain.rbegin(), chain.rend()};
-      }
-      if (pc - it->low >= longest_)
-        break; // no function starting earlier reaches pc
-    }
-    return {};
-  }
-
-private:
-  struct Function {
-    Dwarf_Addr low;
-    Dwarf_Addr high;
-    Dwarf_Die die;
-  };
-  std::vector<Function> functions_;
-  Dwarf_Addr longest_ = 0; // the longest range
-
-  void index(Dwarf_Die* parent) {
-    Dwarf_Die child;
-    if (libdw().dwarf_child(parent, &child) != 0)
-      return;
-    do {
-      const int tag = libdw().dwarf_tag(&child);
-      if (tag == DW_TAG_subprogram) {
-        if (!libdw().dwarf_hasattr(&child, DW_AT_low_pc) &&
-            !libdw().dwarf_hasattr(&child, DW_AT_ranges))
-          continue; // a declaration or an abstract instance
-        Dwarf_Addr base = 0;
-        Dwarf_Addr low = 0;
-        Dwarf_Addr high = 0;
-        for (ptrdiff_t offset = 0;
-             (offset = libdw().dwarf_ranges(&child, offset, &base, &low,
-                                            &high)) > 0;) {
-          functions_.push_back({low, high, child});
-          longest_ = std::max(longest_, high - low);
-        }
-      } else if ((tag == DW_TAG_namespace || tag == DW_TAG_compile_unit ||
-                  tag == DW_TAG_partial_unit) &&
-                 libdw().dwarf_haschildren(&child) > 0) {
-        index(&child);
-      }
-    } while (libdw().dwarf_siblingof(&child, &child) == 0);
-  }
-};
-
-} // namespace
-
-/// The module containing an address, as the dynamic loader knows it: where
-/// its lowest segment starts, and the build id its loaded code carries (its
-/// GNU build-id note, read in memory; empty when it has none). No file is
-/// opened, no debug information read.
-struct LoadedModule {
-  std::uintptr_t start = 0;
-  std::string build_id;
-};
-
-static LoadedModule loaded_module(std::uintptr_t pc) {
-  struct Search {
-    std::uintptr_t pc;
-    LoadedModule module;
-  } search{pc, {}};
-  ::dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* data) {
-        auto* search = static_cast<Search*>(data);
-        bool inside = false;
-        for (int i = 0; i < info->dlpi_phnum && !inside; ++i) {
-          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
-          const std::uintptr_t low = info->dlpi_addr + segment.p_vaddr;
-          inside = segment.p_type == PT_LOAD && search->pc >= low &&
-                   search->pc - low < segment.p_memsz;
-        }
-        if (!inside)
-          return 0;
-        std::uintptr_t start = ~std::uintptr_t(0);
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
-          if (segment.p_type == PT_LOAD)
-            start = std::min<std::uintptr_t>(
-                start,
-                (info->dlpi_addr + segment.p_vaddr) & ~std::uintptr_t(4095));
-        }
-        search->module.start = start;
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
-          if (segment.p_type != PT_NOTE)
-            continue;
-          const std::size_t align = segment.p_align == 8 ? 8 : 4;
-          const auto round = [align](std::size_t n) {
-            return (n + align - 1) / align * align;
-          };
-          const char* note =
-              reinterpret_cast<const char*>(info->dlpi_addr + segment.p_vaddr);
-          const char* const end = note + segment.p_memsz;
-          while (end - note >=
-                 static_cast<std::ptrdiff_t>(sizeof(ElfW(Nhdr)))) {
-            ElfW(Nhdr) header;
-            std::memcpy(&header, note, sizeof header);
-            const char* name = note + sizeof header;
-            const char* description = name + round(header.n_namesz);
-            const char* next = description + round(header.n_descsz);
-            if (next > end || next <= note)
-              break;
-            if (header.n_type == NT_GNU_BUILD_ID && header.n_namesz == 4 &&
-                std::memcmp(name, "GNU", 4) == 0 && header.n_descsz > 0 &&
-                header.n_descsz <= 64) {
-              static const char digits[] = "0123456789abcdef";
-              for (std::size_t b = 0; b < header.n_descsz; ++b) {
-                const auto byte = static_cast<unsigned char>(description[b]);
-                search->module.build_id += digits[byte >> 4];
-                search->module.build_id += digits[byte & 15];
-              }
-              return 1;
-            }
-            note = next;
-          }
-        }
-        return 1;
-      },
-      &search);
-  return search.module;
-}
-
-struct Symbolizer::State {
-  Dwfl_Callbacks callbacks{};
-  char* debuginfo_path = nullptr;
-  Dwfl* dwfl = nullptr;
-  bool reported = false;
-  std::map<std::pair<Dwfl_Module*, Dwarf_Off>, ScopeIndex> scope_indexes;
-  /// The build id of each module in the file libdw reads.
-  std::map<Dwfl_Module*, std::string> file_build_ids;
-  FrameCache& cache;
-
-  explicit State(FrameCache& frame_cache) : cache(frame_cache) {}
-
-  ~State() {
-    if (dwfl != nullptr)
-      libdw().dwfl_end(dwfl);
-  }
-
-  /// libdw, loaded and set up at the first address the cache does not
-  /// have. False when it cannot be (the dynamic linker's names then).
-  bool begin() {
-    if (!reported) {
-      reported = true;
-      if (!libdw().error.empty())
-        return false;
-      callbacks.find_elf = libdw().dwfl_linux_proc_find_elf;
-      callbacks.find_debuginfo = libdw().dwfl_standard_find_debuginfo;
-      callbacks.debuginfo_path = &debuginfo_path;
-      report();
-    }
-    return dwfl != nullptr;
-  }
-
-  // (Re)reads the modules mapped into this process; called again when an
-  // address falls in a library loaded after the last report.
-  void report() {
-    scope_indexes.clear(); // modules may go
-    file_build_ids.clear();
-    if (dwfl == nullptr)
-      dwfl = libdw().dwfl_begin(&callbacks);
-    if (dwfl == nullptr)
-      return;
-    libdw().dwfl_report_begin(dwfl);
-    libdw().dwfl_linux_proc_report(dwfl, getpid());
-    libdw().dwfl_report_end(dwfl, nullptr, nullptr);
-  }
-
-  /// What libdw read of an address is kept for the next runs only when the
-  /// file it read is the code loaded: the same build id in both (a library
-  /// rebuilt since it was loaded has another).
-  void store(Dwfl_Module* module, const LoadedModule& loaded, std::uintptr_t pc,
-             const std::vector<SourceFrame>& frames) {
-    if (loaded.build_id.empty())
-      return;
-    auto found = file_build_ids.find(module);
-    if (found == file_build_ids.end()) {
-      const unsigned char* bits = nullptr;
-      GElf_Addr where = 0;
-      Dwarf_Addr bias = 0;
-      int length = libdw().dwfl_module_build_id(module, &bits, &where);
-      if (length <= 0 && libdw().dwfl_module_getelf(module, &bias) != nullptr)
-        length = libdw().dwfl_module_build_id(module, &bits, &where);
-      std::string id;
-      static const char digits[] = "0123456789abcdef";
-      for (int b = 0; b < length; ++b) {
-        id += digits[bits[b] >> 4];
-        id += digits[bits[b] & 15];
-      }
-      found = file_build_ids.emplace(module, std::move(id)).first;
-    }
-    if (found->second == loaded.build_id)
-      cache.store(loaded.build_id, pc - loaded.start, frames);
-  }
-
-  /// The scopes of `unit` containing `pc`, innermost first.
-  std::vector<Dwarf_Die> scopes(Dwfl_Module* module, Dwarf_Die* unit,
-                                Dwarf_Addr pc) {
-    const auto key = std::make_pair(module, libdw().dwarf_dieoffset(unit));
-    auto it = scope_indexes.find(key);
-    if (it == scope_indexes.end())
-      it = scope_indexes.emplace(key, ScopeIndex(unit)).first;
-    return it->second.chain(pc);
-  }
-};
-
-namespace {
-
-const char* die_name(Dwarf_Die* die) {
-  Dwarf_Attribute attribute;
-  for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
-    if (libdw().dwarf_attr_integrate(die, name, &attribute) != nullptr) {
-      if (const char* text = libdw().dwarf_formstring(&attribute))
-        return text;
-    }
-  }
-  return nullptr;
-}
-
-std::string function_name(Dwarf_Die* die) {
-  const char* name = die_name(die);
-  return name != nullptr ? demangle(name) : std::string();
-}
-
-} // namespace
-
-std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
-  std::vector<SourceFrame> result;
-  if (state_ == nullptr)
-    state_ = std::make_unique<State>(*cache_);
-  if (return_address == nullptr)
-    return result;
-  // A return address points after the call; look up the call itself.
-  const auto pc = reinterpret_cast<Dwarf_Addr>(return_address) - 1;
-  // A run of the same build read it already: no debug information read,
-  // not even libdw set up.
-  const LoadedModule loaded = loaded_module(pc);
-  if (const auto* kept = cache_->find(loaded.build_id, pc - loaded.start))
-    return *kept;
-  if (!state_->begin())
-    return dladdr_frames(return_address);
-  Dwfl_Module* module = libdw().dwfl_addrmodule(state_->dwfl, pc);
-  if (module == nullptr) {
-    state_->report();
-    module = libdw().dwfl_addrmodule(state_->dwfl, pc);
-  }
-  if (module == nullptr)
-    return result;
-
-  Dwarf_Addr module_start = 0;
-  const char* module_name =
-      libdw().dwfl_module_info(module, nullptr, &module_start, nullptr, nullptr,
-                               nullptr, nullptr, nullptr);
-  SourceFrame current;
-  current.module = module_name != nullptr ? module_name : "";
-  current.offset = static_cast<std::uintptr_t>(pc - module_start);
-  if (is_library_frame(current)) {
-    // Kokkos, cunumpy, the runtimes: never the call site, so their debug
-    // information (cunumpy's own is large) is not even read.
-    result.push_back(std::move(current));
-    state_->store(module, loaded, pc, result);
-    return result;
-  }
-  current.function = demangle(libdw().dwfl_module_addrname(module, pc));
-
-  if (Dwfl_Line* line = libdw().dwfl_module_getsrc(module, pc)) {
-    int line_number = 0;
-    const char* file = libdw().dwfl_lineinfo(line, nullptr, &line_number,
-                                             nullptr, nullptr, nullptr);
-    if (file != nullptr) {
-      current.file = file;
-      current.line = line_number;
-    }
-  }
-
-  Dwarf_Addr bias = 0;
-  Dwarf_Die* cu = libdw().dwfl_module_addrdie(module, pc, &bias);
-  // Innermost first: the inlined calls, then the function they are in.
-  std::vector<Dwarf_Die> scopes;
-  if (cu != nullptr)
-    scopes = state_->scopes(module, cu, pc - bias);
-  Dwarf_Files* files = nullptr;
-  size_t file_count = 0;
-  if (cu != nullptr)
-    libdw().dwarf_getsrcfiles(cu, &files, &file_count);
-
-  for (Dwarf_Die& die : scopes) {
-    Dwarf_Die* scope = &die;
-    const int tag = libdw().dwarf_tag(scope);
-    if (tag == DW_TAG_inlined_subroutine) {
-      // `current` is inside the inlined function; its call site is the
-      // location in the caller.
-      std::string name = function_name(scope);
-      if (!name.empty())
-        current.function = std::move(name);
-      result.push_back(current);
-      Dwarf_Attribute attribute;
-      Dwarf_Word value = 0;
-      if (files != nullptr &&
-          libdw().dwarf_formudata(
-              libdw().dwarf_attr(scope, DW_AT_call_file, &attribute), &value) ==
-              0) {
-        const char* file =
-            libdw().dwarf_filesrc(files, value, nullptr, nullptr);
-        current.file = file != nullptr ? file : "";
-      }
-      if (libdw().dwarf_formudata(
-              libdw().dwarf_attr(scope, DW_AT_call_line, &attribute), &value) ==
-          0)
-        current.line = static_cast<int>(value);
-      current.function.clear();
-    } else if (tag == DW_TAG_subprogram) {
-      std::string name = function_name(scope);
-      if (!name.empty())
-        current.function = std::move(name);
-      break;
-    }
-  }
-  if (current.function.empty())
-    current.function = demangle(libdw().dwfl_module_addrname(module, pc));
-  result.push_back(std::move(current));
-  // What debug information gave, for the next runs of this build.
-  if (std::any_of(result.begin(), result.end(),
-                  [](const SourceFrame& frame) { return frame.line > 0; }))
-    state_->store(module, loaded, pc, result);
-  return result;
-}
-
-#else // without libdw: module and symbol names from the dynamic linker
-
-struct Symbolizer::State {};
-
-std::vector<SourceFrame> Symbolizer::frames(const void* return_address) {
-  return dladdr_frames(return_address);
-}
-
-#endif
-
-Symbolizer::Symbolizer()
-    : cache_(std::make_unique<FrameCache>(FrameCache::from_environment())) {}
+Symbolizer::Symbolizer() = default;
 Symbolizer::~Symbolizer() = default;
 
-void Symbolizer::save_cache() noexcept {
-  cache_->save();
+Symbolizer::Module* Symbolizer::module_of(std::uintptr_t pc) {
+  // The modules of the last frames, while no library was loaded or
+  // unloaded since: no walk of the loader's list, no build id read.
+  const std::uint64_t generation = modules_generation();
+  if (generation != generation_) {
+    recent_.clear();
+    generation_ = generation;
+  }
+  for (Module* module : recent_)
+    if (pc >= module->loaded.begin && pc < module->loaded.end)
+      return module;
+  LoadedModule loaded;
+  if (!find_module(pc, loaded))
+    return nullptr;
+  // A module loaded again (at another address, or rebuilt) is another.
+  const std::string key = loaded.path + '\0' + std::to_string(loaded.bias) +
+                          '\0' + loaded.build_id;
+  std::unique_ptr<Module>& module = modules_[key];
+  if (module == nullptr) {
+    module = std::make_unique<Module>();
+    module->loaded = std::move(loaded);
+    // Kokkos', cunumpy's, the runtimes': never read.
+    if (!module->loaded.library) {
+      module->image = std::make_unique<ElfImage>(module->loaded.path);
+      // The file must be the code loaded: a library rebuilt since it was
+      // loaded has another build id.
+      const std::string& loaded_id = module->loaded.build_id;
+      if (module->image->usable() &&
+          (loaded_id.empty() || loaded_id == module->image->build_id()) &&
+          module->image->dwarf(module->sections))
+        module->reader = std::make_unique<dwarf::Reader>(module->sections);
+    }
+  }
+  recent_.push_back(module.get());
+  return module.get();
+}
+
+Symbolizer::Site Symbolizer::site(const void* const* frames,
+                                  std::size_t count) {
+  Site site;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (frames[i] == nullptr)
+      continue;
+    // A return address points after the call; look up the call itself.
+    const std::uintptr_t pc = reinterpret_cast<std::uintptr_t>(frames[i]) - 1;
+    Module* module = module_of(pc);
+    if (module == nullptr || module->loaded.library)
+      continue;
+    const std::uint64_t address = pc - module->loaded.bias;
+    std::vector<dwarf::Location> locations;
+    if (module->reader != nullptr)
+      locations = module->reader->locations(address, &is_library_file);
+    if (locations.empty())
+      locations.emplace_back(); // no debug information: module+offset
+    for (const dwarf::Location& location : locations) {
+      // The function's name only where it decides or is shown.
+      std::optional<std::string> function;
+      const auto name = [&]() -> const std::string& {
+        if (!function) {
+          function = location.function != 0
+                         ? demangle(module->reader
+                                        ->function_name(location.function)
+                                        .c_str())
+                         : std::string();
+          if (function->empty() && &location == &locations.front())
+            function = dynamic_symbol(pc);
+        }
+        return *function;
+      };
+      if (is_library_location(location.file,
+                              location.file.empty() ? name() : ""))
+        continue;
+      if (location.line > 0) {
+        site.with_line = CallSite{location.file, location.line, name(), {}, {}};
+        return site;
+      }
+      if (!site.without_line) {
+        char offset[32];
+        std::snprintf(offset, sizeof offset, "+0x%llx",
+                      static_cast<unsigned long long>(address));
+        site.without_line = CallSite{
+            location.file.empty() ? module->loaded.name + offset
+                                  : location.file,
+            0, name(), {}, {}};
+      }
+    }
+  }
+  return site;
 }
 
 } // namespace cunumpy::Impl

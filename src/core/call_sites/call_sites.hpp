@@ -1,7 +1,6 @@
 #ifndef CUNUMPY_SRC_CALL_SITES_HPP
 #define CUNUMPY_SRC_CALL_SITES_HPP
 
-#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -16,7 +15,6 @@
 namespace cunumpy::Impl {
 
 class Symbolizer;
-class FrameCache;
 
 /// Call sites by id. A site is either known (file, line and function given by
 /// a cunumpy call or a front end) or a captured stack, symbolized once, the
@@ -37,20 +35,6 @@ public:
                       std::uint32_t fallback);
 
   const CallSite& resolve(std::uint32_t id);
-  /// Resolves the stacks added since the last call (or the first).
-  void resolve_new();
-
-  /// How many of a resolved stack's first frames decide its site: 1 + the
-  /// index of the frame its line came from, 255 when every frame and the
-  /// fallback do (no frame had a line), 0 while unresolved (or not a
-  /// stack, or past the first 65536 sites). Read without the recorder's
-  /// mutex: the replay of a walk compares only the stack words of those
-  /// frames (WalkMemo::limit_to_frames).
-  std::uint8_t decisive_frames(std::uint32_t id) const noexcept {
-    return id < published_sites ? decisive_[id].load(std::memory_order_relaxed)
-                                : std::uint8_t(0);
-  }
-  static constexpr std::uint8_t all_frames = 255;
 
   std::size_t size() const noexcept { return entries_.size(); }
 
@@ -61,14 +45,8 @@ private:
     std::optional<CallSite> resolved;
   };
 
-  CallSite symbolize(const Entry& entry, std::uint8_t& decisive);
-  static constexpr std::size_t published_sites = std::size_t(1) << 16;
+  CallSite symbolize(const Entry& entry);
 
-public:
-  /// Symbolizer::save_cache.
-  void save_frame_cache() noexcept;
-
-private:
   std::deque<Entry> entries_;
   std::unordered_map<std::string, std::uint32_t> known_index_;
   std::unordered_multimap<std::uint64_t, std::uint32_t> stack_index_;
@@ -76,8 +54,6 @@ private:
   std::uint32_t last_known_ = 0;   ///< the id known() found last, 0: none
   std::string last_known_key_;     ///< ... and its key
   std::string known_key_;          ///< known()'s key, its memory reused
-  std::size_t resolved_up_to_ = 1; ///< resolve_new's next id
-  std::unique_ptr<std::atomic<std::uint8_t>[]> decisive_;
   std::unique_ptr<Symbolizer> symbolizer_;
 };
 
@@ -87,13 +63,20 @@ struct SourceFrame {
   std::string file;
   int line = 0;
   std::string function;
-  std::uintptr_t offset = 0; ///< address relative to the module
 };
 
-/// Turns return addresses into source frames with elfutils' libdw,
-/// following inlined calls. What it read from debug information is kept
-/// between runs by module build id (frame_cache.hpp); within a run,
-/// SiteTable caches sites. libdw is set up at the first address.
+/// True when a frame is never a call site: in a module of Kokkos, the
+/// C/C++ runtime, Python or CUDA (by name; cunumpy's own modules are
+/// skipped by identity before), in a Kokkos or cunumpy header or a system
+/// header, or, without a file, in a function of their namespaces.
+bool is_library_frame(const SourceFrame& frame);
+
+/// Finds the call site of a stack of return addresses: the first source
+/// location outside the libraries. Modules are read from their files, with
+/// cunumpy's own DWARF reader (dwarf_reader.hpp), only when a frame in them
+/// is not a library's, and only as far as that frame needs: a module
+/// without debug information (stripped) is never read past its section
+/// headers, its frames are module+offset.
 class Symbolizer {
 public:
   Symbolizer();
@@ -101,24 +84,23 @@ public:
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;
 
-  /// Source frames of the return address `pc`, innermost first.
-  std::vector<SourceFrame> frames(const void* pc);
-
-  /// Writes the frames read from debug information in this run to the
-  /// cache. Never throws.
-  void save_cache() noexcept;
+  struct Site {
+    /// The first location outside the libraries with a file and line.
+    std::optional<CallSite> with_line;
+    /// Else the first one outside the libraries: a file without a line, or
+    /// module+0xOFFSET.
+    std::optional<CallSite> without_line;
+  };
+  Site site(const void* const* frames, std::size_t count);
 
 private:
-  struct State;
-  /// Where it is, read from the environment when the symbolizer is
-  /// made (a relative CUNUMPY_SITE_CACHE is the start directory's).
-  std::unique_ptr<FrameCache> cache_;
-  std::unique_ptr<State> state_;
-};
+  struct Module;
+  Module* module_of(std::uintptr_t pc);
 
-/// True when a frame belongs to Kokkos, cunumpy, the C/C++ runtime or the
-/// Python interpreter, and is skipped when looking for the caller.
-bool is_library_frame(const SourceFrame& frame);
+  std::unordered_map<std::string, std::unique_ptr<Module>> modules_;
+  std::vector<Module*> recent_; ///< found since the modules last changed
+  std::uint64_t generation_ = 0;
+};
 
 } // namespace cunumpy::Impl
 

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <link.h>
 #include <mutex>
 #include <pthread.h>
-#include <string_view>
+#include <new>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "call_sites/frame_rules.hpp"
+#include "call_sites/modules.hpp"
 #include "support/fast_thread_local.hpp"
 
 #if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
@@ -36,36 +37,6 @@ struct Module {
   std::uintptr_t end;
   bool library;
 };
-
-bool is_library_module(std::string_view path) {
-  const auto slash = path.rfind('/');
-  const std::string_view name =
-      slash == std::string_view::npos ? path : path.substr(slash + 1);
-  const auto starts = [&](std::string_view prefix) {
-    return name.substr(0, prefix.size()) == prefix;
-  };
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  // libkp_*: Kokkos Tools libraries (cunumpy's plugin, kokkos-tools).
-  return lower.find("kokkos") != std::string::npos || starts("libcunumpy") ||
-         starts("libkp_") || starts("_core.") || starts("libc.so") ||
-         starts("libstdc++") || starts("libgcc_s") || starts("ld-linux") ||
-         starts("libm.so") || starts("libpython") || starts("linux-vdso");
-}
-
-/// How many shared objects were loaded and unloaded so far: changes on
-/// every dlopen or dlclose. One dl_iterate_phdr step, about 10 ns.
-std::uint64_t loaded_objects_generation() {
-  std::uint64_t generation = 0;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* data) {
-        *static_cast<std::uint64_t*>(data) = info->dlpi_adds + info->dlpi_subs;
-        return 1;
-      },
-      &generation);
-  return generation;
-}
 
 /// Address ranges of the loaded modules, sorted. Rebuilt (and the old table
 /// kept alive: readers use it without a lock) when an address falls outside
@@ -91,8 +62,7 @@ struct ModuleTable {
 
 int add_module(dl_phdr_info* info, std::size_t, void* data) {
   auto* table = static_cast<ModuleTable*>(data);
-  const bool library =
-      is_library_module(info->dlpi_name != nullptr ? info->dlpi_name : "");
+  const bool library = is_library_module(*info);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& header = info->dlpi_phdr[i];
     if (header.p_type != PT_LOAD || (header.p_flags & PF_X) == 0)
@@ -114,13 +84,20 @@ const ModuleTable* rebuild() {
   ++rebuilds;
   auto* table = new ModuleTable(); // never freed: lock-free readers
   table->previous = current_table.load(std::memory_order_relaxed);
-  table->generation = loaded_objects_generation();
+  table->generation = modules_generation();
   dl_iterate_phdr(&add_module, table);
   std::sort(table->modules.begin(), table->modules.end(),
             [](const Module& a, const Module& b) { return a.begin < b.begin; });
   current_table.store(table, std::memory_order_release);
   return table;
 }
+
+} // namespace
+
+void lock_stack_capture_for_fork() noexcept { rebuild_mutex.lock(); }
+void unlock_stack_capture_after_fork() noexcept { rebuild_mutex.unlock(); }
+
+namespace {
 
 /// The module of `address`, rebuilding the table once if it is unknown.
 const Module* find_module(const ModuleTable*& table, std::uintptr_t address) {
@@ -181,14 +158,17 @@ std::atomic<std::uint64_t> fallbacks{0};
 
 #if CUNUMPY_CACHED_UNWINDER
 
+// The rules and walks start as zero pages (ThreadUnwinder's operator new):
+// their members have no initializers, and all zeros is empty.
+
 /// A frame rule cached under the address it holds at: 16 bytes.
 struct CachedRule {
-  std::uintptr_t pc = 0; // 0: empty
-  std::int32_t cfa_offset = 0;
-  std::int8_t ra_slot = 0;  // offset from the CFA, in 8-byte words
-  std::int8_t rbp_slot = 0; // likewise
-  FrameRule::Kind kind = FrameRule::Kind::unsupported;
-  std::uint8_t flags = 0;
+  std::uintptr_t pc; // 0: empty
+  std::int32_t cfa_offset;
+  std::int8_t ra_slot;  // offset from the CFA, in 8-byte words
+  std::int8_t rbp_slot; // likewise
+  FrameRule::Kind kind;
+  std::uint8_t flags;
 
   static constexpr std::uint8_t cfa_from_rbp = 1;
   static constexpr std::uint8_t rbp_saved = 2;
@@ -211,14 +191,14 @@ struct Trace {
   static constexpr int max_frames = 64;
   static constexpr int max_reads = 2 * max_frames;
   // What a replay reads before the reads, in the trace's first line.
-  std::uintptr_t sp = 0; // at the start; 0: empty
-  std::uintptr_t rbp = 0;
-  bool rbp_read = false; // the walk used the frame pointer it started with
-  bool stop_after_caller = false;
-  int depth = 0;
-  int reads = 0;
-  int frame_count = 0; // frames after the first
-  std::uint64_t last_use = 0;
+  std::uintptr_t sp; // at the start; 0: empty
+  std::uintptr_t rbp;
+  bool rbp_read; // the walk used the frame pointer it started with
+  bool stop_after_caller;
+  int depth;
+  int reads;
+  int frame_count; // frames after the first
+  std::uint64_t last_use;
   WalkHead head; // the caller's word (WalkMemo)
   struct Read {
     std::uintptr_t address;
@@ -325,9 +305,23 @@ struct alignas(64) ThreadUnwinder {
   /// still_holds decides, so a way whose walk is being written over,
   /// marked 0 first, is never replayed.
   struct alignas(64) WayStackPointers {
-    std::uintptr_t sp[trace_ways] = {};
+    std::uintptr_t sp[trace_ways];
   };
   WayStackPointers way_sp[trace_sets];
+
+  /// About 150 KB, mapped: untouched pages of the rule cache and of the
+  /// walks stay zero pages, so a thread pays (in page faults) only for the
+  /// ones its captures use.
+  static void* operator new(std::size_t size) {
+    void* pages = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (pages == MAP_FAILED)
+      throw std::bad_alloc();
+    return pages;
+  }
+  static void operator delete(void* pages, std::size_t size) {
+    ::munmap(pages, size);
+  }
 
   ThreadUnwinder() {
     if (main_thread_stack(stack_low, stack_high))
@@ -430,26 +424,20 @@ struct alignas(64) ThreadUnwinder {
     return true;
   }
 
-  /// Whether the stack at (sp, rbp) still holds the words `trace` read:
-  /// all of them, or for a caller with a memo (`with_memo`) that the walk
-  /// holds, the words of the frames that decide it (WalkMemo::
-  /// limit_to_frames). Its addresses were on this thread's stack, above
-  /// the same stack pointer: they still are.
+  /// Whether the stack at (sp, rbp) still holds the words `trace` read.
+  /// Its addresses were on this thread's stack, above the same stack
+  /// pointer: they still are.
   static bool still_holds(const Trace& trace, const StopRule& stop,
-                          std::uintptr_t sp, std::uintptr_t rbp,
-                          bool with_memo) {
+                          std::uintptr_t sp, std::uintptr_t rbp) {
     if (trace.sp != sp || trace.depth != stop.depth ||
         trace.stop_after_caller != stop.stop_after_caller ||
         (trace.rbp_read && trace.rbp != rbp))
       return false;
-    const int reads = with_memo && trace.head.memo != 0 && trace.head.limit != 0
-                          ? trace.head.limit
-                          : trace.reads;
     std::uintptr_t difference = 0;
     // Unrolled: a loop's replay compares some 20 words, and the loop's own
     // count and branch were a third of its instructions.
 #pragma GCC unroll 4
-    for (int i = 0; i < reads; ++i)
+    for (int i = 0; i < trace.reads; ++i)
       difference |=
           *reinterpret_cast<const std::uintptr_t*>(trace.read[i].address) ^
           trace.read[i].word;
@@ -516,7 +504,7 @@ __attribute__((noinline)) int capture_cached(void** frames, StopRule stop,
   const std::size_t set_index = ThreadUnwinder::set_of(sp);
   std::uint8_t& last_hit = unwinder.last_hit[set_index];
   Trace& last = unwinder.traces[set_index][last_hit];
-  if (ThreadUnwinder::still_holds(last, stop, sp, rbp, memo != nullptr))
+  if (ThreadUnwinder::still_holds(last, stop, sp, rbp))
     return replayed(unwinder, last, last_hit, last_hit, frames, memo);
   return walk(unwinder, frames, stop, memo, ip, sp, rbp);
 }
@@ -537,7 +525,7 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
     if (way == last_hit || way_sp[way] != sp)
       continue; // tried, or from another stack pointer
     Trace& kept = set[way];
-    if (ThreadUnwinder::still_holds(kept, stop, sp, rbp, memo != nullptr))
+    if (ThreadUnwinder::still_holds(kept, stop, sp, rbp))
       return replayed(unwinder, kept, way, last_hit, frames, memo);
     refused = true;
   }
@@ -547,11 +535,12 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
   // A walk reads cached rules by address: they must be those of the
   // libraries loaded now.
   const ModuleTable* table = current_table.load(std::memory_order_acquire);
-  const std::uint64_t generation = loaded_objects_generation();
+  const std::uint64_t generation = modules_generation();
   if (table == nullptr || table->generation != generation)
     table = rebuild();
   if (unwinder.generation != generation) {
-    unwinder.clear();
+    if (unwinder.walks != 0) // else all empty: the pages stay untouched
+      unwinder.clear();
     unwinder.generation = generation;
   }
 
@@ -602,25 +591,6 @@ __attribute__((noinline)) int walk(ThreadUnwinder& unwinder, void** frames,
 #endif
 
 } // namespace
-
-void WalkMemo::limit_to_frames(int count) const noexcept {
-  if (!valid() || head_->limit != 0)
-    return;
-#if CUNUMPY_CACHED_UNWINDER
-  // frames[0] is the capture's own address; frames[i] was read by the
-  // read frame_read[i - 1], and the reads come in the walk's order, so the
-  // first frame_read[count - 2] + 1 reads give the first `count` frames.
-  // Otherwise all of them (a walk kept has at most max_reads).
-  const Trace& trace = *reinterpret_cast<const Trace*>(
-      reinterpret_cast<const char*>(head_) - offsetof(Trace, head));
-  head_->limit =
-      static_cast<std::uint16_t>(count >= 2 && count - 1 <= trace.frame_count
-                                     ? trace.frame_read[count - 2] + 1
-                                     : trace.reads);
-#else
-  (void)count;
-#endif
-}
 
 int capture_stack(void** frames, int depth, CaptureOptions options,
                   WalkMemo* memo) noexcept {

@@ -17,12 +17,8 @@ struct CaptureOptions {
 /// What a walk the unwinder keeps for replays holds for the caller of
 /// capture_stack (see WalkMemo); part of the kept walk.
 struct WalkHead {
-  std::uint64_t serial = 0; ///< changes with every walk kept there
-  std::uint32_t memo = 0;   ///< the caller's word
-  /// Stack words a replay for a caller with a memo compares (the first
-  /// `limit` the walk read), set by limit_to_frames; 0: all of them, not
-  /// decided yet.
-  std::uint16_t limit = 0;
+  std::uint64_t serial; ///< changes with every walk kept there
+  std::uint32_t memo;   ///< the caller's word
 };
 
 /// A word kept with a walk the unwinder keeps for replays, for the caller
@@ -43,14 +39,6 @@ public:
     if (valid())
       head_->memo = value;
   }
-  /// Whether limit_to_frames was called for this walk (true without one).
-  bool limit_decided() const noexcept { return !valid() || head_->limit != 0; }
-  /// Only the first `count` frames decide what the memo stands for (the
-  /// site's line is in frame count - 1; 0: all frames do): from now on a
-  /// capture with a memo replays this walk when the stack holds the words
-  /// those frames were read from, whatever the frames above them. Once set,
-  /// the memo must not change.
-  void limit_to_frames(int count) const noexcept;
 
 private:
   bool valid() const noexcept {
@@ -81,6 +69,11 @@ struct StackCaptureStatistics {
 /// Counts since the start of the process, for tests: the fallbacks of all
 /// threads, the replays of the calling thread.
 StackCaptureStatistics stack_capture_statistics() noexcept;
+
+/// The fork handler's: holds the lock that rebuilding the table of modules
+/// takes, so that a child never inherits it held; and releases it.
+void lock_stack_capture_for_fork() noexcept;
+void unlock_stack_capture_after_fork() noexcept;
 
 } // namespace cunumpy::Impl
 

@@ -32,10 +32,6 @@ public:
       }
     }
   }
-  bool try_lock() noexcept {
-    return !locked_.load(std::memory_order_relaxed) &&
-           !locked_.exchange(true, std::memory_order_acquire);
-  }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
 private:
@@ -64,10 +60,6 @@ class RecorderLock {
 public:
   RecorderLock(Recorder& recorder, RecorderMutex& mutex)
       : recorder_(&recorder), lock_(mutex) {}
-  /// Held only if the mutex was free: owns() says.
-  RecorderLock(Recorder& recorder, RecorderMutex& mutex, std::try_to_lock_t)
-      : recorder_(&recorder), lock_(mutex, std::try_to_lock) {}
-  bool owns() const noexcept { return lock_.owns_lock(); }
   RecorderLock(RecorderLock&&) noexcept = default;
   RecorderLock& operator=(RecorderLock&&) = delete;
   RecorderLock(const RecorderLock&) = delete;

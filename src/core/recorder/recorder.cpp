@@ -9,6 +9,7 @@
 
 #include <cunumpy/event.hpp>
 
+#include "call_sites/stack_capture.hpp"
 #include "recorder/thread_state.hpp"
 #include "tools/callbacks.hpp"
 #include "support/environment.hpp"
@@ -79,24 +80,17 @@ Recorder& Recorder::instance() {
           tools::lock_for_fork();
           instance().mutex_.lock();
           instance().spaces_.lock_for_fork();
+          lock_stack_capture_for_fork();
         },
         [] { instance().unlock_after_fork(); },
         [] { instance().unlock_after_fork(); });
-    // The call sites symbolized by then, for the next runs (the plugin
-    // saves them at Kokkos' finalize already). Not while another thread
-    // holds the mutex: the exit never waits for it.
-    std::atexit([] {
-      Recorder& recorder = instance();
-      const RecorderLock lock = recorder.try_lock();
-      if (lock.owns())
-        recorder.save_site_cache(lock);
-    });
     return made;
   }();
   return *recorder;
 }
 
 void Recorder::unlock_after_fork() noexcept {
+  unlock_stack_capture_after_fork();
   spaces_.unlock_after_fork();
   mutex_.unlock();
   tools::unlock_after_fork();

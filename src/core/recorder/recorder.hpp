@@ -114,10 +114,6 @@ public:
 
   /// Holds the mutex (see also lock_recorder, for readers).
   RecorderLock lock() { return RecorderLock(*this, mutex_); }
-  /// The mutex if it is free (see RecorderLock::owns).
-  RecorderLock try_lock() {
-    return RecorderLock(*this, mutex_, std::try_to_lock);
-  }
 
   /// Sinks receive every record while attached; attaching one twice counts
   /// once (the second attach only raises a reference count).
@@ -200,11 +196,6 @@ public:
 
   StringTable& strings(const RecorderLock&) noexcept { return strings_; }
   SiteTable& sites(const RecorderLock&) noexcept { return sites_; }
-  /// Writes the call sites' frames symbolized in this run to the frame
-  /// cache (frame_cache.hpp); also at the process' exit. Never throws.
-  void save_site_cache(const RecorderLock& lock) noexcept {
-    sites(lock).save_frame_cache();
-  }
 
   /// Gives the sinks what waited for a read: CUDA's late events, and the
   /// losses counted since the last time.

@@ -1,0 +1,36 @@
+// Prints the source locations cunumpy's DWARF reader gives each address
+// (link-time, hex, one a line on stdin) of the module named on the command
+// line: "address | file:line | file:line ...", innermost first, as
+// llvm-addr2line -i gives them (dwarf_locations_check.py compares).
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "call_sites/dwarf_reader.hpp"
+#include "call_sites/elf_image.hpp"
+
+int main(int argc, char** argv) {
+  using namespace cunumpy::Impl;
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s MODULE < addresses\n", argv[0]);
+    return 2;
+  }
+  ElfImage image(argv[1]);
+  DwarfSections sections;
+  if (!image.usable() || !image.dwarf(sections)) {
+    std::fprintf(stderr, "%s: no debug information\n", argv[1]);
+    return 1;
+  }
+  dwarf::Reader reader(sections);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::printf("%s", line.c_str());
+    const auto address = std::strtoull(line.c_str(), nullptr, 16);
+    for (const dwarf::Location& location : reader.locations(address))
+      std::printf(" | %s:%d", location.file.c_str(), location.line);
+    std::printf("\n");
+  }
+  return 0;
+}
