@@ -29,6 +29,8 @@ struct Api {
   void (*incref)(Object*) = nullptr;              // Py_IncRef
   void (*decref)(Object*) = nullptr;              // Py_DecRef
   void (*clear_error)() = nullptr;                // PyErr_Clear
+  Object* (*sys_object)(const char*) = nullptr;   // PySys_GetObject
+  Object* (*dict_item)(Object*, const char*) = nullptr; // PyDict_GetItemString
 };
 Api api;
 
@@ -76,9 +78,30 @@ std::string text_attribute(Object* object, const char* name) {
   return text;
 }
 
-/// cunumpy's own Python package: a frame there is never the user's line.
+/// The folder of cunumpy's Python package as imported ("/…/cunumpy/"),
+/// from its module's __file__; empty while it is not imported (then no
+/// frame is its). By identity: a user's folder named cunumpy is not it.
+std::string own_package() {
+  static std::string folder;
+  if (!folder.empty())
+    return folder;
+  Object* modules = api.sys_object("modules"); // borrowed
+  Object* module =
+      modules != nullptr ? api.dict_item(modules, "cunumpy") : nullptr;
+  api.clear_error();
+  if (module == nullptr)
+    return {};
+  const std::string file = text_attribute(module, "__file__");
+  const auto slash = file.rfind('/');
+  if (slash != std::string::npos)
+    folder = file.substr(0, slash + 1);
+  return folder;
+}
+
+/// A frame of cunumpy's own Python package is never the user's line.
 bool own_file(std::string_view file) {
-  return file.find("/cunumpy/") != std::string_view::npos;
+  const std::string folder = own_package();
+  return !folder.empty() && file.substr(0, folder.size()) == folder;
 }
 
 const Code* describe(Object* code) {
@@ -158,7 +181,9 @@ bool install_python_lines() {
       find("PyObject_GetAttrString", api.attribute) &&
       find("PyUnicode_AsUTF8AndSize", api.utf8) &&
       find("Py_IncRef", api.incref) && find("Py_DecRef", api.decref) &&
-      find("PyErr_Clear", api.clear_error);
+      find("PyErr_Clear", api.clear_error) &&
+      find("PySys_GetObject", api.sys_object) &&
+      find("PyDict_GetItemString", api.dict_item);
   find("PyFrame_GetLasti", api.frame_lasti); // optional: CPython 3.11 on
   if (!found || Impl::site_provider() != nullptr)
     return false; // not CPython, or cunumpy's module provides lines itself

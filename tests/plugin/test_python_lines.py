@@ -6,6 +6,7 @@ the GIL, and shows it beside the native module and offset."""
 
 import os
 import re
+import shutil
 
 from plugin_helpers import shown
 
@@ -46,6 +47,23 @@ def test_python_lines(case, extension_dir, workload):
     native_only = [s for s in to_device if re.fullmatch(NATIVE, s["file"])]
     assert len(native_only) == 1 and native_only[0]["python"] is None and \
         native_only[0]["count"] == 1, shown(to_device)
+
+
+def test_python_lines_in_a_folder_named_cunumpy(case, extension_dir,
+                                                workload):
+    # cunumpy's own Python frames are skipped by identity (the folder of
+    # the package imported as cunumpy), not by a folder's name: a user's
+    # script in a folder named cunumpy is the user's line.
+    folder = case.path("cunumpy")
+    os.makedirs(folder, exist_ok=True)
+    copy = os.path.join(folder, "workload.py")
+    shutil.copyfile(workload, copy)
+    run, report = run_workload(case, extension_dir, copy)
+    steps = [s for s in sites_of(report, "to_device")
+             if s["file"] == copy and s["line"] == 10]
+    assert len(steps) == 1 and steps[0]["count"] == 3, \
+        f"the script's line, in a folder named cunumpy\n" \
+        f"{shown(report['total']['top_sites'])}"
 
 
 def test_python_lines_off(case, extension_dir, workload):
