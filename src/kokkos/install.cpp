@@ -152,11 +152,27 @@ void install_hooks() {
   installed.store(true, std::memory_order_release);
 }
 
+/// cunumpy needs no global fences. Kokkos 3.5 and newer fence before and
+/// after every kernel and region event while a tool takes them, unless the
+/// tool says otherwise when Kokkos is initialized: without this, the
+/// library's hooks would make every kernel launch wait for the device.
+/// A tool Kokkos loads replaces it with its own answer.
+void no_global_fences() {
+#if KOKKOS_VERSION >= 30500
+  KT::set_request_tool_settings_callback(
+      [](const std::uint32_t count, KT::ToolSettings* settings) {
+        if (count > 0 && settings != nullptr)
+          settings->requires_global_fencing = false;
+      });
+#endif
+}
+
 /// Made when the library is loaded: from then on the core installs the
-/// hooks before a counter, a budget or a conversion needs them.
+/// hooks before a counter, a budget or a conversion needs them; Kokkos,
+/// initialized later, makes no fences for them.
 const bool installer_registered = (set_hook_installer(&install_hooks),
                                    note_own_module(&installer_registered),
-                                   true);
+                                   no_global_fences(), true);
 
 } // namespace
 } // namespace cunumpy::Impl

@@ -226,8 +226,8 @@ TEST(Counting, EightThreadsCopyingBothWaysWhileTheCounterIsRead) {
 }
 
 TEST(Counting, EventsOfARunningThreadAreCountedWhenRead) {
-  // The worker's copies wait in its queue; reading the counter flushes the
-  // queues of all threads, the worker still running.
+  // A running worker's copies are counted as they happen: reading the
+  // counter while the worker still runs sees them all.
   constexpr int copies = 10;
   auto counted = count_transfers();
   std::atomic<bool> copied{false}, release{false};

@@ -1,14 +1,14 @@
 // libFuzzer target: the plugin's configuration from the environment
 // (src/plugin/config.cpp, compiled in), in-process. The input is up to
-// twelve values separated by NUL bytes, set in turn as CUNUMPY_BUDGET,
+// thirteen values separated by NUL bytes, set in turn as CUNUMPY_BUDGET,
 // CUNUMPY_REPORT, CUNUMPY_TRACE, CUNUMPY_ON_VIOLATION, CUNUMPY_BACKTRACE,
-// the four MPI rank variables, CUNUMPY_QUEUE_KIB and two MPI size
-// variables; a variable past the last value is unset.
+// the four MPI rank variables, two MPI size variables, CUNUMPY_RUN_ID and
+// CUNUMPY_ADVISE_TOP; a variable past the last value is unset.
 // Config::from_environment and the CUNUMPY_BACKTRACE reader must never
 // crash or throw, and their results must keep their promises (a rank in
-// range, absolute output paths, .json reports in JSON, a queue of 1 to 32
-// KiB); anything else is a finding. Nothing is written: the configuration
-// only checks paths.
+// range, absolute output paths, .json reports in JSON, a job size not
+// negative, at most 100 findings shown); anything else is a finding.
+// Nothing is written: the configuration only checks paths.
 //
 //   scripts/fuzz                           # builds, seeds and runs it
 
@@ -33,9 +33,10 @@ constexpr const char* variables[] = {"CUNUMPY_BUDGET",
                                      "PMI_RANK",
                                      "PMIX_RANK",
                                      "SLURM_PROCID",
-                                     "CUNUMPY_QUEUE_KIB",
                                      "OMPI_COMM_WORLD_SIZE",
-                                     "SLURM_NTASKS"};
+                                     "SLURM_NTASKS",
+                                     "CUNUMPY_RUN_ID",
+                                     "CUNUMPY_ADVISE_TOP"};
 
 [[noreturn]] void finding(const char* what, const std::string& value) {
   std::fprintf(stderr, "fuzz_plugin_config: %s: '%s'\n", what, value.c_str());
@@ -77,9 +78,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
     finding("a relative report path", config.report_path);
   if (config.report_json != ends_with_json(config.report_path))
     finding("report_json does not follow the path", config.report_path);
-  if (config.queue_kib < 1 ||
-      config.queue_kib > cunumpy::plugin::Config::largest_queue_kib)
-    finding("queue size out of range", std::to_string(config.queue_kib));
+  if (config.size < 0)
+    finding("job size out of range", std::to_string(config.size));
+  if (config.advice_top < 0 || config.advice_top > 100)
+    finding("advice_top out of range", std::to_string(config.advice_top));
   if (!config.trace_path.empty() && config.trace_path[0] != '/')
     finding("a relative trace path", config.trace_path);
   const int depth =

@@ -666,7 +666,7 @@ std::string BudgetState::report(const RecorderLock& lock) const {
   }
   if (snap.unchecked_allowed)
     text += "nothing was checked: " + snap.device.reason +
-            " (CUNUMPY_ALLOW_NO_DEVICE=1 lets it pass)\n";
+            " (it passes because CUNUMPY_ALLOW_NO_DEVICE=1)\n";
   if (!snap.violations.empty()) {
     text += "broken rules (" + std::to_string(snap.violations.size()) + "):\n";
     for (const auto& violation : snap.violations) {

@@ -1,6 +1,7 @@
 #include "recorder/recorder.hpp"
 
 #include <algorithm>
+#include <cxxabi.h>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -381,9 +382,26 @@ bool is_device_backend(std::string_view name) {
          name == "OpenMPTarget" || name == "OpenACC";
 }
 
+/// "Cuda" from Kokkos 4's name of the default execution space, and from
+/// Kokkos 3's, which is the mangled name of its type
+/// ("N6Kokkos4CudaE", "N6Kokkos12Experimental3HIPE").
+std::string backend_name(const std::string& declared) {
+  std::string name = declared;
+  int status = 0;
+  if (char* readable =
+          abi::__cxa_demangle(declared.c_str(), nullptr, nullptr, &status)) {
+    if (status == 0)
+      name = readable;
+    std::free(readable);
+  }
+  const auto scope = name.rfind("::");
+  return scope == std::string::npos ? name : name.substr(scope + 2);
+}
+
 } // namespace
 
-void Recorder::set_default_device(const std::string& name) {
+void Recorder::set_default_device(const std::string& declared) {
+  const std::string name = backend_name(declared);
   const RecorderLock lock = this->lock();
   default_device_ = name;
   if (is_device_backend(name))
