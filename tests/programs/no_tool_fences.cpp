@@ -12,6 +12,7 @@
 #include <Kokkos_Core.hpp>
 #include <cunumpy/cunumpy.hpp>
 
+#if KOKKOS_VERSION >= 30500
 namespace {
 
 int tool_fences = 0;
@@ -23,6 +24,7 @@ void count_fence(const char* name, std::uint32_t, std::uint64_t* id) {
 }
 
 } // namespace
+#endif
 
 int main(int argc, char** argv) {
 #if KOKKOS_VERSION < 30500
