@@ -65,6 +65,8 @@ public:
   void hold(std::uint32_t token, const RawEvent& event,
             const RawEvent* wait) noexcept override;
   void forget(std::uint32_t token) noexcept override;
+  void lock_for_fork() noexcept override { mutex_.lock(); }
+  void unlock_after_fork() noexcept override { mutex_.unlock(); }
 
   /// A buffer handed over without a forced flush may miss the records of
   /// activities that ended up to this long before.

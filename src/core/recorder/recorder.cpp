@@ -76,13 +76,7 @@ Recorder& Recorder::instance() {
     // its first event or read: fork waits for every lock an event or a
     // read takes (each held for microseconds, never while calling out of
     // cunumpy), in the order they nest, and both sides release them.
-    ::pthread_atfork(
-        [] {
-          tools::lock_for_fork();
-          instance().mutex_.lock();
-          instance().spaces_.lock_for_fork();
-          lock_stack_capture_for_fork();
-        },
+    ::pthread_atfork([] { instance().lock_for_fork(); },
         [] { instance().unlock_after_fork(); },
         [] { instance().unlock_after_fork(); });
     return made;
@@ -90,9 +84,21 @@ Recorder& Recorder::instance() {
   return *recorder;
 }
 
+void Recorder::lock_for_fork() noexcept {
+  tools::lock_for_fork();
+  mutex_.lock();
+  forked_late_source_ = late_source();
+  if (forked_late_source_ != nullptr)
+    forked_late_source_->lock_for_fork();
+  spaces_.lock_for_fork();
+  lock_stack_capture_for_fork();
+}
+
 void Recorder::unlock_after_fork() noexcept {
   unlock_stack_capture_after_fork();
   spaces_.unlock_after_fork();
+  if (forked_late_source_ != nullptr)
+    forked_late_source_->unlock_after_fork();
   mutex_.unlock();
   tools::unlock_after_fork();
 }

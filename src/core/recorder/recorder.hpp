@@ -76,6 +76,10 @@ public:
                     const RawEvent* wait) noexcept = 0;
   /// The Kokkos copy of `token` made no event (its inner copies did).
   virtual void forget(std::uint32_t token) noexcept = 0;
+  /// The fork handler's, after the recorder's mutex: hold the source's own
+  /// lock, so that a child never inherits it held; release it.
+  virtual void lock_for_fork() noexcept {}
+  virtual void unlock_after_fork() noexcept {}
 };
 
 /// What the recorder takes from the environment, read in one place, once,
@@ -109,7 +113,9 @@ public:
   /// of the process-wide state.
   std::atomic<bool>& hooks_installed() noexcept { return hooks_installed_; }
 
-  /// Releases what the fork handler took (in the parent and the child).
+  /// Takes every lock an event or a read takes, in the order they nest
+  /// (the fork handler's); releases them (in the parent and the child).
+  void lock_for_fork() noexcept;
   void unlock_after_fork() noexcept;
 
   /// Holds the mutex (see also lock_recorder, for readers).
@@ -347,6 +353,7 @@ private:
   std::atomic<ReadCheck> read_check_{nullptr};
   std::atomic<DeviceFence> device_fence_{nullptr};
   std::atomic<LateSource*> late_source_{nullptr};
+  LateSource* forked_late_source_ = nullptr; ///< what the fork handler locked
   std::atomic<bool> fed_by_plugin_{false};
   std::atomic<bool> hooks_installed_{false};
   std::atomic<ThreadState*> main_thread_{nullptr};
