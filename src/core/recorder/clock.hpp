@@ -34,8 +34,8 @@ public:
 
   /// Completes the calibration once a millisecond has passed since the
   /// clock was made (the rate is then known to about 5e-5); cheap when done
-  /// or not due. One caller at a time (the recorder calls it in its
-  /// flushes, with its mutex held); now() may run meanwhile on any thread.
+  /// or not due. One caller at a time (the recorder calls it as it
+  /// delivers, with its mutex held); now() may run meanwhile on any thread.
   void calibrate() noexcept;
 
   /// Whether the time-stamp counter is read now.

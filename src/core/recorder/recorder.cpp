@@ -144,6 +144,10 @@ void Recorder::detach(EventSink* sink) {
 
 template <class Record, class Give>
 void Recorder::deliver_to_sinks(const Record& record, Give give) noexcept {
+  // The time-stamp counter is read once its rate is known, a millisecond
+  // after the start; until then (and where it is not invariant) the steady
+  // clock. One caller at a time: the mutex is held.
+  clock_.calibrate();
   for (auto& entry : sinks_) {
     try {
       give(*entry.first, record);
@@ -286,10 +290,11 @@ void Recorder::set_main_thread() {
   const RecorderLock lock = this->lock();
   ThreadState* none = nullptr;
   if (main_thread_.compare_exchange_strong(none, &thread))
-    publish_main_place(thread);
+    publish_main_place(thread, now());
 }
 
-void Recorder::publish_main_place(const ThreadState& thread) noexcept {
+void Recorder::publish_main_place(const ThreadState& thread,
+                                  double time) noexcept {
   if (main_thread_.load(std::memory_order_relaxed) != &thread)
     return;
   const OpenRegion top =
@@ -298,9 +303,9 @@ void Recorder::publish_main_place(const ThreadState& thread) noexcept {
   main_call_.store(top.call, std::memory_order_relaxed);
   const RegionTimeline::State state{top.node, thread.index, top.call};
   if (late_source_.load(std::memory_order_relaxed) != nullptr)
-    main_timeline_.record(now(), state);
+    main_timeline_.record(time, state);
   else
-    main_timeline_.reset(now(), state);
+    main_timeline_.reset(time, state);
 }
 
 void Recorder::push_region(ThreadState& thread, std::uint32_t name,
@@ -315,7 +320,7 @@ void Recorder::push_region(ThreadState& thread, std::uint32_t name,
   region.token = token;
   region.since = time;
   thread.regions.push_back(region);
-  publish_main_place(thread);
+  publish_main_place(thread, time);
   const RegionPush push{region, thread.index};
   deliver_to_sinks(push, [&](EventSink& sink, const RegionPush& record) {
     sink.on_region_push(record, lock);
@@ -327,7 +332,7 @@ void Recorder::pop_top(ThreadState& thread, double time,
   const RegionPop pop{thread.regions.back(), thread.index, time};
   thread.regions.pop_back();
   thread.last_popped = pop.region.node;
-  publish_main_place(thread);
+  publish_main_place(thread, time);
   deliver_to_sinks(pop, [&](EventSink& sink, const RegionPop& record) {
     sink.on_region_pop(record, lock);
   });
@@ -359,7 +364,7 @@ void Recorder::pop_region(ThreadState& thread, double time,
   open.erase(region.base(), open.end());
   pop_top(thread, time, lock);
   open.insert(open.end(), above.begin(), above.end());
-  publish_main_place(thread);
+  publish_main_place(thread, time);
 }
 
 void Recorder::close_phase(ThreadState& thread, std::uint64_t token,

@@ -336,7 +336,7 @@ private:
   void pop_top(ThreadState& thread, double time, const RecorderLock& lock);
   /// What the main thread's innermost region is, for the threads that read
   /// it without the mutex (place).
-  void publish_main_place(const ThreadState& thread) noexcept;
+  void publish_main_place(const ThreadState& thread, double time) noexcept;
 
   // Read by every event, so kept together in the object's first two cache
   // lines (the object is aligned to a line): after a time step that streams
@@ -353,7 +353,6 @@ private:
   std::atomic<ReadCheck> read_check_{nullptr};
   std::atomic<DeviceFence> device_fence_{nullptr};
   std::atomic<LateSource*> late_source_{nullptr};
-  LateSource* forked_late_source_ = nullptr; ///< what the fork handler locked
   std::atomic<bool> fed_by_plugin_{false};
   std::atomic<bool> hooks_installed_{false};
   std::atomic<ThreadState*> main_thread_{nullptr};
@@ -370,6 +369,7 @@ private:
   RegionTree regions_;
   std::uint64_t next_call_ = 1;
   std::string default_device_; ///< with the mutex
+  LateSource* forked_late_source_ = nullptr; ///< what the fork handler locked
   /// The main thread's places over time, for CUDA's late events.
   RegionTimeline main_timeline_{{}};
   std::atomic<std::uint64_t> next_phase_token_{1};

@@ -9,7 +9,8 @@
 // point event. The front ends differ only in how they find the next tool
 // and how Kokkos reaches these callbacks:
 //
-//   in-process (install.cpp)  the callbacks Kokkos held before cunumpy are
+//   in-process (src/kokkos/install.cpp)
+//                             the callbacks Kokkos held before cunumpy are
 //                             the next tool; cunumpy's are set in Kokkos'
 //                             table
 //                             (Kokkos::Tools::Experimental::set_callbacks)
