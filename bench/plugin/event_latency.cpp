@@ -39,11 +39,11 @@ template <class Call>
 inline void timed(std::vector<std::uint32_t>& samples, Call&& call) {
   const auto start = Clock::now();
   call();
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      Clock::now() - start)
-                      .count();
-  samples.push_back(static_cast<std::uint32_t>(
-      std::min<std::int64_t>(ns, UINT32_MAX)));
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start)
+          .count();
+  samples.push_back(
+      static_cast<std::uint32_t>(std::min<std::int64_t>(ns, UINT32_MAX)));
 }
 
 // A few application frames between the loop and the events, as in a

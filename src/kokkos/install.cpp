@@ -170,9 +170,9 @@ void no_global_fences() {
 /// Made when the library is loaded: from then on the core installs the
 /// hooks before a counter, a budget or a conversion needs them; Kokkos,
 /// initialized later, makes no fences for them.
-const bool installer_registered = (set_hook_installer(&install_hooks),
-                                   note_own_module(&installer_registered),
-                                   no_global_fences(), true);
+const bool installer_registered =
+    (set_hook_installer(&install_hooks), note_own_module(&installer_registered),
+     no_global_fences(), true);
 
 } // namespace
 } // namespace cunumpy::Impl

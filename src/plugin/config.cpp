@@ -10,8 +10,8 @@
 #include <link.h>
 #include <sys/stat.h>
 #include <type_traits>
-#include <utility>
 #include <unistd.h>
+#include <utility>
 
 #include "support/environment.hpp"
 #include "support/excerpt.hpp"
@@ -160,8 +160,8 @@ std::string run_id_from_environment() {
       return prefix + *id;
   char host[256] = "";
   ::gethostname(host, sizeof host - 1);
-  return "local:" + std::string(host) + ":" + std::to_string(::getpid()) +
-         ":" + std::to_string(static_cast<long long>(std::time(nullptr)));
+  return "local:" + std::string(host) + ":" + std::to_string(::getpid()) + ":" +
+         std::to_string(static_cast<long long>(std::time(nullptr)));
 }
 
 std::string expand_rank(const std::string& pattern, int rank) {
@@ -269,7 +269,8 @@ Config Config::from_environment() {
       config.report_file = FileState::of(config.report_path);
     }
   }
-  config.exit_on_violation = Impl::read_choice("CUNUMPY_ON_VIOLATION") == "exit";
+  config.exit_on_violation =
+      Impl::read_choice("CUNUMPY_ON_VIOLATION") == "exit";
   if (const auto trace = Impl::read_text("CUNUMPY_TRACE")) {
     config.trace_path = expand_rank(*trace, config.rank);
     std::string problem = cannot_write(config.trace_path);

@@ -105,12 +105,11 @@ Impl::tools::TableAccess find_kokkos(const void* caller, std::string& library,
                   std::memory_order_release);
   found_set.store(reinterpret_cast<kokkosp::SetCallbacks>(set),
                   std::memory_order_release);
-  found_is_initialized.store(
-      reinterpret_cast<kokkosp::IsInitialized>(
-          lookup_in(module, path, kokkosp::is_initialized_symbol)),
-      std::memory_order_release);
-  found_push_hook.store(reinterpret_cast<PushFinalizeHook>(lookup_in(
-                            module, path, push_finalize_hook_symbol)),
+  found_is_initialized.store(reinterpret_cast<kokkosp::IsInitialized>(lookup_in(
+                                 module, path, kokkosp::is_initialized_symbol)),
+                             std::memory_order_release);
+  found_push_hook.store(reinterpret_cast<PushFinalizeHook>(
+                            lookup_in(module, path, push_finalize_hook_symbol)),
                         std::memory_order_release);
   library = path;
   return {&get_table, &set_table, &kokkos_runs};

@@ -21,13 +21,12 @@
 
 #include <cunumpy/impl/api_scope.hpp>
 
-#include "tools/kokkosp.hpp"
-
 #include "plugin.hpp"
 #include "recorder/recorder.hpp"
 #include "support/environment.hpp"
 #include "support/variables.hpp"
 #include "tools/callbacks.hpp"
+#include "tools/kokkosp.hpp"
 
 #define CUNUMPY_PLUGIN_EXPORT __attribute__((visibility("default")))
 
@@ -391,15 +390,13 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_pop_profile_region() noexcept {
   core_callbacks.pop_region();
 }
 CUNUMPY_PLUGIN_EXPORT void
-kokkosp_allocate_data(const kokkosp::SpaceHandle space,
-                      const char* label, const void* const ptr,
-                      const uint64_t size) noexcept {
+kokkosp_allocate_data(const kokkosp::SpaceHandle space, const char* label,
+                      const void* const ptr, const uint64_t size) noexcept {
   core_callbacks.allocate_data(space, label, ptr, size);
 }
 CUNUMPY_PLUGIN_EXPORT void
-kokkosp_deallocate_data(const kokkosp::SpaceHandle space,
-                        const char* label, const void* const ptr,
-                        const uint64_t size) noexcept {
+kokkosp_deallocate_data(const kokkosp::SpaceHandle space, const char* label,
+                        const void* const ptr, const uint64_t size) noexcept {
   core_callbacks.deallocate_data(space, label, ptr, size);
 }
 CUNUMPY_PLUGIN_EXPORT void
@@ -421,10 +418,11 @@ kokkosp_destroy_profile_section(const uint32_t id) noexcept {
 CUNUMPY_PLUGIN_EXPORT void kokkosp_profile_event(const char* name) noexcept {
   core_callbacks.profile_event(name);
 }
-CUNUMPY_PLUGIN_EXPORT void kokkosp_begin_deep_copy(
-    kokkosp::SpaceHandle dst_handle, const char* dst_name,
-    const void* dst_ptr, kokkosp::SpaceHandle src_handle,
-    const char* src_name, const void* src_ptr, uint64_t size) noexcept {
+CUNUMPY_PLUGIN_EXPORT void
+kokkosp_begin_deep_copy(kokkosp::SpaceHandle dst_handle, const char* dst_name,
+                        const void* dst_ptr, kokkosp::SpaceHandle src_handle,
+                        const char* src_name, const void* src_ptr,
+                        uint64_t size) noexcept {
   core_callbacks.begin_deep_copy(dst_handle, dst_name, dst_ptr, src_handle,
                                  src_name, src_ptr, size);
 }

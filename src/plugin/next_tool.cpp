@@ -104,14 +104,16 @@ NextTool load_next_tool(const std::vector<std::string>& entries,
     // dlopen of a FIFO would block Kokkos::initialize until a writer came.
     if (const std::string problem = Impl::library_file_problem(entry);
         !problem.empty()) {
-      Impl::warn("cannot load the next Kokkos tool '" + Impl::excerpt(entry, 256) +
-                 "': it " + problem + "; running without it");
+      Impl::warn("cannot load the next Kokkos tool '" +
+                 Impl::excerpt(entry, 256) + "': it " + problem +
+                 "; running without it");
       return {};
     }
     void* handle = ::dlopen(entry.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (handle == nullptr) {
       const char* error = ::dlerror();
-      Impl::warn("cannot load the next Kokkos tool '" + Impl::excerpt(entry, 256) +
+      Impl::warn("cannot load the next Kokkos tool '" +
+                 Impl::excerpt(entry, 256) +
                  "': " + (error != nullptr ? error : "unknown error") +
                  "; running without it");
       return {};

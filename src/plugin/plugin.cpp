@@ -117,9 +117,8 @@ std::string watch_callbacks(const void* caller, const bool* finalized) {
 } // namespace
 
 Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
-               std::uint32_t device_count,
-               kokkosp::DeviceInfo* devices, const void* self,
-               const void* caller) {
+               std::uint32_t device_count, kokkosp::DeviceInfo* devices,
+               const void* self, const void* caller) {
   Impl::Recorder& recorder = Impl::Recorder::instance();
   // Kokkos feeds the recorder through this library: cunumpy's in-process
   // hooks, if the application uses cunumpy too, must not feed it again.
@@ -324,9 +323,9 @@ void Plugin::note_open_regions() {
   const profiling::BudgetSnapshot snapshot = budget_->snapshot();
   std::vector<std::string> incidents;
   for (const Impl::Recorder::OpenPath& region : open) {
-    const std::string where =
-        region.main ? std::string("main thread")
-                    : "thread " + std::to_string(region.thread);
+    const std::string where = region.main
+                                  ? std::string("main thread")
+                                  : "thread " + std::to_string(region.thread);
     open_regions_.push_back("'" + region.path + "' (" + where + ")");
     const std::string below = region.path + "/";
     for (const profiling::RegionNode& node : snapshot.regions)
@@ -335,7 +334,8 @@ void Plugin::note_open_regions() {
         incidents.push_back(
             "region '" + region.path + "' (" + where +
             ") was never popped: the events after its missing pop may count "
-            "in phase '" + node.name + "' instead of the phase around it");
+            "in phase '" +
+            node.name + "' instead of the phase around it");
         break;
       }
   }

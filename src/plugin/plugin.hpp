@@ -10,13 +10,12 @@
 #include <utility>
 #include <vector>
 
-#include "tools/kokkosp.hpp"
-
 #include <cunumpy/transfer_budget.hpp>
 
 #include "config.hpp"
 #include "dual_view_log.hpp"
 #include "next_tool.hpp"
+#include "tools/kokkosp.hpp"
 #include "trace.hpp"
 
 namespace cunumpy::plugin {

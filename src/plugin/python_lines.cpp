@@ -17,15 +17,17 @@ namespace {
 // that no Python header is needed and every version from 3.9 works.
 using Object = void;
 struct Api {
-  int (*is_initialized)() = nullptr;              // Py_IsInitialized
-  int (*gil_held)() = nullptr;                    // PyGILState_Check
-  Object* (*current_frame)() = nullptr;           // PyEval_GetFrame
-  Object* (*frame_code)(Object*) = nullptr;       // PyFrame_GetCode
-  Object* (*frame_back)(Object*) = nullptr;       // PyFrame_GetBack
-  int (*frame_line)(Object*) = nullptr;           // PyFrame_GetLineNumber
-  int (*frame_lasti)(Object*) = nullptr;          // PyFrame_GetLasti (3.11)
-  Object* (*attribute)(Object*, const char*) = nullptr; // PyObject_GetAttrString
-  const char* (*utf8)(Object*, std::ptrdiff_t*) = nullptr; // PyUnicode_AsUTF8AndSize
+  int (*is_initialized)() = nullptr;        // Py_IsInitialized
+  int (*gil_held)() = nullptr;              // PyGILState_Check
+  Object* (*current_frame)() = nullptr;     // PyEval_GetFrame
+  Object* (*frame_code)(Object*) = nullptr; // PyFrame_GetCode
+  Object* (*frame_back)(Object*) = nullptr; // PyFrame_GetBack
+  int (*frame_line)(Object*) = nullptr;     // PyFrame_GetLineNumber
+  int (*frame_lasti)(Object*) = nullptr;    // PyFrame_GetLasti (3.11)
+  Object* (*attribute)(Object*,
+                       const char*) = nullptr; // PyObject_GetAttrString
+  const char* (*utf8)(Object*,
+                      std::ptrdiff_t*) = nullptr; // PyUnicode_AsUTF8AndSize
   void (*incref)(Object*) = nullptr;              // Py_IncRef
   void (*decref)(Object*) = nullptr;              // Py_DecRef
   void (*clear_error)() = nullptr;                // PyErr_Clear
@@ -121,7 +123,8 @@ const Code* describe(Object* code) {
 int line_of(Object* frame, Object* code) {
   if (api.frame_lasti == nullptr)
     return api.frame_line(frame);
-  static auto* lines = new std::unordered_map<Instruction, int, InstructionHash>();
+  static auto* lines =
+      new std::unordered_map<Instruction, int, InstructionHash>();
   const Instruction key{code, api.frame_lasti(frame)};
   if (auto found = lines->find(key); found != lines->end())
     return found->second;
@@ -171,19 +174,19 @@ template <class Function> bool find(const char* name, Function& function) {
 bool install_python_lines() {
   // PyFrame_GetCode and PyFrame_GetBack are CPython 3.9's: an older
   // interpreter, or another Python, has not all of these.
-  const bool found =
-      find("Py_IsInitialized", api.is_initialized) &&
-      find("PyGILState_Check", api.gil_held) &&
-      find("PyEval_GetFrame", api.current_frame) &&
-      find("PyFrame_GetCode", api.frame_code) &&
-      find("PyFrame_GetBack", api.frame_back) &&
-      find("PyFrame_GetLineNumber", api.frame_line) &&
-      find("PyObject_GetAttrString", api.attribute) &&
-      find("PyUnicode_AsUTF8AndSize", api.utf8) &&
-      find("Py_IncRef", api.incref) && find("Py_DecRef", api.decref) &&
-      find("PyErr_Clear", api.clear_error) &&
-      find("PySys_GetObject", api.sys_object) &&
-      find("PyDict_GetItemString", api.dict_item);
+  const bool found = find("Py_IsInitialized", api.is_initialized) &&
+                     find("PyGILState_Check", api.gil_held) &&
+                     find("PyEval_GetFrame", api.current_frame) &&
+                     find("PyFrame_GetCode", api.frame_code) &&
+                     find("PyFrame_GetBack", api.frame_back) &&
+                     find("PyFrame_GetLineNumber", api.frame_line) &&
+                     find("PyObject_GetAttrString", api.attribute) &&
+                     find("PyUnicode_AsUTF8AndSize", api.utf8) &&
+                     find("Py_IncRef", api.incref) &&
+                     find("Py_DecRef", api.decref) &&
+                     find("PyErr_Clear", api.clear_error) &&
+                     find("PySys_GetObject", api.sys_object) &&
+                     find("PyDict_GetItemString", api.dict_item);
   find("PyFrame_GetLasti", api.frame_lasti); // optional: CPython 3.11 on
   if (!found || Impl::site_provider() != nullptr)
     return false; // not CPython, or cunumpy's module provides lines itself

@@ -176,8 +176,8 @@ std::string budget_verdict(const Report& report) {
   switch (profiling::verdict(violations)) {
   case profiling::Verdict::ok:
     if (report.budget.unchecked_allowed)
-      return budget + ": ok, but nothing was checked: " +
-             report.budget.device.reason +
+      return budget +
+             ": ok, but nothing was checked: " + report.budget.device.reason +
              " (it passes because CUNUMPY_ALLOW_NO_DEVICE=1)";
     return budget + ": ok (" + rules + ")";
   case profiling::Verdict::unchecked:
@@ -200,8 +200,8 @@ std::string budget_verdict(const Report& report) {
 
 std::string header(const Report& report) {
   return "cunumpy transfer report: " + Impl::printable(report.program) +
-         " (rank " +
-         std::to_string(report.rank) + ", pid " + std::to_string(report.pid) +
+         " (rank " + std::to_string(report.rank) + ", pid " +
+         std::to_string(report.pid) +
          printf_string("), %.3f s\n", report.elapsed);
 }
 
@@ -661,8 +661,8 @@ std::string format_text(const Report& report) {
 
 std::string format_summary(const Report& report,
                            const std::string& report_path) {
-  std::string text = "cunumpy: " + Impl::printable(report.program) +
-                     " (rank " + std::to_string(report.rank) +
+  std::string text = "cunumpy: " + Impl::printable(report.program) + " (rank " +
+                     std::to_string(report.rank) +
                      "): " + counts_line(report.budget.total) + "\n";
   for (const PhaseSummary& phase : report.budget.phases) {
     if (!phase.entered)
@@ -683,8 +683,8 @@ std::string format_summary(const Report& report,
                      });
     const std::size_t shown = std::min<std::size_t>(copying.size(), 10);
     for (std::size_t i = 0; i < shown; ++i)
-      text += "cunumpy:   region '" + Impl::printable(copying[i]->path) + "' (" +
-              calls_text(copying[i]->calls) +
+      text += "cunumpy:   region '" + Impl::printable(copying[i]->path) +
+              "' (" + calls_text(copying[i]->calls) +
               "): " + kinds_text(copying[i]->own) + "\n";
     if (copying.size() > shown)
       text += "cunumpy:   and " + std::to_string(copying.size() - shown) +
@@ -702,9 +702,8 @@ std::string format_summary(const Report& report,
             " more finding(s) in the full report\n";
   for (const auto& modify : report.unsynced_modifies)
     text += "cunumpy: DualView \"" + Impl::printable(modify.label) +
-            "\" modified on " +
-            side_text(modify.on_device) + ", never synced (" +
-            modify.site.str() + ")\n";
+            "\" modified on " + side_text(modify.on_device) +
+            ", never synced (" + modify.site.str() + ")\n";
   text += report_path.empty()
               ? "cunumpy: full report: set CUNUMPY_REPORT=<file>.txt or .json\n"
               : "cunumpy: full report in " + report_path + "\n";
@@ -869,8 +868,8 @@ std::string format_json(const Report& report) {
   json.member("id", report.run_id);
   json.member("label", unless_empty(report.label));
   json.member("rank", report.rank);
-  json.member("size", report.size > 0 ? std::optional<int>(report.size)
-                                      : std::nullopt);
+  json.member("size",
+              report.size > 0 ? std::optional<int>(report.size) : std::nullopt);
   json.end_object();
   json.key("total");
   write_phase(json, total, top_sites_total);

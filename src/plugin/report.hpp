@@ -66,7 +66,6 @@ struct Report {
   std::vector<DualViewSync> dual_view_syncs;
   std::vector<DualViewModify> unsynced_modifies;
 
-
   std::string trace_path;
   std::uint64_t trace_dropped = 0;
   /// What CUDA's own record of the process (CUPTI) added, or why not.

@@ -213,10 +213,9 @@ std::string Trace::write(double end, const std::string& program,
       if (copy)
         args += ",\"bytes\":" + std::to_string(slice.nbytes) +
                 ",\"direction\":" +
-                json_string(
-                    std::string(lock.strings().view(slice.src_space)) +
-                    " -> " +
-                    std::string(lock.strings().view(slice.dst_space))) +
+                json_string(std::string(lock.strings().view(slice.src_space)) +
+                            " -> " +
+                            std::string(lock.strings().view(slice.dst_space))) +
                 ",\"label\":" + json_string(label) +
                 ",\"async\":" + (slice.blocking ? "false" : "true");
       if (slice.implicit)

@@ -3,8 +3,8 @@
 
 #include <cstdint>
 #include <deque>
-#include <string>
 #include <map>
+#include <string>
 #include <vector>
 
 #include <cunumpy/event.hpp>

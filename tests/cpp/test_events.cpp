@@ -722,7 +722,7 @@ TEST(SyntheticRegions, APopOfARegionNoOnePushedFailsTheBudgetNamingIt) {
   Kokkos::Profiling::pushRegion("integrate");
   Kokkos::Profiling::pushRegion("library");
   Kokkos::Profiling::popRegion();
-  Kokkos::Profiling::popRegion(); // the library's one pop too many
+  Kokkos::Profiling::popRegion();              // the library's one pop too many
   synthetic::copy("Host", "Cuda", 8, "state"); // meant inside 'integrate'
   Kokkos::Profiling::popRegion(); // the program's pop: none is open
   const auto violations = budget.violations();

@@ -24,19 +24,14 @@
 
 namespace {
 
-constexpr const char* variables[] = {"CUNUMPY_BUDGET",
-                                     "CUNUMPY_REPORT",
-                                     "CUNUMPY_TRACE",
-                                     "CUNUMPY_ON_VIOLATION",
-                                     "CUNUMPY_BACKTRACE",
-                                     "OMPI_COMM_WORLD_RANK",
-                                     "PMI_RANK",
-                                     "PMIX_RANK",
-                                     "SLURM_PROCID",
-                                     "OMPI_COMM_WORLD_SIZE",
-                                     "SLURM_NTASKS",
-                                     "CUNUMPY_RUN_ID",
-                                     "CUNUMPY_ADVISE_TOP"};
+constexpr const char* variables[] = {
+    "CUNUMPY_BUDGET",    "CUNUMPY_REPORT",
+    "CUNUMPY_TRACE",     "CUNUMPY_ON_VIOLATION",
+    "CUNUMPY_BACKTRACE", "OMPI_COMM_WORLD_RANK",
+    "PMI_RANK",          "PMIX_RANK",
+    "SLURM_PROCID",      "OMPI_COMM_WORLD_SIZE",
+    "SLURM_NTASKS",      "CUNUMPY_RUN_ID",
+    "CUNUMPY_ADVISE_TOP"};
 
 [[noreturn]] void finding(const char* what, const std::string& value) {
   std::fprintf(stderr, "fuzz_plugin_config: %s: '%s'\n", what, value.c_str());

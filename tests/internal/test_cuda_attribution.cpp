@@ -14,10 +14,10 @@
 
 #include <cunumpy/cunumpy.hpp>
 
-#include "recorder/region_timeline.hpp"
 #include "cuda/attribution.hpp"
 #include "cuda/cuda_view.hpp"
 #include "recorder/recorder.hpp"
+#include "recorder/region_timeline.hpp"
 #include "synthetic_events.hpp"
 
 namespace {

@@ -63,8 +63,8 @@ TEST(KokkosRules, OnKokkos3EveryCopyBlocksButCunumpysAsynchronousOnes) {
 }
 
 TEST(KokkosRules, OnKokkos4ACopyBlocksIffFencedInsideOrAScalarRead) {
-  for (const KokkosTraits& kokkos : {KokkosTraits{kokkosp::interface_3_5},
-                                     kokkos4}) {
+  for (const KokkosTraits& kokkos :
+       {KokkosTraits{kokkosp::interface_3_5}, kokkos4}) {
     SCOPED_TRACE("interface " + std::to_string(kokkos.interface));
     EXPECT_FALSE(rules::copy_is_blocking(false, false, false, kokkos));
     EXPECT_TRUE(rules::copy_is_blocking(false, true, false, kokkos));

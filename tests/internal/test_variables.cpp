@@ -22,7 +22,8 @@ TEST(Variables, DocsPluginMdHasTheTable) {
   std::stringstream text;
   text << file.rdbuf();
   const std::string docs = text.str();
-  const std::string begin = "<!-- variables: src/core/support/variables.cpp -->\n";
+  const std::string begin =
+      "<!-- variables: src/core/support/variables.cpp -->\n";
   const std::string end = "<!-- end of variables -->";
   const auto from = docs.find(begin);
   const auto to = docs.find(end);

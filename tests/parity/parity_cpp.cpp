@@ -9,11 +9,10 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -85,9 +84,9 @@ nlohmann::json violation_json(const Violation& violation) {
                       {"bytes", summary.nbytes},
                       {"max_bytes", summary.max_nbytes}});
   return {{"phase", violation.phase},
-          {"kind", violation.kind ? nlohmann::json(std::string(
-                                        to_string(*violation.kind)))
-                                  : nullptr},
+          {"kind", violation.kind
+                       ? nlohmann::json(std::string(to_string(*violation.kind)))
+                       : nullptr},
           {"limit", std::string(to_string(violation.limit))},
           {"allowed", violation.allowed},
           {"actual", violation.actual},

@@ -6,12 +6,12 @@
 //
 //   parity_events <cases.json> <index>
 
+#include "parity_events.hpp"
+
 #include <iostream>
 #include <string>
 
 #include <Kokkos_Core.hpp>
-
-#include "parity_events.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

@@ -19,10 +19,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include <Kokkos_Core.hpp>
 

@@ -2,10 +2,9 @@
 // extension whose run_events(json_text) makes the events of a case through
 // the Kokkos the cunumpy module uses, as C++ code called from Python would.
 
-#include <string>
-
 #include <nlohmann/json.hpp>
 #include <pybind11/pybind11.h>
+#include <string>
 
 #include "parity_events.hpp"
 

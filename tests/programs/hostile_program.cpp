@@ -32,14 +32,14 @@
 //                                  counts in "output", and the step's pop
 //                                  closes "output", leaving "step" open
 
-#include "tool_events.hpp"
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
 #include <unistd.h>
+
+#include "tool_events.hpp"
 
 namespace {
 

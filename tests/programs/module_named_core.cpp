@@ -19,7 +19,8 @@ int copy() {
   const auto device = Kokkos::Tools::make_space_handle("Cuda");
   const auto host = Kokkos::Tools::make_space_handle("Host");
   const int line = __LINE__ + 1;
-  Kokkos::Tools::beginDeepCopy(device, "d", device_memory, host, "h", host_memory, 64);
+  Kokkos::Tools::beginDeepCopy(device, "d", device_memory, host, "h",
+                               host_memory, 64);
   Kokkos::Tools::endDeepCopy();
   return line;
 }

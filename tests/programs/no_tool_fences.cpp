@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include <Kokkos_Core.hpp>
+
 #include <cunumpy/cunumpy.hpp>
 
 #if KOKKOS_VERSION >= 30500

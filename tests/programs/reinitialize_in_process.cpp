@@ -43,13 +43,13 @@ int main(int argc, char** argv) {
   for (const Violation& violation : violations) {
     forbidden = forbidden || (violation.limit == Limit::forbidden &&
                               violation.phase == "step");
-    lost = lost || (violation.limit == Limit::events_lost &&
-                    !violation.details.empty() &&
-                    violation.details[0].find("initialized again") !=
-                        std::string::npos);
+    lost =
+        lost ||
+        (violation.limit == Limit::events_lost && !violation.details.empty() &&
+         violation.details[0].find("initialized again") != std::string::npos);
   }
-  CHECK_EQ(forbidden, true);  // the second session's copy is counted
-  CHECK_EQ(lost, paused);     // what came before may be missing
+  CHECK_EQ(forbidden, true); // the second session's copy is counted
+  CHECK_EQ(lost, paused);    // what came before may be missing
   CHECK_EQ(budget->total().to_device(), std::uint64_t(paused ? 1 : 2));
   budget.reset();
   Kokkos::finalize();

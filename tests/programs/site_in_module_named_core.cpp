@@ -31,8 +31,8 @@ int main(int argc, char** argv) {
     CHECK_EQ(events[0].site.str(), site);
     CHECK_EQ(events[1].site.str(), site);
     const std::string stripped = events[2].site.str();
-    if (!std::regex_match(stripped,
-                          std::regex(R"(_core\.stripped_test\.so\+0x[0-9a-f]+)")))
+    if (!std::regex_match(
+            stripped, std::regex(R"(_core\.stripped_test\.so\+0x[0-9a-f]+)")))
       CHECK_EQ(stripped, "_core.stripped_test.so+0x<offset>");
   }
   return failures() == 0 ? 0 : 1;

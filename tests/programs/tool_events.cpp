@@ -107,8 +107,7 @@ int main(int argc, char** argv) {
     }
     int status = 0;
     ::waitpid(child, &status, 0);
-    std::printf("tool_events: pid %d, child %d\n", int(::getpid()),
-                int(child));
+    std::printf("tool_events: pid %d, child %d\n", int(::getpid()), int(child));
   }
   std::printf("tool_events: %d steps, counter %d, chaining tool %d\n", steps,
               DeepCopyCounter::copies().load(), ChainingTool::copies().load());

@@ -1,11 +1,10 @@
 #include "call_sites/call_sites.hpp"
 
-#include <cxxabi.h>
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cxxabi.h>
+#include <dlfcn.h>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,8 +111,8 @@ std::uint32_t SiteTable::known(std::string_view file, int line,
   }
   const auto id = static_cast<std::uint32_t>(entries_.size());
   Entry& entry = entries_.emplace_back();
-  entry.resolved = CallSite{std::string(file), line,
-                            demangle(std::string(function).c_str()), {}, {}};
+  entry.resolved = CallSite{
+      std::string(file), line, demangle(std::string(function).c_str()), {}, {}};
   known_index_.emplace(std::move(key), id);
   return id;
 }
@@ -214,8 +213,8 @@ Symbolizer::Module* Symbolizer::module_of(std::uintptr_t pc) {
   if (!find_module(pc, loaded))
     return nullptr;
   // A module loaded again (at another address, or rebuilt) is another.
-  const std::string key = loaded.path + '\0' + std::to_string(loaded.bias) +
-                          '\0' + loaded.build_id;
+  const std::string key =
+      loaded.path + '\0' + std::to_string(loaded.bias) + '\0' + loaded.build_id;
   std::unique_ptr<Module>& module = modules_[key];
   if (module == nullptr) {
     module = std::make_unique<Module>();
@@ -258,11 +257,11 @@ Symbolizer::Site Symbolizer::site(const void* const* frames,
       std::optional<std::string> function;
       const auto name = [&]() -> const std::string& {
         if (!function) {
-          function = location.function != 0
-                         ? demangle(module->reader
-                                        ->function_name(location.function)
-                                        .c_str())
-                         : std::string();
+          function =
+              location.function != 0
+                  ? demangle(module->reader->function_name(location.function)
+                                 .c_str())
+                  : std::string();
           if (function->empty() && &location == &locations.front())
             function = dynamic_symbol(pc);
         }
@@ -279,10 +278,13 @@ Symbolizer::Site Symbolizer::site(const void* const* frames,
         char offset[32];
         std::snprintf(offset, sizeof offset, "+0x%llx",
                       static_cast<unsigned long long>(address));
-        site.without_line = CallSite{
-            location.file.empty() ? module->loaded.name + offset
-                                  : location.file,
-            0, name(), {}, {}};
+        site.without_line =
+            CallSite{location.file.empty() ? module->loaded.name + offset
+                                           : location.file,
+                     0,
+                     name(),
+                     {},
+                     {}};
       }
     }
   }

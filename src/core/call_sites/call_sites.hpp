@@ -50,10 +50,10 @@ private:
   std::deque<Entry> entries_;
   std::unordered_map<std::string, std::uint32_t> known_index_;
   std::unordered_multimap<std::uint64_t, std::uint32_t> stack_index_;
-  std::uint32_t last_stack_ = 0;   ///< the id stack() returned last, 0: none
-  std::uint32_t last_known_ = 0;   ///< the id known() found last, 0: none
-  std::string last_known_key_;     ///< ... and its key
-  std::string known_key_;          ///< known()'s key, its memory reused
+  std::uint32_t last_stack_ = 0; ///< the id stack() returned last, 0: none
+  std::uint32_t last_known_ = 0; ///< the id known() found last, 0: none
+  std::string last_known_key_;   ///< ... and its key
+  std::string known_key_;        ///< known()'s key, its memory reused
   std::unique_ptr<Symbolizer> symbolizer_;
 };
 

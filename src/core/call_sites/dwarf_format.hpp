@@ -170,8 +170,8 @@ public:
   }
   /// A NUL-terminated string inside the section; null when none is.
   const char* string() noexcept {
-    const void* nul = ok_ ? std::memchr(at_, 0, std::size_t(end_ - at_))
-                          : nullptr;
+    const void* nul =
+        ok_ ? std::memchr(at_, 0, std::size_t(end_ - at_)) : nullptr;
     if (nul == nullptr) {
       ok_ = false;
       return nullptr;

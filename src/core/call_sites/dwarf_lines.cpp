@@ -48,7 +48,7 @@ LineTable::LineTable(const DwarfSections& sections, std::uint64_t offset,
   min_instruction_length_ = cursor.u8();
   if (version_ >= 4)
     cursor.u8(); // operations per instruction: VLIW machines only
-  cursor.u8(); // default_is_stmt: every row counts
+  cursor.u8();   // default_is_stmt: every row counts
   line_base_ = static_cast<std::int8_t>(cursor.u8());
   line_range_ = cursor.u8();
   opcode_base_ = cursor.u8();
@@ -85,8 +85,7 @@ LineTable::LineTable(const DwarfSections& sections, std::uint64_t offset,
             text = cursor.string();
             break;
           case form_line_strp:
-            text = string_at(sections.line_str,
-                             cursor.fixed(dwarf64_ ? 8 : 4));
+            text = string_at(sections.line_str, cursor.fixed(dwarf64_ ? 8 : 4));
             break;
           case form_strp:
             text = string_at(sections.str, cursor.fixed(dwarf64_ ? 8 : 4));
@@ -264,48 +263,49 @@ bool LineTable::scan(std::uint64_t address, Row& found) {
   bool covered = false;
   Row previous = scan_.previous;
   // Inlined into the loop: it runs for every row the scan reads.
-  run(scan_.at, scan_.state,
+  run(
+      scan_.at, scan_.state,
       [&](const Row& row, bool end_of_sequence, std::uint64_t next)
           __attribute__((always_inline)) {
-        if (++scan_.rows == 1) {
-          scan_.low = row.address;
-          scan_.first = checkpoints_.size();
-        }
-        const bool holds = scan_.rows > 1 && scan_.low != 0 &&
-                           scan_.low <= address && address < row.address;
-        if (!end_of_sequence) {
-          if ((scan_.rows & 31) == 0 && row.file <= UINT32_MAX &&
-              row.line >= INT32_MIN && row.line <= INT32_MAX)
-            checkpoints_.push_back({row.address,
-                                    static_cast<std::uint32_t>(row.file),
-                                    static_cast<std::int32_t>(row.line), next});
-          if (holds) { // stop here; the next lookup goes on from here
-            found = previous;
-            covered = true;
-            scan_.state = row;
+            if (++scan_.rows == 1) {
+              scan_.low = row.address;
+              scan_.first = checkpoints_.size();
+            }
+            const bool holds = scan_.rows > 1 && scan_.low != 0 &&
+                               scan_.low <= address && address < row.address;
+            if (!end_of_sequence) {
+              if ((scan_.rows & 31) == 0 && row.file <= UINT32_MAX &&
+                  row.line >= INT32_MIN && row.line <= INT32_MAX)
+                checkpoints_.push_back(
+                    {row.address, static_cast<std::uint32_t>(row.file),
+                     static_cast<std::int32_t>(row.line), next});
+              if (holds) { // stop here; the next lookup goes on from here
+                found = previous;
+                covered = true;
+                scan_.state = row;
+                scan_.at = next;
+              }
+              previous = row;
+              return covered;
+            }
+            // A sequence at address 0 is a function the linker dropped.
+            if (scan_.low != 0 && row.address > scan_.low) {
+              sequences_.push_back({scan_.low, row.address, scan_.start,
+                                    scan_.first, checkpoints_.size()});
+              sorted_ = false;
+            } else {
+              checkpoints_.resize(scan_.first);
+            }
+            if (holds) {
+              found = previous;
+              covered = true;
+            }
+            scan_.start = next;
             scan_.at = next;
-          }
-          previous = row;
-          return covered;
-        }
-        // A sequence at address 0 is a function the linker dropped.
-        if (scan_.low != 0 && row.address > scan_.low) {
-          sequences_.push_back({scan_.low, row.address, scan_.start,
-                                scan_.first, checkpoints_.size()});
-          sorted_ = false;
-        } else {
-          checkpoints_.resize(scan_.first);
-        }
-        if (holds) {
-          found = previous;
-          covered = true;
-        }
-        scan_.start = next;
-        scan_.at = next;
-        scan_.state = Row();
-        scan_.rows = 0;
-        return covered;
-      });
+            scan_.state = Row();
+            scan_.rows = 0;
+            return covered;
+          });
   scan_.previous = previous;
   if (!covered)
     scan_.done = true;
@@ -317,13 +317,15 @@ bool LineTable::find(std::uint64_t address, std::string& file, int& line) {
     return false;
   Row best;
   if (!sorted_) {
-    std::sort(sequences_.begin(), sequences_.end(),
-              [](const Sequence& a, const Sequence& b) { return a.low < b.low; });
+    std::sort(
+        sequences_.begin(), sequences_.end(),
+        [](const Sequence& a, const Sequence& b) { return a.low < b.low; });
     sorted_ = true;
   }
-  auto it = std::upper_bound(
-      sequences_.begin(), sequences_.end(), address,
-      [](std::uint64_t a, const Sequence& sequence) { return a < sequence.low; });
+  auto it = std::upper_bound(sequences_.begin(), sequences_.end(), address,
+                             [](std::uint64_t a, const Sequence& sequence) {
+                               return a < sequence.low;
+                             });
   if (it != sequences_.begin() && address < (it - 1)->high) {
     if (!row_in(*(it - 1), address, best))
       return false;
@@ -338,8 +340,8 @@ bool LineTable::find(std::uint64_t address, std::string& file, int& line) {
     return false;
   }
   file = this->file(best.file);
-  line = best.line > 0 && best.line <= INT32_MAX ? static_cast<int>(best.line)
-                                                  : 0;
+  line =
+      best.line > 0 && best.line <= INT32_MAX ? static_cast<int>(best.line) : 0;
   return true;
 }
 
@@ -379,11 +381,10 @@ std::string LineTable::file(std::uint64_t index) const {
   if (index >= files_.size() || files_[index].name[0] == '\0')
     return {};
   const File& file = files_[index];
-  return join(comp_dir_,
-              file.directory < directories_.size()
-                  ? directories_[file.directory]
-                  : "",
-              file.name);
+  return join(
+      comp_dir_,
+      file.directory < directories_.size() ? directories_[file.directory] : "",
+      file.name);
 }
 
 } // namespace cunumpy::Impl::dwarf

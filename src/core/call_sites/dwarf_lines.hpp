@@ -54,9 +54,9 @@ private:
     std::size_t first, last; ///< its checkpoints
   };
 
-  bool read_entry_formats(Cursor& cursor,
-                          std::vector<std::pair<std::uint64_t,
-                                                std::uint64_t>>& formats);
+  bool read_entry_formats(
+      Cursor& cursor,
+      std::vector<std::pair<std::uint64_t, std::uint64_t>>& formats);
   /// Runs the program from `from` with the registers `state` (a sequence's
   /// start and Row(), or a checkpoint). For each row it calls `row(state,
   /// end_of_sequence, offset after it)`, which returns true to stop.

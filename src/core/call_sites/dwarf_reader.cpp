@@ -44,8 +44,8 @@ struct Value {
     constant,
     address,
     address_index,
-    reference, ///< an offset in .debug_info
-    string,    ///< number: the string's address
+    reference,          ///< an offset in .debug_info
+    string,             ///< number: the string's address
     string_offset,      ///< in .debug_str
     line_string_offset, ///< in .debug_line_str
     string_index,
@@ -92,7 +92,7 @@ struct Reader::Unit {
   std::uint64_t stmt_list = 0;
   std::string comp_dir;
   std::vector<Abbreviation> abbreviations; // by code
-  bool dense = true; ///< code i + 1 at index i
+  bool dense = true;                       ///< code i + 1 at index i
   std::vector<AttributeSpec> specs;
 
   /// Its functions' address ranges (target: the function's entry), sorted
@@ -324,8 +324,7 @@ public:
       if (abbreviation == nullptr)
         return;
       std::uint64_t sibling = 0;
-      if (abbreviation->tag == tag_subprogram &&
-          abbreviation->has_addresses) {
+      if (abbreviation->tag == tag_subprogram && abbreviation->has_addresses) {
         read_attributes(cursor, *abbreviation, offset, entry);
         sibling = entry.sibling;
         any_range(entry, [&](std::uint64_t low, std::uint64_t high) {
@@ -415,9 +414,9 @@ private:
     // At most: an attribute takes 2 bytes or more, an abbreviation 4.
     // Reserved once, not copied as they grow (each copy touches pages).
     const std::uint64_t bytes =
-        sections_.abbrev.size - std::min<std::uint64_t>(
-                                    sections_.abbrev.size,
-                                    unit_.abbreviation_offset);
+        sections_.abbrev.size -
+        std::min<std::uint64_t>(sections_.abbrev.size,
+                                unit_.abbreviation_offset);
     unit_.specs.reserve(std::min<std::uint64_t>(bytes / 2, 1u << 20));
     unit_.abbreviations.reserve(std::min<std::uint64_t>(bytes / 4, 1u << 18));
     for (;;) {
@@ -442,8 +441,8 @@ private:
           break;
         if (name > 0xffff || form > 0xffff)
           return false; // not DWARF
-        unit_.specs.push_back({std::uint32_t(name), std::uint32_t(form),
-                               implicit});
+        unit_.specs.push_back(
+            {std::uint32_t(name), std::uint32_t(form), implicit});
         abbreviation.has_addresses = abbreviation.has_addresses ||
                                      name == at_low_pc || name == at_ranges;
         if (name == at_sibling && size >= 0) {
@@ -583,8 +582,8 @@ private:
       set(Kind::address_index, cursor.uleb());
       break;
     case form_ref_addr:
-      set(Kind::reference, cursor.fixed(unit_.version <= 2 ? unit_.address_size
-                                                           : offset_size));
+      set(Kind::reference,
+          cursor.fixed(unit_.version <= 2 ? unit_.address_size : offset_size));
       break;
     case form_ref1:
     case form_ref2:
@@ -660,8 +659,7 @@ private:
   }
 
   std::uint64_t indexed_address(std::uint64_t index) const {
-    Cursor cursor(sections_.addr,
-                  unit_.addr_base + index * unit_.address_size);
+    Cursor cursor(sections_.addr, unit_.addr_base + index * unit_.address_size);
     return cursor.fixed(unit_.address_size);
   }
 
@@ -827,11 +825,11 @@ void Reader::read_units() {
 Reader::Unit* Reader::unit_at(std::uint64_t offset) {
   if (!units_read_)
     read_units();
-  auto it = std::upper_bound(
-      units_.begin(), units_.end(), offset,
-      [](std::uint64_t o, const std::unique_ptr<Unit>& u) {
-        return o < u->offset;
-      });
+  auto it =
+      std::upper_bound(units_.begin(), units_.end(), offset,
+                       [](std::uint64_t o, const std::unique_ptr<Unit>& u) {
+                         return o < u->offset;
+                       });
   if (it == units_.begin())
     return nullptr;
   Unit& unit = **(it - 1);
@@ -951,10 +949,9 @@ std::vector<Location> Reader::locations(std::uint64_t address,
   // The innermost function's code is in the file it is declared in: when
   // that is a library's, so is the row, which is not read (the index of
   // a unit's line program is most of the cost of an address).
-  const std::string declared =
-      lines != nullptr && here.function != 0
-          ? lines->file(declared_file(here.function))
-          : std::string();
+  const std::string declared = lines != nullptr && here.function != 0
+                                   ? lines->file(declared_file(here.function))
+                                   : std::string();
   if (!declared.empty() && library_file != nullptr && library_file(declared))
     here.file = declared;
   else if (lines != nullptr)

@@ -61,7 +61,6 @@ public:
   };
 
 private:
-
   Unit* unit_of(std::uint64_t address);
   /// The unit holding the entry at `offset` in .debug_info, its own entry
   /// read; null when none (or it cannot be read).

@@ -11,8 +11,9 @@
 namespace cunumpy::Impl {
 namespace {
 
-template <class T> bool read_at(const std::uint8_t* base, std::size_t size,
-                                std::uint64_t offset, T& value) {
+template <class T>
+bool read_at(const std::uint8_t* base, std::size_t size, std::uint64_t offset,
+             T& value) {
   if (offset > size || size - offset < sizeof(T))
     return false;
   std::memcpy(&value, base + offset, sizeof(T));
@@ -41,8 +42,8 @@ ElfImage::ElfImage(const std::string& path) {
   std::memcpy(&header, base_, sizeof header);
   const bool little = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
   if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
-      header.e_ident[EI_CLASS] != (sizeof(void*) == 8 ? ELFCLASS64
-                                                      : ELFCLASS32) ||
+      header.e_ident[EI_CLASS] !=
+          (sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32) ||
       header.e_ident[EI_DATA] != (little ? ELFDATA2LSB : ELFDATA2MSB) ||
       header.e_shentsize != sizeof(ElfW(Shdr))) {
     ::munmap(const_cast<std::uint8_t*>(base_), size_);
@@ -69,7 +70,8 @@ ElfImage::~ElfImage() {
     ::munmap(const_cast<std::uint8_t*>(base_), size_);
 }
 
-Bytes ElfImage::section(std::string_view name, bool& compressed) const noexcept {
+Bytes ElfImage::section(std::string_view name,
+                        bool& compressed) const noexcept {
   compressed = false;
   ElfW(Ehdr) header;
   std::memcpy(&header, base_, sizeof header);
@@ -82,12 +84,13 @@ Bytes ElfImage::section(std::string_view name, bool& compressed) const noexcept 
     return {};
   for (std::size_t i = 1; i < header.e_shnum; ++i) {
     ElfW(Shdr) candidate;
-    if (!read_at(base_, size_, header.e_shoff + i * sizeof candidate, candidate))
+    if (!read_at(base_, size_, header.e_shoff + i * sizeof candidate,
+                 candidate))
       return {};
     if (candidate.sh_name >= names.sh_size)
       continue;
-    const char* text =
-        reinterpret_cast<const char*>(base_ + names.sh_offset + candidate.sh_name);
+    const char* text = reinterpret_cast<const char*>(base_ + names.sh_offset +
+                                                     candidate.sh_name);
     const std::size_t room = names.sh_size - candidate.sh_name;
     if (strnlen(text, room) != name.size() ||
         std::memcmp(text, name.data(), name.size()) != 0)

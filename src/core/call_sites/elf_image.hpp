@@ -20,8 +20,8 @@ struct Bytes {
 
 /// The DWARF sections a call site is read from.
 struct DwarfSections {
-  Bytes info, abbrev, line, str, line_str, str_offsets, addr, ranges,
-      rnglists, aranges;
+  Bytes info, abbrev, line, str, line_str, str_offsets, addr, ranges, rnglists,
+      aranges;
 };
 
 class ElfImage {

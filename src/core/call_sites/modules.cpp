@@ -87,7 +87,8 @@ std::string build_id_of(const dl_phdr_info& info) {
 
 void note_own_module(const void* address) noexcept {
   const auto value = reinterpret_cast<std::uintptr_t>(address);
-  const int count = std::min(own_count.load(std::memory_order_acquire), max_own);
+  const int count =
+      std::min(own_count.load(std::memory_order_acquire), max_own);
   for (int i = 0; i < count; ++i)
     if (own_addresses[i].load(std::memory_order_relaxed) == value)
       return;
@@ -101,7 +102,8 @@ bool is_own_module(const dl_phdr_info& info) noexcept {
     return false;
   if (holds(info, reinterpret_cast<std::uintptr_t>(&core_marker)))
     return true;
-  const int count = std::min(own_count.load(std::memory_order_acquire), max_own);
+  const int count =
+      std::min(own_count.load(std::memory_order_acquire), max_own);
   for (int i = 0; i < count; ++i) {
     const std::uintptr_t address =
         own_addresses[i].load(std::memory_order_acquire);
@@ -128,11 +130,11 @@ bool is_library_module_name(std::string_view path) noexcept {
   if (has_kokkos() || starts("libkp_"))
     return true;
   for (std::string_view runtime :
-       {"libc.so",     "libc-",       "libstdc++",   "libgcc_s",  "ld-linux",
-        "linux-vdso",  "libm.so",     "libpthread",  "libdl.so",  "libpython",
-        "libgomp",     "python3",     "libcuda.so",  "libcudart", "libcupti",
-        "libcublas",   "libcusparse", "libcusolver", "libcufft",  "libcurand",
-        "libnccl",     "libnvToolsExt"})
+       {"libc.so",    "libc-",        "libstdc++",   "libgcc_s",  "ld-linux",
+        "linux-vdso", "libm.so",      "libpthread",  "libdl.so",  "libpython",
+        "libgomp",    "python3",      "libcuda.so",  "libcudart", "libcupti",
+        "libcublas",  "libcusparse",  "libcusolver", "libcufft",  "libcurand",
+        "libnccl",    "libnvToolsExt"})
     if (starts(runtime))
       return true;
   return name == "python";

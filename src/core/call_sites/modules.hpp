@@ -35,13 +35,13 @@ std::uint64_t modules_generation() noexcept;
 
 /// The module that holds a code address.
 struct LoadedModule {
-  std::string path;          ///< as loaded; "/proc/self/exe" for the program
-  std::string name;          ///< the file's name, for module+offset sites
-  std::uintptr_t bias = 0;   ///< load address minus link-time address
-  std::uintptr_t begin = 0;  ///< its loaded segments' span
+  std::string path;         ///< as loaded; "/proc/self/exe" for the program
+  std::string name;         ///< the file's name, for module+offset sites
+  std::uintptr_t bias = 0;  ///< load address minus link-time address
+  std::uintptr_t begin = 0; ///< its loaded segments' span
   std::uintptr_t end = 0;
-  std::string build_id;      ///< its GNU build-id note in memory, in hex
-  bool library = false;      ///< is_library_module
+  std::string build_id; ///< its GNU build-id note in memory, in hex
+  bool library = false; ///< is_library_module
 };
 
 /// The module holding `address`; false when none does.

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <link.h>
 #include <mutex>
-#include <pthread.h>
 #include <new>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -94,8 +94,12 @@ const ModuleTable* rebuild() {
 
 } // namespace
 
-void lock_stack_capture_for_fork() noexcept { rebuild_mutex.lock(); }
-void unlock_stack_capture_after_fork() noexcept { rebuild_mutex.unlock(); }
+void lock_stack_capture_for_fork() noexcept {
+  rebuild_mutex.lock();
+}
+void unlock_stack_capture_after_fork() noexcept {
+  rebuild_mutex.unlock();
+}
 
 namespace {
 

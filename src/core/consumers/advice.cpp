@@ -2,12 +2,12 @@
 // findings made from it when they are asked for.
 
 #include "consumers/advice.hpp"
-#include "consumers/advice_rules.hpp"
 
 #include <algorithm>
 #include <array>
 #include <string>
 
+#include "consumers/advice_rules.hpp"
 #include "recorder/recorder.hpp"
 #include "report/format.hpp"
 #include "support/excerpt.hpp"
@@ -46,7 +46,8 @@ std::string Finding::str() const {
     text += " (" + std::to_string(calls) + " of " +
             std::to_string(region_calls) + " calls)";
   for (std::size_t i = 0; i < sites.size(); ++i)
-    text += (i == 0 ? " at " : ", then ") + Impl::printable(sites[i].site.str());
+    text +=
+        (i == 0 ? " at " : ", then ") + Impl::printable(sites[i].site.str());
   text += ": " + evidence + "; ";
   if (saving_seconds && *saving_seconds <= 0.0)
     text += "saves no measurable time (kept for what it says of the code)";
@@ -178,8 +179,7 @@ AdviceState::common_frame(std::uint32_t thread,
 std::uint64_t AdviceState::call_of(const Frame& frame) noexcept {
   // Outside every region each event is a call of its own: the rules about
   // loops count repetitions there (numbered apart from the recorder's).
-  return frame.node == 0 ? (std::uint64_t(1) << 63) | next_call_++
-                         : frame.call;
+  return frame.node == 0 ? (std::uint64_t(1) << 63) | next_call_++ : frame.call;
 }
 
 void AdviceState::on_region_push(const RegionPush& push, bool counted) {
@@ -200,8 +200,7 @@ void AdviceState::on_region_push(const RegionPush& push, bool counted) {
       calls_.resize(node + 1);
     ++calls_[node];
   }
-  stack.frames.push_back(
-      {node, push.region.name, push.region.call, records_});
+  stack.frames.push_back({node, push.region.name, push.region.call, records_});
 }
 
 void AdviceState::on_region_pop(const RegionPop& pop) {
@@ -462,8 +461,8 @@ void AdviceState::on_dual_view(const DualViewEvent& event) {
     second.site = leg.site;
     second.nbytes = leg.nbytes;
     second.duration = leg.seconds;
-    add_pair(ping_pongs_, event.region_thread, other, second,
-             leg.description, track.label);
+    add_pair(ping_pongs_, event.region_thread, other, second, leg.description,
+             track.label);
     if (leg.stats != nullptr)
       ++leg.stats->legs;
     has_other = false;
@@ -506,8 +505,8 @@ void AdviceState::learn_space(std::uint32_t id, const RecorderLock& lock) {
     allocation_point();
     space_memory_.resize(id + 1, unknown_space);
   }
-  space_memory_[id] = static_cast<std::uint8_t>(
-      host_memory(lock.strings().view(id)));
+  space_memory_[id] =
+      static_cast<std::uint8_t>(host_memory(lock.strings().view(id)));
 }
 
 namespace {
@@ -525,9 +524,8 @@ double best_from(const double (&table)[65], std::uint64_t minimum) {
 
 std::vector<Finding> AdviceState::findings(const AdviceOptions& options,
                                            const RecorderLock& lock) const {
-  RuleInput input{*this, sites_,  round_trips_, ping_pongs_, syncs_,
-                  lock,  options, calls_,       {},          {0.0, 0.0},
-                  {},    0.0};
+  RuleInput input{*this,   sites_, round_trips_, ping_pongs_, syncs_, lock,
+                  options, calls_, {},           {0.0, 0.0},  {},     0.0};
   const RegionTree& tree = lock.regions();
   input.paths.resize(tree.size());
   for (std::uint32_t i = 1; i < tree.size(); ++i) {
@@ -563,7 +561,8 @@ std::vector<Finding> AdviceState::findings(const AdviceOptions& options,
   found.erase(std::remove_if(found.begin(), found.end(),
                              [&](const auto& entry) {
                                const Finding& f = entry.second;
-                               return f.rule != AdviceRule::dual_view_idle_sync &&
+                               return f.rule !=
+                                          AdviceRule::dual_view_idle_sync &&
                                       weight(f) < options.min_saving_seconds;
                              }),
               found.end());

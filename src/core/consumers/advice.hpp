@@ -203,8 +203,7 @@ private:
   /// 0).
   Frame common_frame(std::uint32_t thread, std::uint64_t record) const noexcept;
   std::uint64_t call_of(const Frame& frame) noexcept;
-  void add_pair(PairMap& pairs,
-                std::uint32_t thread, const Leg& first,
+  void add_pair(PairMap& pairs, std::uint32_t thread, const Leg& first,
                 const RawEvent& second_event, std::uint32_t second_description,
                 std::uint32_t label);
   void track_round_trip(const RawEvent& event, SiteStats& stats,

@@ -30,7 +30,7 @@ FindingSite site(const RuleInput& in, std::uint32_t site,
 /// The calls of a region node (outside every region: `count`, the times).
 std::uint64_t region_calls(const RuleInput& in, std::uint32_t node,
                            std::uint64_t count) {
-  return node == 0                   ? count
+  return node == 0                     ? count
          : node < in.node_calls.size() ? in.node_calls[node]
                                        : 0;
 }
@@ -112,8 +112,7 @@ double each(const SiteStats& stats) {
 
 bool is_many_small_copies(const RuleInput& in, const SiteKey& key,
                           const SiteStats& stats) {
-  return copies_of_their_own(key, stats) && small(in, stats) &&
-         key.node != 0 &&
+  return copies_of_their_own(key, stats) && small(in, stats) && key.node != 0 &&
          stats.count >= in.options.many_copies * site_calls(key, stats);
 }
 
@@ -131,7 +130,8 @@ void keep_if_saving(Found& found, std::uint64_t order, Finding finding) {
 
 void pageable_memory(const RuleInput& in, Found& found) {
   for (const auto& [key, stats] : in.sites) {
-    if (!copies_of_their_own(key, stats) || is_fresh_host_buffer(in, key, stats) ||
+    if (!copies_of_their_own(key, stats) ||
+        is_fresh_host_buffer(in, key, stats) ||
         (key.flags & AdviceState::blocking_flag) == 0 ||
         in.state.space_memory(key.host_space) != HostMemory::pageable ||
         stats.min_bytes < in.options.pageable_min_bytes)
@@ -139,13 +139,12 @@ void pageable_memory(const RuleInput& in, Found& found) {
     const double reference = in.pinned[key.kind == EventKind::to_host ? 0 : 1];
     const double bandwidth = static_cast<double>(stats.bytes) / stats.seconds;
     Finding finding = site_finding(in, AdviceRule::pageable_memory, key, stats);
-    finding.evidence = std::to_string(stats.count) + " copies " +
-                       direction_text(key.kind) +
-                       (key.kind == EventKind::to_host ? " into" : " from") +
-                       " pageable memory (" + text(in, key.host_space) +
-                       ") of " + size_range_text(stats) + ", " +
-                       bytes_text(stats.bytes) + " in all at " +
-                       bandwidth_text(bandwidth);
+    finding.evidence =
+        std::to_string(stats.count) + " copies " + direction_text(key.kind) +
+        (key.kind == EventKind::to_host ? " into" : " from") +
+        " pageable memory (" + text(in, key.host_space) + ") of " +
+        size_range_text(stats) + ", " + bytes_text(stats.bytes) +
+        " in all at " + bandwidth_text(bandwidth);
     if (reference > 0.0) {
       finding.estimate =
           "through page-locked memory at " + bandwidth_text(reference) + " (" +
@@ -172,7 +171,8 @@ void pageable_memory(const RuleInput& in, Found& found) {
 void pairs(const RuleInput& in, const AdviceState::PairMap& pairs,
            AdviceRule rule, Found& found) {
   for (const auto& [key, pair] : pairs) {
-    const std::uint64_t calls = key.node == 0 ? pair.count : pair.per_call.calls;
+    const std::uint64_t calls =
+        key.node == 0 ? pair.count : pair.per_call.calls;
     if (!repeated(in, calls, region_calls(in, key.node, calls)))
       continue;
     Finding finding = start(in, rule, key.node, calls, 2 * pair.count);
@@ -272,9 +272,9 @@ void fresh_host_buffer(const RuleInput& in, Found& found) {
                : "the best copy into a reused buffer of this run") +
           ") they would take " +
           time_text(static_cast<double>(stats.fresh_bytes) / reference);
-      set_saving(finding, stats.fresh_seconds -
-                              static_cast<double>(stats.fresh_bytes) /
-                                  reference);
+      set_saving(finding,
+                 stats.fresh_seconds -
+                     static_cast<double>(stats.fresh_bytes) / reference);
     } else {
       finding.estimate = "no copy into a reused or page-locked buffer of at "
                          "least " +
@@ -297,11 +297,10 @@ void many_small_copies(const RuleInput& in, Found& found) {
         site_finding(in, AdviceRule::many_small_copies, key, stats);
     const double per_call =
         static_cast<double>(stats.count) / static_cast<double>(calls);
-    finding.evidence = printf_text("%.0f", per_call) + " copies " +
-                       direction_text(key.kind) + " of at most " +
-                       bytes_text(stats.max_bytes) + " per call " +
-                       per_call_text(finding) + ", " + time_text(each(stats)) +
-                       " each";
+    finding.evidence =
+        printf_text("%.0f", per_call) + " copies " + direction_text(key.kind) +
+        " of at most " + bytes_text(stats.max_bytes) + " per call " +
+        per_call_text(finding) + ", " + time_text(each(stats)) + " each";
     finding.estimate = "one packed copy per call instead of " +
                        printf_text("%.0f", per_call) +
                        ", each costing what one copy costs now";
@@ -325,8 +324,8 @@ void dual_view_idle_sync(const RuleInput& in, Found& found) {
     if (sync.copied > 0 ||
         !repeated(in, calls, region_calls(in, key.node, calls)))
       continue;
-    Finding finding = start(in, AdviceRule::dual_view_idle_sync, key.node,
-                            calls, sync.idle);
+    Finding finding =
+        start(in, AdviceRule::dual_view_idle_sync, key.node, calls, sync.idle);
     const std::string label = text(in, key.label);
     finding.sites.push_back(
         {in.lock.sites().resolve(key.site),
@@ -412,8 +411,8 @@ void redundant_copy(const RuleInput& in, Found& found) {
 
 } // namespace
 
-const std::array<AdviceRuleEntry, profiling::advice_rule_count> advice_rules =
-    {{
+const std::array<AdviceRuleEntry, profiling::advice_rule_count> advice_rules = {
+    {
         {AdviceRule::pageable_memory, pageable_memory},
         {AdviceRule::round_trip, round_trip},
         {AdviceRule::blocking_small_read, blocking_small_read},

@@ -524,7 +524,8 @@ BudgetState::snapshot(const RecorderLock& lock) const {
     out.own_sites = node.own.summaries(lock);
   }
   for (std::size_t i = nodes.size(); i-- > 1;) {
-    profiling::KindTable& parent = result.regions[result.regions[i].parent].inclusive;
+    profiling::KindTable& parent =
+        result.regions[result.regions[i].parent].inclusive;
     const profiling::KindTable& mine = result.regions[i].inclusive;
     for (std::size_t k = 0; k < parent.size(); ++k) {
       parent[k].count += mine[k].count;
@@ -626,7 +627,8 @@ BudgetState::findings(const profiling::AdviceOptions& options,
   std::vector<std::string> paths(nodes.size());
   for (std::size_t i = 1; i < nodes.size(); ++i) {
     const std::string name(name_of(i, lock));
-    const std::uint32_t parent = tree.node(static_cast<std::uint32_t>(i)).parent;
+    const std::uint32_t parent =
+        tree.node(static_cast<std::uint32_t>(i)).parent;
     paths[i] = parent == 0 ? name : paths[parent] + "/" + name;
     const std::uint32_t owner = resolution.phase_of[i];
     if (owner != 0)

@@ -18,9 +18,8 @@ namespace {
 
 /// Every limit's name, in the order of the enum.
 constexpr std::array<std::string_view, 10> limit_names = {
-    "forbidden", "max_nbytes",    "max_count",   "max_total_bytes",
-    "blocking",  "implicit",      "calls",       "never_entered",
-    "events_lost", "no_device"};
+    "forbidden", "max_nbytes", "max_count",     "max_total_bytes", "blocking",
+    "implicit",  "calls",      "never_entered", "events_lost",     "no_device"};
 
 std::string bool_text(bool value) {
   return value ? "true" : "false";
@@ -43,9 +42,10 @@ std::string join_kinds(const std::set<EventKind>& kinds) {
 Verdict verdict(const std::vector<Violation>& violations) noexcept {
   Verdict result = Verdict::ok;
   for (const Violation& violation : violations) {
-    const Verdict one = violation.limit == Limit::events_lost ? Verdict::incomplete
-                        : violation.limit == Limit::no_device ? Verdict::unchecked
-                                                              : Verdict::broken;
+    const Verdict one =
+        violation.limit == Limit::events_lost ? Verdict::incomplete
+        : violation.limit == Limit::no_device ? Verdict::unchecked
+                                              : Verdict::broken;
     result = std::min(result, one);
   }
   return result;

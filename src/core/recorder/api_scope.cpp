@@ -2,10 +2,10 @@
 // the call's description for the events inside), SyncScope (a wait counted
 // once) and markers.
 
-#include <cunumpy/impl/api_scope.hpp>
-
 #include <atomic>
 #include <stdexcept>
+
+#include <cunumpy/impl/api_scope.hpp>
 
 #include "recorder/recorder.hpp"
 #include "recorder/thread_state.hpp"

@@ -3,8 +3,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <string>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace cunumpy::profiling {

@@ -294,8 +294,8 @@ void end_fence() noexcept {
                             ? fence.site.api->description_id
                             : event.label;
     place_event(event, fence.place);
-    const bool cached = event.description != 0 &&
-                        fence.site.cached(thread.sites, event.site);
+    const bool cached =
+        event.description != 0 && fence.site.cached(thread.sites, event.site);
     const RecorderLock lock = recorder.lock();
     if (!cached) {
       allocation_point();
@@ -365,8 +365,8 @@ std::uint64_t open_phase(const std::string& name) {
   const std::uint64_t token = recorder.next_phase_token();
   const double time = recorder.now();
   const RecorderLock lock = recorder.lock();
-  recorder.push_region(thread, recorder.strings(lock).intern(name), token,
-                       time, lock);
+  recorder.push_region(thread, recorder.strings(lock).intern(name), token, time,
+                       lock);
   return token;
 }
 
@@ -417,9 +417,8 @@ void dual_view_event(const char* label, const void* ptr, bool sync,
   event.region_thread = place.thread;
   event.call = place.call;
   CapturedSite site;
-  const bool cached =
-      event.copied || (site.capture(recorder), site.cached(thread.sites,
-                                                           event.site));
+  const bool cached = event.copied || (site.capture(recorder),
+                                       site.cached(thread.sites, event.site));
   const RecorderLock lock = recorder.lock();
   if (!cached) {
     allocation_point();

@@ -1,8 +1,8 @@
 #include "recorder/recorder.hpp"
 
 #include <algorithm>
-#include <cxxabi.h>
 #include <cstdlib>
+#include <cxxabi.h>
 #include <limits>
 #include <memory>
 #include <new>
@@ -12,9 +12,9 @@
 
 #include "call_sites/stack_capture.hpp"
 #include "recorder/thread_state.hpp"
-#include "tools/callbacks.hpp"
 #include "support/environment.hpp"
 #include "support/variables.hpp"
+#include "tools/callbacks.hpp"
 
 namespace cunumpy::Impl {
 namespace {
@@ -77,8 +77,8 @@ Recorder& Recorder::instance() {
     // read takes (each held for microseconds, never while calling out of
     // cunumpy), in the order they nest, and both sides release them.
     ::pthread_atfork([] { instance().lock_for_fork(); },
-        [] { instance().unlock_after_fork(); },
-        [] { instance().unlock_after_fork(); });
+                     [] { instance().unlock_after_fork(); },
+                     [] { instance().unlock_after_fork(); });
     return made;
   }();
   return *recorder;
@@ -341,9 +341,8 @@ void Recorder::pop_top(ThreadState& thread, double time,
 void Recorder::pop_region(ThreadState& thread, double time,
                           const RecorderLock& lock) {
   auto& open = thread.regions;
-  auto region = std::find_if(open.rbegin(), open.rend(), [](const auto& r) {
-    return r.token == 0;
-  });
+  auto region = std::find_if(open.rbegin(), open.rend(),
+                             [](const auto& r) { return r.token == 0; });
   if (region == open.rend()) {
     // Someone popped a region no one pushed: a region popped earlier
     // closed early, and what happened since counted outside it.
@@ -370,9 +369,8 @@ void Recorder::pop_region(ThreadState& thread, double time,
 void Recorder::close_phase(ThreadState& thread, std::uint64_t token,
                            double time, const RecorderLock& lock) {
   auto& open = thread.regions;
-  const auto phase = std::find_if(open.begin(), open.end(), [&](auto& r) {
-    return r.token == token;
-  });
+  const auto phase = std::find_if(open.begin(), open.end(),
+                                  [&](auto& r) { return r.token == token; });
   if (phase == open.end())
     return; // closed on another thread, or before: nothing to close here
   // What is still open inside it closes with it.
@@ -385,8 +383,8 @@ namespace {
 
 /// Kokkos' execution space types (Kokkos::Tools::Experimental::DeviceType).
 constexpr std::string_view execution_space_names[] = {
-    "Serial", "OpenMP", "Cuda",    "HIP",    "OpenMPTarget",
-    "HPX",    "Threads", "SYCL",   "OpenACC"};
+    "Serial", "OpenMP",  "Cuda", "HIP",    "OpenMPTarget",
+    "HPX",    "Threads", "SYCL", "OpenACC"};
 
 bool is_device_backend(std::string_view name) {
   return name == "Cuda" || name == "HIP" || name == "SYCL" ||
@@ -440,9 +438,10 @@ profiling::DeviceStatus Recorder::device_status(const RecorderLock&) const {
     std::string backends;
     for (const std::string& name : status.backends)
       backends += (backends.empty() ? "" : ", ") + name;
-    status.reason = "no device memory space in this program (backends: " +
-                    (backends.empty() ? std::string("not reported") : backends) +
-                    "): no copy could be a transfer";
+    status.reason =
+        "no device memory space in this program (backends: " +
+        (backends.empty() ? std::string("not reported") : backends) +
+        "): no copy could be a transfer";
   }
   return status;
 }
@@ -461,8 +460,9 @@ Recorder::open_regions(const RecorderLock& lock) const {
   std::vector<OpenPath> result;
   for (const ThreadState* thread : threads_)
     for (const OpenRegion& region : thread->regions)
-      result.push_back({path(region.node, lock), thread->index,
-                        thread == main_thread_.load(std::memory_order_relaxed)});
+      result.push_back(
+          {path(region.node, lock), thread->index,
+           thread == main_thread_.load(std::memory_order_relaxed)});
   return result;
 }
 

@@ -176,8 +176,8 @@ public:
   profiling::DeviceStatus device_status(const RecorderLock& lock) const;
   /// A Kokkos region, or an explicit phase (`token` != 0, from
   /// next_phase_token), opens on `thread`.
-  void push_region(ThreadState& thread, std::uint32_t name,
-                   std::uint64_t token, double time, const RecorderLock& lock);
+  void push_region(ThreadState& thread, std::uint32_t name, std::uint64_t token,
+                   double time, const RecorderLock& lock);
   /// The innermost Kokkos region open on `thread` closes (explicit phases
   /// opened inside it stay open). With none open, the pop is unbalanced:
   /// an incident, since a region closed early may have moved events out of
@@ -368,7 +368,7 @@ private:
   std::vector<ThreadState*> threads_; ///< every thread that recorded
   RegionTree regions_;
   std::uint64_t next_call_ = 1;
-  std::string default_device_; ///< with the mutex
+  std::string default_device_;               ///< with the mutex
   LateSource* forked_late_source_ = nullptr; ///< what the fork handler locked
   /// The main thread's places over time, for CUDA's late events.
   RegionTimeline main_timeline_{{}};

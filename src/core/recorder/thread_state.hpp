@@ -206,7 +206,7 @@ struct InFlightCopy {
   bool label_known = false; ///< label_id is the label's StringTable id
   std::uint32_t label_id = 0;
   std::string label; ///< set when the id is not known yet
-  Place place; ///< where the copy began
+  Place place;       ///< where the copy began
   CapturedSite site;
 };
 
@@ -413,7 +413,6 @@ struct alignas(64) ThreadState {
     return kernels[kernel_depth++];
   }
 };
-
 
 /// The calling thread's state (two instructions once made).
 inline ThreadState& thread_state() {

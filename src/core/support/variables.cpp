@@ -136,8 +136,8 @@ std::string variables_help() {
   std::string text;
   for (const Variable& entry : variables())
     text += "  " + std::string(entry.name) + "=<" + std::string(entry.values) +
-            ">  " + std::string(entry.help) + " (default: " +
-            std::string(entry.fallback) + ")\n";
+            ">  " + std::string(entry.help) +
+            " (default: " + std::string(entry.fallback) + ")\n";
   return text;
 }
 
@@ -149,8 +149,7 @@ std::string variables_markdown() {
     text += "| `" + std::string(entry.name) + "` | " +
             std::string(entry.values) + " | " + std::string(entry.fallback) +
             " | " + std::string(entry.help) + " | " +
-            (entry.plugin_only ? "plugin" : "plugin, library, Python") +
-            " |\n";
+            (entry.plugin_only ? "plugin" : "plugin, library, Python") + " |\n";
   return text;
 }
 

@@ -32,8 +32,7 @@ void* field(const kokkosp::EventSet& table, Slot slot) noexcept {
   return nullptr;
 }
 
-void set_field(kokkosp::EventSet& table, Slot slot,
-               void* function) noexcept {
+void set_field(kokkosp::EventSet& table, Slot slot, void* function) noexcept {
   switch (slot) {
 #define CUNUMPY_TOOLS_SET(name, type, entry)                                   \
   case Slot::name:                                                             \
@@ -329,7 +328,8 @@ namespace callback {
 void begin_parallel_for(const char* name, std::uint32_t device_id,
                         std::uint64_t* id) {
   next_first<kokkosp::BeginFunction>(
-      Slot::begin_parallel_for, [name, device_id] { record::begin_kernel(name, device_id); }, name,
+      Slot::begin_parallel_for,
+      [name, device_id] { record::begin_kernel(name, device_id); }, name,
       device_id, id);
 }
 void end_parallel_for(std::uint64_t id) {
@@ -339,7 +339,8 @@ void end_parallel_for(std::uint64_t id) {
 void begin_parallel_reduce(const char* name, std::uint32_t device_id,
                            std::uint64_t* id) {
   next_first<kokkosp::BeginFunction>(
-      Slot::begin_parallel_reduce, [name, device_id] { record::begin_kernel(name, device_id); }, name,
+      Slot::begin_parallel_reduce,
+      [name, device_id] { record::begin_kernel(name, device_id); }, name,
       device_id, id);
 }
 void end_parallel_reduce(std::uint64_t id) {
@@ -349,7 +350,8 @@ void end_parallel_reduce(std::uint64_t id) {
 void begin_parallel_scan(const char* name, std::uint32_t device_id,
                          std::uint64_t* id) {
   next_first<kokkosp::BeginFunction>(
-      Slot::begin_parallel_scan, [name, device_id] { record::begin_kernel(name, device_id); }, name,
+      Slot::begin_parallel_scan,
+      [name, device_id] { record::begin_kernel(name, device_id); }, name,
       device_id, id);
 }
 void end_parallel_scan(std::uint64_t id) {
@@ -374,7 +376,7 @@ void push_region(const char* name) {
 void pop_region() {
   verify_now_and_then();
   cunumpy_first<kokkosp::PopFunction>(Slot::pop_region,
-                                              [] { record::pop_region(); });
+                                      [] { record::pop_region(); });
 }
 
 void allocate_data(kokkosp::SpaceHandle space, const char* label,
@@ -416,20 +418,18 @@ void deallocate_data_by_reference(const kokkosp::SpaceHandle& space,
       Slot::deallocate_data, space, label, ptr, size, true);
 }
 void create_profile_section(const char* name, std::uint32_t* id) {
-  pass<kokkosp::CreateProfileSectionFunction>(
-      Slot::create_profile_section, name, id);
+  pass<kokkosp::CreateProfileSectionFunction>(Slot::create_profile_section,
+                                              name, id);
 }
 void start_profile_section(std::uint32_t id) {
-  pass<kokkosp::StartProfileSectionFunction>(
-      Slot::start_profile_section, id);
+  pass<kokkosp::StartProfileSectionFunction>(Slot::start_profile_section, id);
 }
 void stop_profile_section(std::uint32_t id) {
-  pass<kokkosp::StopProfileSectionFunction>(Slot::stop_profile_section,
-                                                    id);
+  pass<kokkosp::StopProfileSectionFunction>(Slot::stop_profile_section, id);
 }
 void destroy_profile_section(std::uint32_t id) {
-  pass<kokkosp::DestroyProfileSectionFunction>(
-      Slot::destroy_profile_section, id);
+  pass<kokkosp::DestroyProfileSectionFunction>(Slot::destroy_profile_section,
+                                               id);
 }
 void profile_event(const char* name) {
   pass<kokkosp::ProfileEventFunction>(Slot::profile_event, name);
@@ -444,10 +444,11 @@ void begin_deep_copy(kokkosp::SpaceHandle dst, const char* dst_label,
 }
 /// begin_deep_copy_by_reference when another tool is chained, or this
 /// thread is forwarding: apart, so that the alone case writes no frame.
-__attribute__((noinline)) static void begin_deep_copy_chained(
-    const kokkosp::SpaceHandle& dst, const char* dst_label,
-    const void* dst_ptr, const kokkosp::SpaceHandle& src,
-    const char* src_label, const void* src_ptr, std::uint64_t size) {
+__attribute__((noinline)) static void
+begin_deep_copy_chained(const kokkosp::SpaceHandle& dst, const char* dst_label,
+                        const void* dst_ptr, const kokkosp::SpaceHandle& src,
+                        const char* src_label, const void* src_ptr,
+                        std::uint64_t size) {
   next_first_chained<kokkosp::BeginDeepCopyFunction>(
       Slot::begin_deep_copy,
       [&] {
@@ -470,8 +471,8 @@ void begin_deep_copy_by_reference(const kokkosp::SpaceHandle& dst,
                                  src_ptr, size);
 }
 void end_deep_copy() {
-  cunumpy_first<kokkosp::EndDeepCopyFunction>(
-      Slot::end_deep_copy, [] { record::end_deep_copy(); });
+  cunumpy_first<kokkosp::EndDeepCopyFunction>(Slot::end_deep_copy,
+                                              [] { record::end_deep_copy(); });
 }
 void begin_fence(const char* name, std::uint32_t device_id,
                  std::uint64_t* handle) {
@@ -589,8 +590,12 @@ bool watching() noexcept {
   return hot.watch_active.load(std::memory_order_acquire);
 }
 
-void lock_for_fork() noexcept { the_watch().mutex.lock(); }
-void unlock_after_fork() noexcept { the_watch().mutex.unlock(); }
+void lock_for_fork() noexcept {
+  the_watch().mutex.lock();
+}
+void unlock_after_fork() noexcept {
+  the_watch().mutex.unlock();
+}
 
 void verify() noexcept {
   if (!hot.watch_active.load(std::memory_order_acquire))

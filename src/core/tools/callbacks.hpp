@@ -37,56 +37,47 @@ namespace cunumpy::Impl::tools {
 /// indexed by slot (the forwarding slots, the plugin's calls into the event
 /// path) then hold them in one cache line.
 #define CUNUMPY_TOOLS_EVENT_SLOTS(X)                                           \
-  X(begin_parallel_for, kokkosp::BeginFunction,                        \
-    kokkosp_begin_parallel_for)                                                \
-  X(end_parallel_for, kokkosp::EndFunction, kokkosp_end_parallel_for)  \
-  X(push_region, kokkosp::PushFunction, kokkosp_push_profile_region)   \
-  X(pop_region, kokkosp::PopFunction, kokkosp_pop_profile_region)      \
-  X(begin_deep_copy, kokkosp::BeginDeepCopyFunction,                   \
-    kokkosp_begin_deep_copy)                                                   \
-  X(end_deep_copy, kokkosp::EndDeepCopyFunction,                       \
-    kokkosp_end_deep_copy)                                                     \
-  X(begin_fence, kokkosp::BeginFenceFunction, kokkosp_begin_fence)     \
-  X(end_fence, kokkosp::EndFenceFunction, kokkosp_end_fence)           \
-  X(begin_parallel_reduce, kokkosp::BeginFunction,                     \
+  X(begin_parallel_for, kokkosp::BeginFunction, kokkosp_begin_parallel_for)    \
+  X(end_parallel_for, kokkosp::EndFunction, kokkosp_end_parallel_for)          \
+  X(push_region, kokkosp::PushFunction, kokkosp_push_profile_region)           \
+  X(pop_region, kokkosp::PopFunction, kokkosp_pop_profile_region)              \
+  X(begin_deep_copy, kokkosp::BeginDeepCopyFunction, kokkosp_begin_deep_copy)  \
+  X(end_deep_copy, kokkosp::EndDeepCopyFunction, kokkosp_end_deep_copy)        \
+  X(begin_fence, kokkosp::BeginFenceFunction, kokkosp_begin_fence)             \
+  X(end_fence, kokkosp::EndFenceFunction, kokkosp_end_fence)                   \
+  X(begin_parallel_reduce, kokkosp::BeginFunction,                             \
     kokkosp_begin_parallel_reduce)                                             \
-  X(end_parallel_reduce, kokkosp::EndFunction,                         \
-    kokkosp_end_parallel_reduce)                                               \
-  X(begin_parallel_scan, kokkosp::BeginFunction,                       \
-    kokkosp_begin_parallel_scan)                                               \
-  X(end_parallel_scan, kokkosp::EndFunction,                           \
-    kokkosp_end_parallel_scan)                                                 \
-  X(sync_dual_view, kokkosp::DualViewSyncFunction,                     \
-    kokkosp_dual_view_sync)                                                    \
-  X(modify_dual_view, kokkosp::DualViewModifyFunction,                 \
+  X(end_parallel_reduce, kokkosp::EndFunction, kokkosp_end_parallel_reduce)    \
+  X(begin_parallel_scan, kokkosp::BeginFunction, kokkosp_begin_parallel_scan)  \
+  X(end_parallel_scan, kokkosp::EndFunction, kokkosp_end_parallel_scan)        \
+  X(sync_dual_view, kokkosp::DualViewSyncFunction, kokkosp_dual_view_sync)     \
+  X(modify_dual_view, kokkosp::DualViewModifyFunction,                         \
     kokkosp_dual_view_modify)                                                  \
-  X(allocate_data, kokkosp::AllocateDataFunction,                      \
-    kokkosp_allocate_data)                                                     \
-  X(deallocate_data, kokkosp::DeallocateDataFunction,                  \
-    kokkosp_deallocate_data)                                                   \
-  X(create_profile_section, kokkosp::CreateProfileSectionFunction,     \
+  X(allocate_data, kokkosp::AllocateDataFunction, kokkosp_allocate_data)       \
+  X(deallocate_data, kokkosp::DeallocateDataFunction, kokkosp_deallocate_data) \
+  X(create_profile_section, kokkosp::CreateProfileSectionFunction,             \
     kokkosp_create_profile_section)                                            \
-  X(start_profile_section, kokkosp::StartProfileSectionFunction,       \
+  X(start_profile_section, kokkosp::StartProfileSectionFunction,               \
     kokkosp_start_profile_section)                                             \
-  X(stop_profile_section, kokkosp::StopProfileSectionFunction,         \
+  X(stop_profile_section, kokkosp::StopProfileSectionFunction,                 \
     kokkosp_stop_profile_section)                                              \
-  X(destroy_profile_section, kokkosp::DestroyProfileSectionFunction,   \
+  X(destroy_profile_section, kokkosp::DestroyProfileSectionFunction,           \
     kokkosp_destroy_profile_section)                                           \
   X(profile_event, kokkosp::ProfileEventFunction, kokkosp_profile_event)
 
 /// The slots of a tool's life, which only a loaded library (the plugin and
 /// the next tool it loads) has.
 #define CUNUMPY_TOOLS_LIFECYCLE_SLOTS(X)                                       \
-  X(init, kokkosp::InitFunction, kokkosp_init_library)                 \
-  X(finalize, kokkosp::FinalizeFunction, kokkosp_finalize_library)     \
-  X(parse_args, kokkosp::ParseArgsFunction, kokkosp_parse_args)        \
-  X(print_help, kokkosp::PrintHelpFunction, kokkosp_print_help)        \
-  X(declare_metadata, kokkosp::DeclareMetadataFunction,                \
+  X(init, kokkosp::InitFunction, kokkosp_init_library)                         \
+  X(finalize, kokkosp::FinalizeFunction, kokkosp_finalize_library)             \
+  X(parse_args, kokkosp::ParseArgsFunction, kokkosp_parse_args)                \
+  X(print_help, kokkosp::PrintHelpFunction, kokkosp_print_help)                \
+  X(declare_metadata, kokkosp::DeclareMetadataFunction,                        \
     kokkosp_declare_metadata)                                                  \
   X(provide_tool_programming_interface,                                        \
-    kokkosp::ProvideToolProgrammingInterfaceFunction,                      \
+    kokkosp::ProvideToolProgrammingInterfaceFunction,                          \
     kokkosp_provide_tool_programming_interface)                                \
-  X(request_tool_settings, kokkosp::RequestToolSettingsFunction,           \
+  X(request_tool_settings, kokkosp::RequestToolSettingsFunction,               \
     kokkosp_request_tool_settings)
 
 enum class Slot : unsigned {

@@ -56,8 +56,7 @@ using BeginDeepCopyFunction = void (*)(SpaceHandle, const char*, const void*,
                                        SpaceHandle, const char*, const void*,
                                        std::uint64_t);
 using EndDeepCopyFunction = void (*)();
-using BeginFenceFunction = void (*)(const char*, std::uint32_t,
-                                    std::uint64_t*);
+using BeginFenceFunction = void (*)(const char*, std::uint32_t, std::uint64_t*);
 using EndFenceFunction = void (*)(std::uint64_t);
 using DualViewSyncFunction = void (*)(const char*, const void*, bool);
 using DualViewModifyFunction = void (*)(const char*, const void*, bool);

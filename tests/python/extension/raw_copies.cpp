@@ -111,8 +111,9 @@ void count_copy(Kokkos_Profiling_SpaceHandle, const char*, const void*,
 /// A tool that takes both copy callbacks, forwards every begin to what it
 /// found and swallows every end.
 Kokkos_Profiling_EventSet half_forwarder_saved{};
-void half_forwarder_begin(Kokkos_Profiling_SpaceHandle dst, const char* dst_label,
-                          const void* dst_ptr, Kokkos_Profiling_SpaceHandle src,
+void half_forwarder_begin(Kokkos_Profiling_SpaceHandle dst,
+                          const char* dst_label, const void* dst_ptr,
+                          Kokkos_Profiling_SpaceHandle src,
                           const char* src_label, const void* src_ptr,
                           uint64_t size) {
   if (half_forwarder_saved.begin_deep_copy != nullptr)
@@ -134,10 +135,9 @@ void start_half_forwarder() {
 void tool_copies(int n) {
   static double data[1];
   for (int i = 0; i < n; ++i) {
-    Kokkos::Tools::beginDeepCopy(Kokkos::Tools::make_space_handle("Cuda"),
-                                 "device", data,
-                                 Kokkos::Tools::make_space_handle("Host"),
-                                 "host", data, 8);
+    Kokkos::Tools::beginDeepCopy(
+        Kokkos::Tools::make_space_handle("Cuda"), "device", data,
+        Kokkos::Tools::make_space_handle("Host"), "host", data, 8);
     Kokkos::Tools::endDeepCopy();
   }
 }
