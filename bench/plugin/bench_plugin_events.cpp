@@ -30,11 +30,7 @@ namespace {
 
 bench::EntryPoints plugin;
 
-Kokkos_Profiling_SpaceHandle space(const char* name) {
-  Kokkos_Profiling_SpaceHandle handle{};
-  std::strncpy(handle.name, name, sizeof handle.name - 1);
-  return handle;
-}
+using bench::space;
 
 double host_data[8];
 double device_data[8];

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <type_traits>
 
@@ -76,6 +77,13 @@ inline EntryPoints load_entry_points(const char* path, const char* program,
   find("kokkosp_begin_parallel_for", points.begin_for, &none::begin, !optional);
   find("kokkosp_end_parallel_for", points.end_for, &none::end_id, !optional);
   return points;
+}
+
+/// A space handle named `name`, as Kokkos passes it.
+inline Kokkos_Profiling_SpaceHandle space(const char* name) {
+  Kokkos_Profiling_SpaceHandle handle{};
+  std::strncpy(handle.name, name, sizeof handle.name - 1);
+  return handle;
 }
 
 } // namespace bench

@@ -26,11 +26,7 @@ namespace {
 
 bench::EntryPoints plugin;
 
-Kokkos_Profiling_SpaceHandle space(const char* name) {
-  Kokkos_Profiling_SpaceHandle handle{};
-  std::strncpy(handle.name, name, sizeof handle.name - 1);
-  return handle;
-}
+using bench::space;
 
 using Clock = std::chrono::steady_clock;
 
