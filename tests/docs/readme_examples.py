@@ -33,7 +33,8 @@ import subprocess
 import sys
 
 SKIPPED = 77
-SKIP_MARKS = ("no device distinct from the host", "there is no fake device")
+SKIP_MARKS = ("no device distinct from the host", "there is no fake device",
+              "no device memory space in this program")
 
 MARKER = re.compile(r"^<!--\s*(example|output)\b\s*:?\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(```+|~~~+)")
