@@ -21,7 +21,10 @@ void core_marker() {}
 /// itself once, so a few slots are enough (the Kokkos-facing library, the
 /// plugin, the Python module).
 constexpr int max_own = 8;
-std::atomic<std::uintptr_t> own_addresses[max_own];
+/// Plain words read and written atomically (__atomic builtins): an array
+/// of std::atomic gets a dynamic initializer in sanitizer builds, and the
+/// libraries note themselves from their own static initializers.
+std::uintptr_t own_addresses[max_own] = {};
 std::atomic<int> own_count{0};
 
 bool holds(const dl_phdr_info& info, std::uintptr_t address) {
@@ -90,11 +93,11 @@ void note_own_module(const void* address) noexcept {
   const int count =
       std::min(own_count.load(std::memory_order_acquire), max_own);
   for (int i = 0; i < count; ++i)
-    if (own_addresses[i].load(std::memory_order_relaxed) == value)
+    if (__atomic_load_n(&own_addresses[i], __ATOMIC_RELAXED) == value)
       return;
   const int slot = own_count.fetch_add(1, std::memory_order_acq_rel);
   if (slot < max_own)
-    own_addresses[slot].store(value, std::memory_order_release);
+    __atomic_store_n(&own_addresses[slot], value, __ATOMIC_RELEASE);
 }
 
 bool is_own_module(const dl_phdr_info& info) noexcept {
@@ -106,7 +109,7 @@ bool is_own_module(const dl_phdr_info& info) noexcept {
       std::min(own_count.load(std::memory_order_acquire), max_own);
   for (int i = 0; i < count; ++i) {
     const std::uintptr_t address =
-        own_addresses[i].load(std::memory_order_acquire);
+        __atomic_load_n(&own_addresses[i], __ATOMIC_ACQUIRE);
     if (address != 0 && holds(info, address))
       return true;
   }
