@@ -500,22 +500,44 @@ BudgetState::snapshot(const RecorderLock& lock) const {
     if (violation.limit == Limit::events_lost)
       result.losses = violation.details;
 
-  // The tree, with inclusive totals summed from the leaves up.
+  // The tree, with inclusive totals summed from the leaves up: the regions
+  // this budget saw (entered, or holding one of its events) and the regions
+  // above them, not those of the process' one tree that ran before it. A
+  // node's parent comes before it, in the tree and here.
   const RegionTree& tree = tree_of(lock);
-  result.regions.resize(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
+  std::vector<std::uint8_t> seen(nodes.size(), 0);
+  for (std::size_t i = nodes.size(); i-- > 0;) {
+    const Node& node = nodes[i];
+    bool any = i == 0 || seen[i] != 0 || node.calls > 0;
+    for (const profiling::KindTotals& kind : node.own.totals)
+      any = any || kind.count > 0;
+    if (any) {
+      seen[i] = 1;
+      seen[tree.node(static_cast<std::uint32_t>(i)).parent] = 1;
+    }
+  }
+  std::vector<std::uint32_t> index(nodes.size(), 0); // tree -> result
+  std::vector<std::size_t> kept;                    // result -> tree
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    if (seen[i] != 0) {
+      index[i] = static_cast<std::uint32_t>(kept.size());
+      kept.push_back(i);
+    }
+  result.regions.resize(kept.size());
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    const std::size_t i = kept[k];
     const Node& node = nodes[i];
     const RegionTree::Node& shape = tree.node(static_cast<std::uint32_t>(i));
-    profiling::RegionNode& out = result.regions[i];
+    profiling::RegionNode& out = result.regions[k];
     out.name = std::string(name_of(i, lock));
-    out.parent = shape.parent;
+    out.parent = index[shape.parent];
     out.depth = shape.depth;
     out.calls = node.calls;
     out.seconds = node.seconds;
     out.path = i == 0 ? std::string()
-               : shape.parent == 0
+               : out.parent == 0
                    ? out.name
-                   : result.regions[shape.parent].path + "/" + out.name;
+                   : result.regions[out.parent].path + "/" + out.name;
     out.is_phase = resolution.is_phase[i] != 0;
     const std::uint32_t phase = resolution.phase_of[i];
     out.phase = phase == 0 ? std::string() : std::string(name_of(phase, lock));
@@ -523,7 +545,7 @@ BudgetState::snapshot(const RecorderLock& lock) const {
     out.inclusive = node.own.totals;
     out.own_sites = node.own.summaries(lock);
   }
-  for (std::size_t i = nodes.size(); i-- > 1;) {
+  for (std::size_t i = result.regions.size(); i-- > 1;) {
     profiling::KindTable& parent =
         result.regions[result.regions[i].parent].inclusive;
     const profiling::KindTable& mine = result.regions[i].inclusive;
