@@ -72,9 +72,11 @@ def main():
                 theirs[-1].append(normalized(line))
         different = 0
         for address, ours, expected in zip(addresses, mine, theirs):
+            # One empty location and none are the same answer: no location
+            # (the symbolizer then names the module and offset).
             ours = [normalized(part) for part in ours.split("|")[1:]]
-            expected = [e for e in expected if e] if expected == [""] else \
-                expected
+            ours = [] if ours == [""] else ours
+            expected = [] if expected == [""] else expected
             if ours != expected:
                 different += 1
                 if different <= 5:
