@@ -517,7 +517,7 @@ BudgetState::snapshot(const RecorderLock& lock) const {
     }
   }
   std::vector<std::uint32_t> index(nodes.size(), 0); // tree -> result
-  std::vector<std::size_t> kept;                    // result -> tree
+  std::vector<std::size_t> kept;                     // result -> tree
   for (std::size_t i = 0; i < nodes.size(); ++i)
     if (seen[i] != 0) {
       index[i] = static_cast<std::uint32_t>(kept.size());
