@@ -4,7 +4,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <set>
+#include <sys/mman.h>
 
 #include "output_file.hpp"
 #include "report/json_writer.hpp"
@@ -27,6 +29,43 @@ std::string microseconds(double seconds) {
 
 } // namespace
 
+Trace::Slices::~Slices() {
+  for (Slice* chunk : chunks_)
+    ::munmap(chunk, chunk_bytes);
+}
+
+Trace::Slice& Trace::Slices::add() {
+  if (size_ == chunks_.size() * per_chunk) {
+    chunks_.reserve(chunks_.size() + 1); // before mapping: nothing to leak
+    // Aligned to its size, so that it can be one huge page.
+    void* mapped = ::mmap(nullptr, 2 * chunk_bytes, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped == MAP_FAILED)
+      throw std::bad_alloc();
+    const auto start = reinterpret_cast<std::uintptr_t>(mapped);
+    const std::uintptr_t aligned =
+        (start + chunk_bytes - 1) & ~(chunk_bytes - 1);
+    if (aligned > start)
+      ::munmap(mapped, aligned - start);
+    if (const std::uintptr_t tail = start + chunk_bytes - aligned; tail > 0)
+      ::munmap(reinterpret_cast<void*>(aligned + chunk_bytes), tail);
+    auto* chunk = reinterpret_cast<Slice*>(aligned);
+#ifdef MADV_HUGEPAGE
+    ::madvise(chunk, chunk_bytes, MADV_HUGEPAGE);
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 // Linux 5.14; older kernels refuse it
+#endif
+    if (::madvise(chunk, chunk_bytes, MADV_POPULATE_WRITE) != 0)
+      for (std::size_t offset = 0; offset < chunk_bytes; offset += 4096)
+        reinterpret_cast<volatile char*>(chunk)[offset] = 0;
+    chunks_.push_back(chunk);
+  }
+  Slice* slice = &chunks_[size_ / per_chunk][size_ % per_chunk];
+  ++size_;
+  return *new (slice) Slice();
+}
+
 Trace::Trace(std::string path, int rank) : path_(std::move(path)), rank_(rank) {
   Impl::Recorder::instance().want_kernels(true);
 }
@@ -45,7 +84,7 @@ Trace::~Trace() {
 void Trace::on_event(const Impl::RawEvent& event, const Impl::RecorderLock&) {
   if (!keep())
     return;
-  Slice& slice = slices_.emplace_back();
+  Slice& slice = slices_.add();
   slice.type = Type::event;
   slice.kind = event.kind;
   slice.blocking = event.blocking;
@@ -77,7 +116,7 @@ void Trace::add_region(const Impl::OpenRegion& region, std::uint32_t thread,
                        double end) {
   if (!keep())
     return;
-  Slice& slice = slices_.emplace_back();
+  Slice& slice = slices_.add();
   slice.type = Type::region;
   slice.thread = thread;
   slice.name = region.name;
@@ -89,7 +128,7 @@ void Trace::on_dual_view(const Impl::DualViewEvent& event,
                          const Impl::RecorderLock&) {
   if (!keep())
     return;
-  Slice& slice = slices_.emplace_back();
+  Slice& slice = slices_.add();
   slice.type = Type::dual_view;
   slice.kind = event.copy_kind;
   slice.sync = event.sync;
@@ -106,7 +145,7 @@ void Trace::on_kernel(const Impl::KernelSpan& kernel,
                       const Impl::RecorderLock&) {
   if (!keep())
     return;
-  Slice& slice = slices_.emplace_back();
+  Slice& slice = slices_.add();
   slice.type = Type::kernel;
   slice.thread = kernel.thread;
   slice.name = kernel.name;
@@ -140,8 +179,7 @@ std::string Trace::write(double end, const std::string& program,
                pid.c_str(),
                json_string(program + " (rank " + pid + ")").c_str());
   std::set<std::uint32_t> threads;
-  for (const Slice& slice : slices_)
-    threads.insert(slice.thread);
+  slices_.for_each([&](const Slice& slice) { threads.insert(slice.thread); });
   for (std::uint32_t thread : threads) {
     // Unified-memory migrations are the device's, on a row of their own.
     const std::string name = thread == 0xffffffffu
@@ -152,7 +190,7 @@ std::string Trace::write(double end, const std::string& program,
                  "\"tid\":%u,\"args\":{\"name\":\"%s\"}}",
                  pid.c_str(), thread, name.c_str());
   }
-  for (const Slice& slice : slices_) {
+  slices_.for_each([&](const Slice& slice) {
     const std::string common = "\"pid\":" + pid +
                                ",\"tid\":" + std::to_string(slice.thread) +
                                ",\"ts\":" + microseconds(slice.start);
@@ -237,7 +275,7 @@ std::string Trace::write(double end, const std::string& program,
       break;
     }
     }
-  }
+  });
   std::fprintf(out, "\n]}\n");
   if (!close_replacing(out))
     return std::strerror(errno);

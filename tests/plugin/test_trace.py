@@ -50,3 +50,25 @@ def test_trace(case):
     assert (report["trace"]["file"].endswith("trace.json") and
             report["trace"]["dropped_slices"] == 0), \
         f"the report names the trace\n{shown(report['trace'])}"
+
+
+def test_trace_of_many_steps(case):
+    # More slices than one 2 MiB chunk of the trace's memory holds (29,127):
+    # every slice kept, in the order it came, across the chunks.
+    steps = 15000
+    run = case.run(["--steps", str(steps)], CUNUMPY_TRACE="trace.json",
+                   CUNUMPY_REPORT="report.json")
+    assert run.status == 0, f"the program must succeed\n{run}"
+    events = case.json("trace.json", run)["traceEvents"]
+    steps_seen = [event for event in events
+                  if event.get("cat") == "region" and
+                  event["name"] == "integrate"]
+    kernels = [event for event in events if event.get("cat") == "kernel" and
+               event["name"] == "legacy::advance"]
+    assert len(events) > 29127 and len(steps_seen) == steps and \
+        len(kernels) == steps, \
+        f"every slice kept: {len(events)} events, {len(steps_seen)} steps"
+    starts = [event["ts"] for event in steps_seen]
+    assert starts == sorted(starts) and len(set(starts)) == steps, \
+        "the steps' slices in the order they came"
+    assert case.json("report.json", run)["trace"]["dropped_slices"] == 0
