@@ -4,7 +4,10 @@
 // of the time per call; the slowest calls are what a bulk-synchronous job
 // waits for on every rank.
 //
-//   event_latency PLUGIN [--events N] [--threads T]
+//   event_latency PLUGIN [--events N] [--threads T] [--samples FILE]
+//
+// --samples writes each call's time (nanoseconds, 32-bit, in the order of
+// the calls, thread by thread) to FILE, for event_latency.py --repeat.
 //
 // The plugin reads its settings from the environment (CUNUMPY_BACKTRACE,
 // CUNUMPY_ADVISE, CUNUMPY_TRACE, CUNUMPY_BUDGET, ...); event_latency.py runs
@@ -112,16 +115,20 @@ double percentile(const std::vector<std::uint32_t>& sorted, double p) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: event_latency PLUGIN [--events N] [--threads T]\n");
+                 "usage: event_latency PLUGIN [--events N] [--threads T] "
+                 "[--samples FILE]\n");
     return 2;
   }
   std::size_t events = 1000000;
   int threads = 1;
+  const char* samples_path = nullptr;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--events") == 0)
       events = std::strtoull(argv[i + 1], nullptr, 10);
     else if (std::strcmp(argv[i], "--threads") == 0)
       threads = std::max(1, std::atoi(argv[i + 1]));
+    else if (std::strcmp(argv[i], "--samples") == 0)
+      samples_path = argv[i + 1];
     else {
       std::fprintf(stderr, "event_latency: unknown option %s\n", argv[i]);
       return 2;
@@ -144,6 +151,15 @@ int main(int argc, char** argv) {
   std::vector<std::uint32_t> all;
   for (const auto& samples : results)
     all.insert(all.end(), samples.begin(), samples.end());
+  if (samples_path != nullptr) {
+    std::FILE* out = std::fopen(samples_path, "wb");
+    if (out == nullptr ||
+        std::fwrite(all.data(), sizeof all[0], all.size(), out) != all.size() ||
+        std::fclose(out) != 0) {
+      std::fprintf(stderr, "event_latency: cannot write %s\n", samples_path);
+      return 1;
+    }
+  }
   std::sort(all.begin(), all.end());
   std::printf("events %zu threads %d p50 %.0f ns p99 %.0f ns p99.9 %.0f ns "
               "p99.99 %.0f ns max %.0f ns finalize %.1f ms\n",
