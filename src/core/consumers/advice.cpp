@@ -156,20 +156,31 @@ void AdviceState::PerCall::add(std::uint64_t call) noexcept {
   }
 }
 
-AdviceState::Frame AdviceState::current(std::uint32_t thread) const noexcept {
+AdviceState::Stack* AdviceState::stack_of(std::uint32_t thread) const noexcept {
+  if (last_stack_ != nullptr && last_thread_ == thread)
+    return last_stack_;
   const auto found = stacks_.find(thread);
-  return found == stacks_.end() || found->second.frames.empty()
-             ? Frame{}
-             : found->second.frames.back();
+  if (found == stacks_.end())
+    return nullptr;
+  last_thread_ = thread;
+  // The map is a member: its elements are this object's.
+  last_stack_ = const_cast<Stack*>(&found->second);
+  return last_stack_;
+}
+
+AdviceState::Frame AdviceState::current(std::uint32_t thread) const noexcept {
+  const Stack* stack = stack_of(thread);
+  return stack == nullptr || stack->frames.empty() ? Frame{}
+                                                   : stack->frames.back();
 }
 
 AdviceState::Frame
 AdviceState::common_frame(std::uint32_t thread,
                           std::uint64_t record) const noexcept {
-  const auto found = stacks_.find(thread);
-  if (found == stacks_.end())
+  const Stack* stack = stack_of(thread);
+  if (stack == nullptr)
     return Frame{};
-  const auto& frames = found->second.frames;
+  const auto& frames = stack->frames;
   for (auto it = frames.rbegin(); it != frames.rend(); ++it)
     if (it->since < record)
       return *it;
@@ -185,7 +196,8 @@ std::uint64_t AdviceState::call_of(const Frame& frame) noexcept {
 void AdviceState::on_region_push(const RegionPush& push, bool counted) {
   ++records_;
   allocation_point();
-  Stack& stack = stacks_[push.thread];
+  Stack* found = stack_of(push.thread);
+  Stack& stack = found != nullptr ? *found : stacks_[push.thread];
   const Frame top = stack.frames.empty() ? Frame{} : stack.frames.back();
   stack.calls.push_back(push.region.call);
   // A region inside the region or phase of its own name (or a recursive
@@ -205,10 +217,10 @@ void AdviceState::on_region_push(const RegionPush& push, bool counted) {
 
 void AdviceState::on_region_pop(const RegionPop& pop) {
   ++records_;
-  const auto found = stacks_.find(pop.thread);
-  if (found == stacks_.end())
+  Stack* found = stack_of(pop.thread);
+  if (found == nullptr)
     return;
-  Stack& stack = found->second;
+  Stack& stack = *found;
   for (std::size_t i = stack.calls.size(); i-- > 0;) {
     if (stack.calls[i] == pop.region.call) {
       stack.calls.erase(stack.calls.begin() + static_cast<long>(i));

@@ -226,6 +226,13 @@ private:
     std::vector<std::uint64_t> calls; ///< the recorder's call of each push
   };
   std::unordered_map<std::uint32_t, Stack> stacks_;
+  /// The stack of the last thread looked up (the map's elements do not
+  /// move when it grows, and none is erased): one thread's events in a row
+  /// skip the hash.
+  mutable std::uint32_t last_thread_ = 0;
+  mutable Stack* last_stack_ = nullptr;
+  /// The stack of `thread`, null if it never opened a region.
+  Stack* stack_of(std::uint32_t thread) const noexcept;
   SiteMap sites_;
   /// The last sites seen, by their site id: a loop's copies find their
   /// statistics without hashing the whole key (the map's elements do not

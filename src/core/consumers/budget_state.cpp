@@ -340,11 +340,15 @@ BudgetState::BudgetState(const profiling::BudgetOptions& options)
 }
 
 BudgetState::Node& BudgetState::at(std::uint32_t node) {
+  if (last_node != nullptr && last_node_id == node)
+    return *last_node;
   while (nodes.size() <= node) {
     allocation_point();
     nodes.emplace_back(events_kept);
   }
-  return nodes[node];
+  last_node_id = node;
+  last_node = &nodes[node];
+  return *last_node;
 }
 
 void BudgetState::cover(const RecorderLock& lock) const {

@@ -107,6 +107,10 @@ struct BudgetState final : EventSink {
 
   /// This budget's data of `node`, made if new.
   Node& at(std::uint32_t node);
+  /// The node `at` returned last (a deque's elements stay where they are as
+  /// it grows): a loop's events in one region skip the deque's arithmetic.
+  std::uint32_t last_node_id = 0;
+  Node* last_node = nullptr;
   /// Nodes for every node of the recorder's tree, before a read.
   void cover(const RecorderLock& lock) const;
 };
