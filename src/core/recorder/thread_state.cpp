@@ -209,11 +209,12 @@ void LastSpaces::reclassify(const char* dst_name, const char* src_name,
   generation = device_space_generation();
 }
 
-std::uint32_t recent_name_id(Recorder& recorder, ThreadState& thread,
-                             std::string_view name) {
+namespace {
+
+/// A name the thread has not used lately, interned under the mutex.
+std::uint32_t new_name_id(Recorder& recorder, ThreadState& thread,
+                          std::string_view name) {
   std::uint32_t id = 0;
-  if (thread.names.find(name, id))
-    return id;
   {
     const RecorderLock lock = recorder.lock();
     allocation_point();
@@ -221,6 +222,20 @@ std::uint32_t recent_name_id(Recorder& recorder, ThreadState& thread,
   }
   thread.names.store(name, id);
   return id;
+}
+
+} // namespace
+
+std::uint32_t recent_name_id(Recorder& recorder, ThreadState& thread,
+                             std::string_view name) {
+  std::uint32_t id = 0;
+  return thread.names.find(name, id) ? id : new_name_id(recorder, thread, name);
+}
+
+std::uint32_t recent_name_id(Recorder& recorder, ThreadState& thread,
+                             const char* name) {
+  std::uint32_t id = 0;
+  return thread.names.find(name, id) ? id : new_name_id(recorder, thread, name);
 }
 
 } // namespace cunumpy::Impl
