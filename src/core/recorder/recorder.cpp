@@ -238,6 +238,7 @@ double Recorder::late_horizon() const noexcept {
 void Recorder::catch_up(const RecorderLock& lock) {
   clock_.calibrate(); // with the mutex: one caller at a time
   if (LateSource* late = late_source_.load(std::memory_order_acquire)) {
+    start_timeline();
     late_events_.clear();
     late->drain(late_events_, lock);
     for (RawEvent& event : late_events_) {
@@ -302,10 +303,21 @@ void Recorder::publish_main_place(const ThreadState& thread,
   main_node_.store(top.node, std::memory_order_relaxed);
   main_call_.store(top.call, std::memory_order_relaxed);
   const RegionTimeline::State state{top.node, thread.index, top.call};
-  if (late_source_.load(std::memory_order_relaxed) != nullptr)
-    main_timeline_.record(time, state);
-  else
-    main_timeline_.reset(time, state);
+  if (late_source_.load(std::memory_order_relaxed) == nullptr) {
+    // No late event can come yet: the timeline is made from the last
+    // change once one can (start_timeline), not kept on every region.
+    main_change_ = {time, state};
+    return;
+  }
+  start_timeline();
+  main_timeline_.record(time, state);
+}
+
+void Recorder::start_timeline() noexcept {
+  if (timeline_started_)
+    return;
+  main_timeline_.reset(main_change_.first, main_change_.second);
+  timeline_started_ = true;
 }
 
 void Recorder::push_region(ThreadState& thread, std::uint32_t name,

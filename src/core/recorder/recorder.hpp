@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -337,6 +338,9 @@ private:
   /// What the main thread's innermost region is, for the threads that read
   /// it without the mutex (place).
   void publish_main_place(const ThreadState& thread, double time) noexcept;
+  /// With a late source: the timeline starts at the main thread's last
+  /// change (once).
+  void start_timeline() noexcept;
 
   // Read by every event, so kept together in the object's first two cache
   // lines (the object is aligned to a line): after a time step that streams
@@ -370,8 +374,12 @@ private:
   std::uint64_t next_call_ = 1;
   std::string default_device_;               ///< with the mutex
   LateSource* forked_late_source_ = nullptr; ///< what the fork handler locked
-  /// The main thread's places over time, for CUDA's late events.
+  /// The main thread's places over time, for CUDA's late events; kept
+  /// from the main thread's last change before a late source came.
   RegionTimeline main_timeline_{{}};
+  std::pair<double, RegionTimeline::State> main_change_{
+      -std::numeric_limits<double>::infinity(), {}};
+  bool timeline_started_ = false;
   std::atomic<std::uint64_t> next_phase_token_{1};
   StringTable strings_;
   SiteTable sites_;
