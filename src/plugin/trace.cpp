@@ -37,22 +37,11 @@ Trace::Slices::~Slices() {
 Trace::Slice& Trace::Slices::add() {
   if (size_ == chunks_.size() * per_chunk) {
     chunks_.reserve(chunks_.size() + 1); // before mapping: nothing to leak
-    // Aligned to its size, so that it can be one huge page.
-    void* mapped = ::mmap(nullptr, 2 * chunk_bytes, PROT_READ | PROT_WRITE,
+    void* mapped = ::mmap(nullptr, chunk_bytes, PROT_READ | PROT_WRITE,
                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapped == MAP_FAILED)
       throw std::bad_alloc();
-    const auto start = reinterpret_cast<std::uintptr_t>(mapped);
-    const std::uintptr_t aligned =
-        (start + chunk_bytes - 1) & ~(chunk_bytes - 1);
-    if (aligned > start)
-      ::munmap(mapped, aligned - start);
-    if (const std::uintptr_t tail = start + chunk_bytes - aligned; tail > 0)
-      ::munmap(reinterpret_cast<void*>(aligned + chunk_bytes), tail);
-    auto* chunk = reinterpret_cast<Slice*>(aligned);
-#ifdef MADV_HUGEPAGE
-    ::madvise(chunk, chunk_bytes, MADV_HUGEPAGE);
-#endif
+    auto* chunk = static_cast<Slice*>(mapped);
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 // Linux 5.14; older kernels refuse it
 #endif

@@ -73,11 +73,12 @@ private:
   void add_region(const Impl::OpenRegion& region, std::uint32_t thread,
                   double end);
 
-  /// The slices, in chunks of 2 MiB mapped and filled in at once (in one
-  /// huge page where the system gives one): growing never moves what is
-  /// kept, as a vector's doubling would, and an event pays for new memory
-  /// once per 29,000 slices instead of once per page (a page fault every
-  /// 57 slices put 1% of a traced run's events above 3 us).
+  /// The slices, in chunks of 2 MiB mapped and filled in at once: growing
+  /// never moves what is kept, as a vector's doubling would, and an event
+  /// pays for new memory once per 29,127 slices (about a millisecond)
+  /// instead of a page fault every 57 (which put 1% of a traced run's
+  /// events above 3 us). No huge pages: where the system compacts memory to
+  /// make one, an event can wait for tens of milliseconds.
   class Slices {
   public:
     Slices() = default;
