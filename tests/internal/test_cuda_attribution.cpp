@@ -580,6 +580,30 @@ TEST(CudaRecords, MigrationsCountInThePhaseOpenAtTheirTime) {
                             "65536 bytes [cuda]"));
 }
 
+// Until CUDA's record begins, the recorder keeps only the main thread's
+// last change of region: a migration from after that change, reported
+// once the record runs, still counts in the region open then.
+TEST(CudaRecords, AMigrationCountsInTheRegionOpenBeforeCudasRecordBegan) {
+  TransferBudget budget;
+  budget.require("step", Rule());
+  double inside = 0.0;
+  {
+    synthetic::Region step("step");
+    inside = cunumpy::Impl::Recorder::instance().now();
+    view().unified_memory_records(nullptr, 0); // CUDA's record begins here
+  }
+  const auto at = static_cast<std::uint64_t>(inside * 1e9);
+  const UnifiedMemoryRecord records[] = {{UnifiedMemoryCounter::bytes_to_host,
+                                          MigrationCause::eviction, 65536, at,
+                                          at + 10}};
+  view().unified_memory_records(records, 1);
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u) << budget.report();
+  EXPECT_EQ(violations[0].phase, "step");
+  EXPECT_EQ(violations[0].kind, EventKind::migration);
+  EXPECT_EQ(budget["step"].bytes_migrated(), 65536u);
+}
+
 TEST(CudaRecords, MigrationRulesFromARuleFileCheckTheirBytes) {
   view().unified_memory_records(nullptr, 0); // CUDA's record is on
   TransferBudget budget;
