@@ -909,6 +909,90 @@ TEST(AdviceBudgets, ABudgetThatIsNotStartedAdvisesNothing) {
   EXPECT_TRUE(budget.advice().empty()) << all_text(budget.advice());
 }
 
+// Rule 7 again: the waits of an allocation and of a deallocation.
+
+TEST(AdviceImplicitSyncs, WaitsOfAViewMadeInEveryCallSayAllocateItOnce) {
+  // Kokkos 4.6 making a device view in a loop: the allocation, the fence
+  // after copying its header, its initialization kernel and the fence
+  // after it (peclet-dem's ArborX temporaries on an H200).
+  TransferCounter counter = advised();
+  auto counted = count_transfers(counter);
+  const auto cuda = Kokkos::Profiling::make_space_handle("Cuda");
+  for (int call = 0; call < 12; ++call) {
+    Region step("step");
+    Kokkos::Tools::allocateData(cuda, "offsets", address(3), 4096);
+    ADVICE_FENCE("SharedAllocationRecord<Kokkos::CudaSpace, void>::"
+                 "SharedAllocationRecord(): fence after copying header from "
+                 "HostSpace",
+                 200e-6);
+    std::uint64_t kernel = 0;
+    Kokkos::Tools::beginParallelFor(
+        "Kokkos::View::initialization [offsets] via memset",
+        synthetic::instance_id(ExecutionSpace::cuda), &kernel);
+    Kokkos::Tools::endParallelFor(kernel);
+    ADVICE_FENCE("Kokkos::View::initialization via memset", 200e-6);
+    Kokkos::Tools::deallocateData(cuda, "offsets", address(3), 4096);
+  }
+  counted.stop();
+  const auto findings = of_rule(counter.advice(), AdviceRule::implicit_sync);
+  ASSERT_EQ(findings.size(), 2u) << all_text(counter.advice());
+  for (const auto& finding : findings)
+    EXPECT_TRUE(contains(finding.fix, "allocate it once outside the loop"))
+        << finding.fix;
+}
+
+TEST(AdviceImplicitSyncs, AWaitBeforeAHostViewIsFreedSaysAllocateItOnce) {
+  TransferCounter counter = advised();
+  auto counted = count_transfers(counter);
+  const auto host = Kokkos::Profiling::make_space_handle("Host");
+  for (int call = 0; call < 12; ++call) {
+    Region step("step");
+    Kokkos::Tools::allocateData(host, "mirror", address(4), 4096);
+    ADVICE_FENCE("HostSpace::impl_deallocate before free", 200e-6);
+    Kokkos::Tools::deallocateData(host, "mirror", address(4), 4096);
+  }
+  counted.stop();
+  const auto findings = of_rule(counter.advice(), AdviceRule::implicit_sync);
+  ASSERT_EQ(findings.size(), 1u) << all_text(counter.advice());
+  EXPECT_TRUE(contains(findings[0].fix, "freed here in every call"))
+      << findings[0].fix;
+}
+
+TEST(AdviceImplicitSyncs, AReductionsWaitKeepsItsFixAfterAnAllocation) {
+  // A view made, then a reduction into a host value: the reduction's wait
+  // is not the allocation's.
+  TransferCounter counter = advised();
+  auto counted = count_transfers(counter);
+  const auto cuda = Kokkos::Profiling::make_space_handle("Cuda");
+  for (int call = 0; call < 12; ++call) {
+    Region step("step");
+    Kokkos::Tools::allocateData(cuda, "x", address(5), 4096);
+    std::uint64_t init = 0;
+    Kokkos::Tools::beginParallelFor(
+        "Kokkos::View::initialization [x] via memset",
+        synthetic::instance_id(ExecutionSpace::cuda), &init);
+    Kokkos::Tools::endParallelFor(init);
+    ADVICE_FENCE("Kokkos::View::initialization via memset", 10e-6);
+    std::uint64_t kernel = 0;
+    Kokkos::Tools::beginParallelReduce(
+        "norm", synthetic::instance_id(ExecutionSpace::cuda), &kernel);
+    Kokkos::Tools::endParallelReduce(kernel);
+    ADVICE_FENCE("Kokkos::parallel_reduce: fence due to result being value, "
+                 "not view",
+                 200e-6);
+  }
+  counted.stop();
+  const auto findings = of_rule(counter.advice(), AdviceRule::implicit_sync);
+  bool reduction = false;
+  for (const auto& finding : findings)
+    if (contains(finding.evidence, "result being value")) {
+      reduction = true;
+      EXPECT_TRUE(contains(finding.fix, "Kokkos::deep_copy(exec, dst, src)"))
+          << finding.fix;
+    }
+  EXPECT_TRUE(reduction) << all_text(counter.advice());
+}
+
 #if CUNUMPY_HAS_FAKE_DEVICE
 
 // Real Kokkos copies on the fake device.

@@ -351,7 +351,8 @@ void AdviceState::on_event(const RawEvent& event, const RecorderLock& lock) {
   key.kind = event.kind;
   key.flags = (event.blocking ? blocking_flag : 0) |
               (event.implicit ? implicit_flag : 0) |
-              (event.scalar ? scalar_flag : 0);
+              (event.scalar ? scalar_flag : 0) |
+              (event.allocation ? allocation_flag : 0);
   if (event.kind == EventKind::sync) {
     key.description = event.description;
   } else {
@@ -370,8 +371,14 @@ void AdviceState::on_event(const RawEvent& event, const RecorderLock& lock) {
   stats.per_call.add(call_of(frame));
   const std::uint64_t previous = stats.last_record;
   stats.last_record = records_;
-  if (event.kind == EventKind::sync)
+  if (event.kind == EventKind::sync) {
+    if (event.implicit) {
+      last_wait_ = &stats;
+      last_wait_record_ = records_;
+      last_wait_thread_ = event.thread;
+    }
     return;
+  }
 
   const bool fresh = event.kind == EventKind::to_host &&
                      fresh_destination(event.dst_ptr, previous);
@@ -489,6 +496,10 @@ void AdviceState::on_allocation(const Allocation& allocation) {
   const auto address = reinterpret_cast<std::uintptr_t>(allocation.pointer);
   ++allocation_generation_;
   if (allocation.freed) {
+    if (last_wait_ != nullptr && last_wait_record_ + 1 == records_ &&
+        last_wait_thread_ == allocation.thread)
+      ++last_wait_->deallocation_waits;
+    last_wait_ = nullptr;
     allocations_.erase(address);
     return;
   }

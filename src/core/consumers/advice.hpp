@@ -104,6 +104,9 @@ public:
     std::uint64_t unchanged = 0; ///< ... that moved nothing new
     std::uint64_t unchanged_bytes = 0;
     double unchanged_seconds = 0.0;
+    /// Waits followed at once by the freeing of a host allocation on their
+    /// thread: Kokkos fences before it frees host memory.
+    std::uint64_t deallocation_waits = 0;
     std::uint64_t legs = 0; ///< copies of round trips and DualView syncs
   };
   /// One copy of a possible round trip (or a DualView's sync), waiting
@@ -177,6 +180,8 @@ public:
   static constexpr std::uint8_t blocking_flag = 1;
   static constexpr std::uint8_t implicit_flag = 2;
   static constexpr std::uint8_t scalar_flag = 4;
+  /// A wait of Kokkos' making of a device view (RawEvent::allocation).
+  static constexpr std::uint8_t allocation_flag = 8;
 
   /// A thread's last copy: a DualView sync that follows is its cause.
   struct LastCopy {
@@ -215,6 +220,10 @@ private:
 
   bool contents_;
   std::uint64_t records_ = 0;
+  /// The last implicit wait, to tell a wait before a host deallocation.
+  SiteStats* last_wait_ = nullptr;
+  std::uint64_t last_wait_record_ = 0;
+  std::uint32_t last_wait_thread_ = 0;
   std::uint64_t next_call_ = 1;
   std::uint64_t next_order_ = 0;
   /// Each node's calls while counting, by the recorder's node ids.

@@ -370,11 +370,23 @@ void implicit_sync(const RuleInput& in, Found& found) {
                        " each";
     finding.estimate = "the time the host waited";
     set_saving(finding, stats.seconds);
+    // Kokkos waits while it makes a device view (after writing its header,
+    // after initializing it): made in every call, the view is the cost.
     finding.fix =
-        "let the work overlap instead of waiting here: "
-        "Kokkos::deep_copy(exec, dst, src) on an execution space instance, "
-        "a reduction into a device view, and one fence (exec.fence()) "
-        "where the result is needed";
+        2 * stats.deallocation_waits >= stats.count
+            ? "a host view (a mirror, a temporary) is freed here in every "
+              "call, and Kokkos waits for the device before it frees host "
+              "memory: allocate it once outside the loop and reuse it"
+        : (key.flags & AdviceState::allocation_flag) != 0
+            ? "a device view is allocated and initialized here in every "
+              "call, and Kokkos waits for that: allocate it once outside "
+              "the loop and reuse it (or pass a view in), or make it with "
+              "Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, ...) "
+              "where it must be made in the loop"
+            : "let the work overlap instead of waiting here: "
+              "Kokkos::deep_copy(exec, dst, src) on an execution space "
+              "instance, a reduction into a device view, and one fence "
+              "(exec.fence()) where the result is needed";
     found.emplace_back(stats.order, std::move(finding));
   }
 }
