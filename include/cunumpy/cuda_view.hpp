@@ -37,10 +37,15 @@ struct CudaView {
   bool on = false;
   /// Why not, in one sentence ("" when on).
   std::string reason;
-  /// Unified-memory counters (migrations, page faults) are collected.
+  /// Unified-memory counters (migrations, page faults) are collected: they
+  /// start at the program's first managed allocation.
   bool unified_memory = false;
   /// Why not ("" when they are).
   std::string unified_memory_reason;
+  /// Why the migrations of the managed memory the program allocated cannot
+  /// be seen ("" when they can, or none was allocated): then a budget's
+  /// rules on migrations checked nothing (Limit::migrations_unseen).
+  std::string migrations_unseen;
   /// CUDA's copy records received, and how many described an event.
   std::uint64_t copy_records = 0;
   std::uint64_t described = 0;

@@ -16,7 +16,11 @@ namespace cunumpy {
 /// `sync` is a host wait, counted apart from the transfers; `migration` is
 /// unified memory that CUDA moved between host and device on its own (page
 /// faults, evictions, prefetches), counted in bytes apart from the
-/// transfers (docs/cuda.md).
+/// transfers (docs/cuda.md); `kokkos_own` is a copy CUDA's record shows
+/// Kokkos making on its own, inside a kernel launch, a reduction or an
+/// allocation (lock arrays, launch parameters, a view's header): reported
+/// with its bytes and call site, not a transfer of the program's, checked by
+/// a budget only where a rule allows it with limits.
 enum class EventKind : std::uint8_t {
   to_host,
   to_device,
@@ -25,15 +29,16 @@ enum class EventKind : std::uint8_t {
   fallback,
   sync,
   migration,
+  kokkos_own,
 };
 
-inline constexpr std::size_t event_kind_count = 7;
+inline constexpr std::size_t event_kind_count = 8;
 
 /// Every kind, in the order reports list them.
 inline constexpr std::array<EventKind, event_kind_count> all_event_kinds = {
-    EventKind::to_host,  EventKind::to_device,   EventKind::kernel_conversion,
-    EventKind::fallback, EventKind::device_copy, EventKind::sync,
-    EventKind::migration};
+    EventKind::to_host,   EventKind::to_device,   EventKind::kernel_conversion,
+    EventKind::fallback,  EventKind::device_copy, EventKind::sync,
+    EventKind::migration, EventKind::kokkos_own};
 
 /// The name of `kind` as it appears in reports and rule files: "to_host".
 std::string_view to_string(EventKind kind) noexcept;
@@ -47,10 +52,18 @@ constexpr bool is_copy(EventKind kind) noexcept {
          kind == EventKind::device_copy;
 }
 
-/// True for the kinds whose bytes reports and limits count: the copies and
-/// the unified-memory migrations.
+/// True for the kinds whose bytes reports and limits count: the copies, the
+/// unified-memory migrations and Kokkos' own copies.
 constexpr bool moves_bytes(EventKind kind) noexcept {
-  return is_copy(kind) || kind == EventKind::migration;
+  return is_copy(kind) || kind == EventKind::migration ||
+         kind == EventKind::kokkos_own;
+}
+
+/// True for the kinds the program's transfers are: every kind but sync,
+/// migration and kokkos_own (what total() and assert_no_transfers count).
+constexpr bool is_transfer(EventKind kind) noexcept {
+  return kind != EventKind::sync && kind != EventKind::migration &&
+         kind != EventKind::kokkos_own;
 }
 
 /// Who reported an event: Kokkos Tools (with cunumpy's own calls), or

@@ -160,6 +160,10 @@ enum class Limit : std::uint8_t {
   /// The program has no device memory space: no copy could be a transfer,
   /// so the rules checked nothing (unless CUNUMPY_ALLOW_NO_DEVICE=1).
   no_device,
+  /// The program allocated managed memory and CUDA gives no unified-memory
+  /// counters here: no migration could be seen, so a rule on migrations
+  /// checked nothing.
+  migrations_unseen,
 };
 
 /// What a budget's violations say, most serious first: a rule broken,

@@ -361,6 +361,7 @@ void bind_profiling(py::module_& module) {
         result["state"] = std::string(to_string(view.state));
         result["reason"] = view.reason;
         result["unified_memory"] = view.unified_memory;
+        result["migrations_unseen"] = view.migrations_unseen;
         result["copy_records"] = view.copy_records;
         result["migration_records"] = view.migration_records;
         result["migrated_bytes"] = view.migrated_bytes;

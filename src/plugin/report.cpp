@@ -314,6 +314,7 @@ void write_cuda_view(JsonWriter& json, const profiling::CudaView& view) {
   json.member("dropped_records", view.dropped_records);
   json.member("migrated_bytes", view.migrated_bytes);
   json.member("migration_records", view.migration_records);
+  json.member("migrations_unseen", view.migrations_unseen);
   json.member("reason", view.reason);
   json.member("state", to_string(view.state));
   json.member("too_late", view.too_late);

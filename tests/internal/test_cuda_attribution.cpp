@@ -688,4 +688,202 @@ TEST(CudaRecords, ALateRecordOfAForgottenRegionMakesTheBudgetIncomplete) {
             std::string::npos);
 }
 
+// ------------------------------------------- Kokkos' own CUDA traffic
+// The sequences Kokkos 4.6 made on an H200, among its Kokkos Tools events:
+// the lock arrays' pointers copied at the first launch of a translation
+// unit, the header of a device allocation, a reduction's result.
+
+/// A kernel launch (a begin/end pair of parallel_for) with `calls` inside.
+void launch(const char* name, std::initializer_list<ApiCall> calls) {
+  std::uint64_t id = 0;
+  Kokkos::Tools::beginParallelFor(
+      name, synthetic::global_id(synthetic::ExecutionSpace::cuda), &id);
+  for (const ApiCall& call : calls)
+    CUNUMPY_TEST_CUDA_CALL_HERE(call);
+  Kokkos::Tools::endParallelFor(id);
+}
+
+/// A view of `bytes` in CudaSpace as Kokkos makes it: the allocation, the
+/// copy of its header (the CUDA copy `header`), the fence after it, and
+/// the initialization kernel.
+void allocate_view(const char* label, std::uint64_t bytes,
+                   const ApiCall& header) {
+  static char memory[256];
+  Kokkos::Tools::allocateData(Kokkos::Profiling::make_space_handle("Cuda"),
+                              label, memory, bytes);
+  CUNUMPY_TEST_CUDA_CALL_HERE(header);
+  synthetic::fence("SharedAllocationRecord<Kokkos::CudaSpace, void>::"
+                   "SharedAllocationRecord(): fence after copying header "
+                   "from HostSpace");
+  launch(
+      ("Kokkos::View::initialization [" + std::string(label) + "] via memset")
+          .c_str(),
+      {});
+}
+
+/// CUDA's record feeds the recorder from its start on, as when the
+/// collector starts: one call while nothing counts.
+void start_cuda_record() {
+  cunumpy::Impl::ensure_hooks();
+  const ApiCall call = api_call("cudaDeviceSynchronize", CallFamily::wait,
+                                CopyDirection::unknown, 0, true);
+  CUNUMPY_TEST_CUDA_CALL_HERE(call);
+}
+
+ApiCall lock_array_copy() {
+  return api_call("cudaMemcpyToSymbol", CallFamily::copy,
+                  CopyDirection::host_to_device, 8, true);
+}
+
+ApiCall header_copy() {
+  return api_call("cudaMemcpyAsync", CallFamily::copy,
+                  CopyDirection::host_to_device, 128, false);
+}
+
+TEST(KokkosOwn, CopiesInsideAKernelLaunchAreKokkosOwnNotTransfers) {
+  start_cuda_record();
+  auto counted = cunumpy::profiling::count_transfers();
+  const ApiCall first = lock_array_copy(), second = lock_array_copy();
+  const ApiCall result = api_call("cudaMemcpyAsync", CallFamily::copy,
+                                  CopyDirection::device_to_host, 8, false);
+  const ApiCall wait = api_call("cudaEventSynchronize", CallFamily::wait,
+                                CopyDirection::unknown, 0, true);
+  launch("advance", {first, second, result, wait});
+  const std::uint64_t start = ns_now();
+  const CopyRecord record_of_first =
+      record(first.correlation, CopyDirection::host_to_device,
+             MemoryKind::pageable, MemoryKind::device, 8, start, start + 1000);
+  view().copy_records(&record_of_first, 1);
+  const auto& counter = counted.counter();
+  EXPECT_EQ(counter.total(), 0u) << counter.report();
+  EXPECT_EQ(counter.to_device(), 0u);
+  EXPECT_EQ(counter.to_host(), 0u);
+  EXPECT_EQ(counter.syncs(), 0u); // the launch's own wait is Kokkos'
+  EXPECT_EQ(counter.count(EventKind::kokkos_own), 3u);
+  EXPECT_EQ(counter.bytes(EventKind::kokkos_own), 24u);
+  const auto events = counter.events();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].kind, EventKind::kokkos_own);
+  EXPECT_EQ(events[0].source, EventSource::cuda);
+  EXPECT_EQ(events[0].what, "cudaMemcpyToSymbol(nbytes=8)");
+  EXPECT_EQ(events[0].dst_memory, MemoryKind::device); // CUDA's record
+  EXPECT_NE(events[0].site.file.find("test_cuda_attribution.cpp"),
+            std::string::npos)
+      << events[0].site.str();
+  EXPECT_NE(events[0].site.line, 0);
+  const std::string report = counter.report();
+  EXPECT_TRUE(shows(report, "0 transfer(s) through cunumpy")) << report;
+  EXPECT_TRUE(shows(report, "Kokkos' own CUDA copies 3 (24 bytes")) << report;
+  EXPECT_TRUE(shows(report, "kokkos_own (3):")) << report;
+  EXPECT_NO_THROW(cunumpy::profiling::assert_no_transfers(
+      [] { launch("advance", {lock_array_copy()}); }));
+}
+
+TEST(KokkosOwn, TheHeaderOfADeviceAllocationIsKokkosOwnAndOnlyThatCopy) {
+  start_cuda_record();
+  auto counted = cunumpy::profiling::count_transfers();
+  allocate_view("state", 800, header_copy());
+  // The program's own copy right after: a transfer.
+  const ApiCall mine = api_call("cudaMemcpyAsync", CallFamily::copy,
+                                CopyDirection::host_to_device, 128, false);
+  CUNUMPY_TEST_CUDA_CALL_HERE(mine);
+  // Two copies after an allocation: the first is the header, the second
+  // the program's.
+  Kokkos::Tools::allocateData(Kokkos::Profiling::make_space_handle("Cuda"),
+                              "raw", synthetic::fake_memory(3), 64);
+  const ApiCall header = header_copy(), second = header_copy();
+  CUNUMPY_TEST_CUDA_CALL_HERE(header);
+  CUNUMPY_TEST_CUDA_CALL_HERE(second);
+  // A host allocation opens no window.
+  Kokkos::Tools::allocateData(Kokkos::Profiling::make_space_handle("Host"),
+                              "host", synthetic::fake_memory(4), 64);
+  const ApiCall after_host = header_copy();
+  CUNUMPY_TEST_CUDA_CALL_HERE(after_host);
+  const auto& counter = counted.counter();
+  EXPECT_EQ(counter.count(EventKind::kokkos_own), 2u) << counter.report();
+  EXPECT_EQ(counter.to_device(), 3u) << counter.report();
+}
+
+TEST(KokkosOwn, ABudgetThatForbidsCopiesPassesOnKokkosOwnUnlessARuleLimitsIt) {
+  start_cuda_record();
+  TransferBudget budget;
+  budget.require("integrate", Rule());
+  budget.require("setup",
+                 Rule()
+                     .allow(EventKind::to_device, {})
+                     .allow(EventKind::kokkos_own,
+                            cunumpy::profiling::Limits().max_count(1)));
+  {
+    synthetic::Region setup("setup");
+    allocate_view("state", 800, header_copy());
+    allocate_view("rhs", 800, header_copy());
+  }
+  for (int step = 0; step < 3; ++step) {
+    synthetic::Region integrate("integrate");
+    launch("advance", {lock_array_copy(), lock_array_copy()});
+  }
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u) << budget.report();
+  EXPECT_EQ(violations[0].phase, "setup");
+  EXPECT_EQ(violations[0].kind, EventKind::kokkos_own);
+  EXPECT_EQ(violations[0].limit, cunumpy::profiling::Limit::max_count);
+}
+
+TEST(KokkosOwn, ACopyAfterTheAllocationWindowClosedIsTheProgramsOwn) {
+  start_cuda_record();
+  auto counted = cunumpy::profiling::count_transfers();
+  Kokkos::Tools::allocateData(Kokkos::Profiling::make_space_handle("Cuda"),
+                              "uvm", synthetic::fake_memory(5), 64);
+  synthetic::fence("the program's fence"); // no header copy came: closed
+  const ApiCall mine = header_copy();
+  CUNUMPY_TEST_CUDA_CALL_HERE(mine);
+  EXPECT_EQ(counted.counter().to_device(), 1u);
+  EXPECT_EQ(counted.counter().count(EventKind::kokkos_own), 0u);
+}
+
+TEST(CudaRecords, MigrationRulesAreNotCheckedWhereCudaRecordsNoMigration) {
+  start_cuda_record();
+  using cunumpy::profiling::CudaViewState;
+  using cunumpy::profiling::Limit;
+  const auto before = cunumpy::profiling::cuda_view();
+  CudaView& cuda = view();
+  cuda.set_status(CudaViewState::on, "");
+  cuda.note_managed_memory();
+  const auto verdict_of = [](const Rule& rule) {
+    TransferBudget budget;
+    budget.require("step", rule);
+    { synthetic::Region step("step"); }
+    const auto violations = budget.violations();
+    for (const auto& violation : violations)
+      if (violation.limit == Limit::migrations_unseen)
+        return cunumpy::profiling::verdict(violations);
+    return cunumpy::profiling::Verdict::ok;
+  };
+  // CUDA refused its unified-memory counters.
+  cuda.set_unified_memory(false,
+                          "CUDA does not give unified-memory counters "
+                          "here (CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED)");
+  EXPECT_EQ(verdict_of(Rule()), cunumpy::profiling::Verdict::unchecked);
+  EXPECT_NE(cunumpy::profiling::cuda_view().migrations_unseen.find(
+                "UM_PROFILING_NOT_SUPPORTED"),
+            std::string::npos);
+  EXPECT_NE(cunumpy::profiling::cuda_view_line(cunumpy::profiling::cuda_view())
+                .find("migrations not seen"),
+            std::string::npos);
+  // A rule that ignores migrations checks nothing CUDA could not see.
+  EXPECT_EQ(verdict_of(Rule().ignore({EventKind::migration, EventKind::sync,
+                                      EventKind::device_copy})),
+            cunumpy::profiling::Verdict::ok);
+  // Counters on, yet not one record of the managed memory's faults.
+  cuda.set_unified_memory(true, "");
+  if (before.migration_records == 0)
+    EXPECT_EQ(verdict_of(Rule()), cunumpy::profiling::Verdict::unchecked);
+  const UnifiedMemoryRecord fault{UnifiedMemoryCounter::gpu_page_fault,
+                                  MigrationCause::unknown, 1, ns_now(),
+                                  ns_now()};
+  cuda.unified_memory_records(&fault, 1);
+  EXPECT_EQ(cunumpy::profiling::cuda_view().migrations_unseen, "");
+  cuda.set_status(before.state, before.reason);
+}
+
 } // namespace

@@ -141,3 +141,59 @@ def test_cuda_view_named_library_refused(case, cupti_built, fake_cuda,
         os.environ.get("LD_LIBRARY_PATH", ""),
         "CUNUMPY_CUPTI_LIBRARY": "libm.so.6"})
     assert "(it is not libcupti)" in view["reason"], shown(view)
+
+
+def replayed(case, fake_cuda, budget, *arguments):
+    """fake_cuda_app with the fake libcupti taking the subscriber: the H200's
+    CUDA calls among Kokkos' events reach the plugin's CUDA view."""
+    variables = {
+        "LD_LIBRARY_PATH": fake_cuda + ":" + os.environ.get("LD_LIBRARY_PATH",
+                                                            ""),
+        "CUNUMPY_CUPTI_LIBRARY": os.path.join(fake_cuda, "libcupti.so"),
+        "FAKE_CUPTI_REPLAY": "1", "CUNUMPY_BUDGET": budget,
+        "CUNUMPY_ON_VIOLATION": "exit", "CUNUMPY_REPORT": "report.json"}
+    run = case.run(list(arguments), **variables)
+    return run, case.json("report.json", run)
+
+
+def test_kokkos_own_copies_pass_the_budget(case, cupti_built, fake_cuda,
+                                           budget):
+    """The lock arrays Kokkos copies at its first launch and the header of
+    a device allocation are Kokkos' own: 'integrate' (no copies allowed)
+    passes, the program's one copy up counts once, and the report shows
+    Kokkos' own copies apart, at their lines."""
+    assert cupti_built
+    run, report = replayed(case, fake_cuda, budget)
+    assert run.status == 0, f"the budget holds\n{run}"
+    assert report["cuda_view"]["state"] == "on", shown(report["cuda_view"])
+    kinds = report["total"]["kinds"]
+    assert kinds["to_device"]["count"] == 1, shown(kinds)
+    assert kinds["kokkos_own"]["count"] == 3, shown(kinds)
+    assert kinds["kokkos_own"]["bytes"] == 8 + 8 + 128, shown(kinds)
+    assert report["budget"]["verdict"] == "ok", shown(report["budget"])
+    text_run = case.run(
+        [], LD_LIBRARY_PATH=fake_cuda + ":" +
+        os.environ.get("LD_LIBRARY_PATH", ""),
+        CUNUMPY_CUPTI_LIBRARY=os.path.join(fake_cuda, "libcupti.so"),
+        FAKE_CUPTI_REPLAY="1", CUNUMPY_BUDGET=budget,
+        CUNUMPY_REPORT="report.txt")
+    text = case.read("report.txt")
+    assert "; Kokkos' own CUDA copies 3 (144 bytes, not transfers of the " \
+        "program)" in text, f"the summary line says so\n{text}\n{text_run}"
+    assert "fake_cuda_app.cpp:" in text and \
+        "cudaMemcpyToSymbol(nbytes=8) (x2) [cuda]" in text, \
+        f"Kokkos' own copies at the program's line\n{text}"
+
+
+def test_raw_cuda_copy_breaks_the_budget(case, cupti_built, fake_cuda,
+                                         budget):
+    """The same program with its own cudaMemcpy in 'integrate', outside any
+    Kokkos event: the program's transfer, and the budget is broken."""
+    assert cupti_built
+    run, report = replayed(case, fake_cuda, budget, "--raw-copy")
+    assert run.status == 3, f"CUNUMPY_ON_VIOLATION=exit: status 3\n{run}"
+    broken = [line for line in run.cunumpy_lines()
+              if "cudaMemcpy(nbytes=64)" in line]
+    assert broken, f"the broken rule names the raw copy\n{run}"
+    assert report["total"]["kinds"]["kokkos_own"]["count"] == 3, \
+        shown(report["total"]["kinds"])

@@ -18,6 +18,8 @@ std::string_view to_string(EventKind kind) noexcept {
     return "sync";
   case EventKind::migration:
     return "migration";
+  case EventKind::kokkos_own:
+    return "kokkos_own";
   }
   return "unknown";
 }

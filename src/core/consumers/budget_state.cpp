@@ -165,6 +165,10 @@ void check_kinds(const std::string& name, const Rule& rule,
     const KindTotals& totals = counter.totals[index_of(kind)];
     if (totals.count == 0 || rule.ignored().count(kind) != 0)
       continue;
+    // Kokkos' own copies are not the program's: checked only against the
+    // limits a rule gives them.
+    if (kind == EventKind::kokkos_own && rule.allowed().count(kind) == 0)
+      continue;
     std::vector<SiteSummary> of_kind;
     for (const auto& summary : summaries)
       if (summary.kind == kind)
@@ -312,6 +316,16 @@ check(const BudgetState& state,
            {},
            {"set CUNUMPY_ALLOW_NO_DEVICE=1 where a run without a device may "
             "pass (a CPU-only CI job that runs the GPU job's rules)"}});
+  }
+  if (!state.rules.empty()) {
+    const bool checks_migrations = std::any_of(
+        state.rules.begin(), state.rules.end(), [](const auto& entry) {
+          return entry.second.ignored().count(EventKind::migration) == 0;
+        });
+    if (const std::string why = lock.migrations_unseen();
+        checks_migrations && !why.empty())
+      result.push_back(
+          {"", std::nullopt, Limit::migrations_unseen, "", why, {}, {}});
   }
   if (!lost.empty()) {
     const std::uint64_t known = state.losses.lost();

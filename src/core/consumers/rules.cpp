@@ -17,9 +17,11 @@ namespace profiling {
 namespace {
 
 /// Every limit's name, in the order of the enum.
-constexpr std::array<std::string_view, 10> limit_names = {
-    "forbidden", "max_nbytes", "max_count",     "max_total_bytes", "blocking",
-    "implicit",  "calls",      "never_entered", "events_lost",     "no_device"};
+constexpr std::array<std::string_view, 11> limit_names = {
+    "forbidden",       "max_nbytes",       "max_count",
+    "max_total_bytes", "blocking",         "implicit",
+    "calls",           "never_entered",    "events_lost",
+    "no_device",       "migrations_unseen"};
 
 std::string bool_text(bool value) {
   return value ? "true" : "false";
@@ -42,10 +44,12 @@ std::string join_kinds(const std::set<EventKind>& kinds) {
 Verdict verdict(const std::vector<Violation>& violations) noexcept {
   Verdict result = Verdict::ok;
   for (const Violation& violation : violations) {
-    const Verdict one =
-        violation.limit == Limit::events_lost ? Verdict::incomplete
-        : violation.limit == Limit::no_device ? Verdict::unchecked
-                                              : Verdict::broken;
+    const Verdict one = violation.limit == Limit::events_lost
+                            ? Verdict::incomplete
+                        : violation.limit == Limit::no_device ||
+                                violation.limit == Limit::migrations_unseen
+                            ? Verdict::unchecked
+                            : Verdict::broken;
     result = std::min(result, one);
   }
   return result;
@@ -118,7 +122,8 @@ std::string Rule::str() const {
 
 std::string Violation::str() const {
   const std::string what = kind ? std::string(to_string(*kind)) : "";
-  std::string text = limit == Limit::events_lost || limit == Limit::no_device
+  std::string text = limit == Limit::events_lost || limit == Limit::no_device ||
+                             limit == Limit::migrations_unseen
                          ? ""
                          : "phase '" + Impl::printable(phase) + "': ";
   switch (limit) {
@@ -137,6 +142,9 @@ std::string Violation::str() const {
     break;
   case Limit::no_device:
     text += "nothing was checked: " + actual;
+    break;
+  case Limit::migrations_unseen:
+    text += "migrations were not checked: " + actual;
     break;
   case Limit::forbidden:
     text += what + " is not allowed, got " + actual + " event(s)";

@@ -183,10 +183,13 @@ void Attribution::finish(Pending& entry, const Intern& intern,
     // A CUDA copy: its kind and spaces are CUDA's.
     if (entry.direction == CopyDirection::host_to_host)
       return; // not a transfer after all
-    if (!kind_of(entry.direction, event.kind)) {
+    EventKind kind = event.kind;
+    if (!kind_of(entry.direction, kind)) {
       ++stats_.unknown_direction; // the CUDA view counts it as lost
       return;
     }
+    if (event.kind != EventKind::kokkos_own) // Kokkos' own stays so
+      event.kind = kind;
     if (event.nbytes == 0)
       event.nbytes = entry.record_bytes;
     if (entry.src != MemoryKind::unknown)

@@ -16,12 +16,14 @@ namespace {
 
 /// What an open API call is to cunumpy.
 enum class Role : std::uint8_t {
-  ignored,   ///< part of something else, or nothing counts
-  own_copy,  ///< a CUDA copy no Kokkos copy contains: an event of its own
-  in_kokkos, ///< a CUDA copy inside a Kokkos deep copy: describes it
-  alias,     ///< a driver call inside one of the above
-  wait,      ///< a wait outside Kokkos' fences and copies: a sync
-  prefetch,  ///< a request to migrate managed memory
+  ignored,    ///< part of something else, or nothing counts
+  own_copy,   ///< a CUDA copy no Kokkos copy contains: an event of its own
+  kokkos_own, ///< a CUDA copy Kokkos made on its own (a launch, an
+              ///< allocation): an event of kind kokkos_own
+  in_kokkos,  ///< a CUDA copy inside a Kokkos deep copy: describes it
+  alias,      ///< a driver call inside one of the above
+  wait,       ///< a wait outside Kokkos' fences and copies: a sync
+  prefetch,   ///< a request to migrate managed memory
 };
 
 struct OpenCall {
@@ -81,7 +83,9 @@ CudaView& CudaView::instance() {
 }
 
 void CudaView::become_source() noexcept {
-  if (source_.exchange(true, std::memory_order_acq_rel))
+  // Every CUDA call asks: a read, not a write to a line all threads share.
+  if (source_.load(std::memory_order_acquire) ||
+      source_.exchange(true, std::memory_order_acq_rel))
     return;
   // CUDA's own record runs: the process has a device.
   Recorder::instance().note_device_space();
@@ -100,6 +104,32 @@ void CudaView::set_unified_memory(bool on, std::string reason) {
   const std::lock_guard lock(mutex_);
   unified_memory_ = on;
   unified_memory_reason_ = std::move(reason);
+}
+
+void CudaView::note_managed_memory() noexcept {
+  const std::lock_guard lock(mutex_);
+  managed_memory_ = true;
+}
+
+std::string CudaView::migrations_unseen() const {
+  const std::lock_guard lock(mutex_);
+  return migrations_unseen_locked();
+}
+
+std::string CudaView::migrations_unseen_locked() const {
+  if (!managed_memory_ || state_ != profiling::CudaViewState::on)
+    return {};
+  if (!unified_memory_)
+    return "the program allocated managed memory, and " +
+           unified_memory_reason_;
+  // Managed memory that is used faults or migrates: CUDA says so in a
+  // record. None at all is CUDA not recording, not a program that never
+  // touched its managed memory.
+  if (attribution_.stats().migration_records == 0)
+    return "the program allocated managed memory, and CUDA delivered no "
+           "unified-memory record (no page fault, no migration): its "
+           "counters do not record on this machine";
+  return {};
 }
 
 void CudaView::set_time_mapping(const TimeMapping& mapping) {
@@ -129,7 +159,7 @@ void CudaView::api_enter(const ApiCall& call) noexcept {
       // or a part of it (a copy's own wait).
       if (call.family == CallFamily::copy &&
           (outer->role == Role::own_copy || outer->role == Role::in_kokkos ||
-           outer->role == Role::alias)) {
+           outer->role == Role::kokkos_own || outer->role == Role::alias)) {
         open.role = Role::alias;
         open.token = outer->token;
         const std::lock_guard lock(mutex_);
@@ -144,8 +174,15 @@ void CudaView::api_enter(const ApiCall& call) noexcept {
     switch (call.family) {
     case CallFamily::wait:
       // Kokkos' fences wait through CUDA, and so do its blocking copies:
-      // those waits are Kokkos events already.
-      if (thread.fence_depth > 0 || thread.copy_depth > 0)
+      // those waits are Kokkos events already. A kernel launch's waits are
+      // Kokkos' own business.
+      if (thread.fence_depth > 0 || thread.copy_depth > 0 ||
+          thread.launch_depth > 0)
+        return;
+      // A blocking cunumpy call waits anyway, and a SyncScope records its
+      // own wait (PendingHost::result): not a second sync.
+      if (const ApiScope* api = ApiScope::current();
+          api != nullptr && !api->async())
         return;
       open.role = Role::wait;
       break;
@@ -170,9 +207,21 @@ void CudaView::api_enter(const ApiCall& call) noexcept {
         attribution_.expect(open.token, call.correlation);
       }
       open.role = Role::own_copy;
+      // What Kokkos is doing says whose copy it is: inside a kernel launch
+      // (lock arrays, launch parameters, a reduction's result), or the
+      // header Kokkos writes into a device allocation just made.
+      if (thread.launch_depth > 0) {
+        open.role = Role::kokkos_own;
+      } else if (thread.allocation_step == AllocationStep::allocated &&
+                 call.direction == CopyDirection::host_to_device) {
+        thread.allocation_step = AllocationStep::header;
+        open.role = Role::kokkos_own;
+      }
       break;
     case CallFamily::prefetch:
-      if (thread.copy_depth > 0)
+      // Kokkos prefetches the views it initializes: the migration records
+      // count the bytes.
+      if (thread.copy_depth > 0 || thread.launch_depth > 0)
         return;
       open.role = Role::prefetch;
       break;
@@ -197,8 +246,10 @@ void CudaView::api_exit(std::uint32_t correlation) noexcept {
     cuda.depth = index - 1;
     OpenCall& open = cuda.calls[index - 1];
     if (open.role != Role::own_copy && open.role != Role::wait &&
-        open.role != Role::prefetch)
+        open.role != Role::prefetch && open.role != Role::kokkos_own)
       return;
+    const bool held =
+        open.role == Role::own_copy || open.role == Role::kokkos_own;
     Recorder& recorder = Recorder::instance();
     ThreadState& thread = thread_state();
     RawEvent event;
@@ -210,8 +261,8 @@ void CudaView::api_exit(std::uint32_t correlation) noexcept {
     event.start = open.start;
     event.duration = recorder.now() - open.start;
     event.nbytes = open.call.bytes;
-    event.set_cuda(EventSource::cuda, open.role == Role::own_copy,
-                   MemoryKind::unknown, MemoryKind::unknown);
+    event.set_cuda(EventSource::cuda, held, MemoryKind::unknown,
+                   MemoryKind::unknown);
     switch (open.role) {
     case Role::wait:
       event.kind = EventKind::sync;
@@ -225,6 +276,8 @@ void CudaView::api_exit(std::uint32_t correlation) noexcept {
     default:
       event.kind = EventKind::to_device; // CUDA's record may tell otherwise
       kind_of(open.call.direction, event.kind);
+      if (open.role == Role::kokkos_own)
+        event.kind = EventKind::kokkos_own;
       event.blocking = open.call.synchronous;
       break;
     }
@@ -234,18 +287,18 @@ void CudaView::api_exit(std::uint32_t correlation) noexcept {
       event.site = open.site.intern(recorder, thread.sites, lock);
       StringTable& strings = recorder.strings(lock);
       event.description = strings.intern(describe(open.call));
-      if (open.role == Role::own_copy) {
+      if (held) {
         event.src_space =
             strings.intern(host_side_space(open.call.direction, true));
         event.dst_space =
             strings.intern(host_side_space(open.call.direction, false));
       }
-      if (open.role != Role::own_copy) {
+      if (!held) {
         recorder.deliver(event, lock);
         return;
       }
     }
-    if (open.call.synchronous) {
+    if (open.call.synchronous && open.role == Role::own_copy) {
       // The host waited for the device: a wait the program did not ask
       // for, as for a scalar read.
       RawEvent wait = event;
@@ -358,8 +411,11 @@ profiling::CudaView CudaView::status() const {
   view.unified_memory = view.on && unified_memory_;
   view.unified_memory_reason =
       view.unified_memory ? std::string()
-                          : (view.on ? unified_memory_reason_
-                                     : std::string("CUDA's record is off"));
+      : !view.on          ? std::string("CUDA's record is off")
+      : !managed_memory_  ? std::string("the program has allocated no managed "
+                                         "memory (they start at its first "
+                                         "managed allocation)")
+                          : unified_memory_reason_;
   const AttributionStats& stats = attribution_.stats();
   view.copy_records = stats.copy_records;
   view.described = stats.described;
@@ -369,6 +425,7 @@ profiling::CudaView CudaView::status() const {
   view.migration_records = stats.migration_records;
   view.migrated_bytes = stats.migrated_bytes;
   view.dropped_records = dropped_.load(std::memory_order_relaxed);
+  view.migrations_unseen = migrations_unseen_locked();
   return view;
 }
 
@@ -400,9 +457,8 @@ std::string cuda_view_line(const CudaView& view) {
   std::string line = "CUDA view: " + std::string(to_string(view.state));
   switch (view.state) {
   case CudaViewState::on:
-    if (!view.unified_memory && !view.unified_memory_reason.empty())
-      line +=
-          " (no unified-memory counters: " + view.unified_memory_reason + ")";
+    if (!view.migrations_unseen.empty())
+      line += " (migrations not seen: " + view.migrations_unseen + ")";
     return line;
   case CudaViewState::unavailable:
     return line + ": " + view.reason;

@@ -31,6 +31,9 @@ public:
   // What the collector says of itself.
   void set_status(profiling::CudaViewState state, std::string reason);
   void set_unified_memory(bool on, std::string reason);
+  /// The program allocates managed memory (cudaMallocManaged and the
+  /// like), on the thread that does, before the allocation.
+  void note_managed_memory() noexcept;
   void set_time_mapping(const TimeMapping& mapping);
   /// CUDA's flush of its buffers, called by collect() before reads.
   using Flush = void (*)();
@@ -65,6 +68,7 @@ public:
   void hold(std::uint32_t token, const RawEvent& event,
             const RawEvent* wait) noexcept override;
   void forget(std::uint32_t token) noexcept override;
+  std::string migrations_unseen() const override;
   void lock_for_fork() noexcept override { mutex_.lock(); }
   void unlock_after_fork() noexcept override { mutex_.unlock(); }
 
@@ -76,6 +80,7 @@ private:
   CudaView() = default;
   /// Feeds the recorder from now on (once).
   void become_source() noexcept;
+  std::string migrations_unseen_locked() const; ///< mutex_ held
 
   mutable std::mutex mutex_;
   Attribution attribution_;
@@ -83,6 +88,7 @@ private:
   std::string reason_ = "no counter, budget or plugin has used cunumpy yet";
   bool unified_memory_ = false;
   std::string unified_memory_reason_ = "CUDA's record is off";
+  bool managed_memory_ = false; ///< the program allocated managed memory
   /// Every late event that starts before this time has reached the
   /// attribution unit.
   double settled_ = 0.0;

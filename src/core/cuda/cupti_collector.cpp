@@ -83,6 +83,7 @@ Driver driver;
 CUpti_SubscriberHandle subscriber = nullptr;
 std::once_flag started;
 std::once_flag activities_enabled;
+std::once_flag unified_memory_enabled;
 
 std::string result_text(CUptiResult result) {
   const char* text = nullptr;
@@ -640,11 +641,9 @@ void stop_flusher() {
     flusher->stop();
 }
 
-/// Activity records: from the first context on (unified-memory counters
-/// need an initialized driver), once.
+/// Activity records of copies: from the first context on, once.
 void enable_activities() {
   std::call_once(activities_enabled, [] {
-    CudaView& view = CudaView::instance();
     CUptiResult result = cupti.enable_activity(CUPTI_ACTIVITY_KIND_MEMCPY);
     if (result == CUPTI_SUCCESS)
       cupti.enable_activity(CUPTI_ACTIVITY_KIND_MEMCPY2);
@@ -653,6 +652,18 @@ void enable_activities() {
                  result_text(result) +
                  "): raw CUDA copies are counted without their memory kinds "
                  "and time on the device");
+    flusher = new Flusher();
+    flusher->start();
+    std::atexit(stop_flusher); // before CUDA's own exit handlers run
+  });
+}
+
+/// Unified-memory counters, at the program's first managed allocation
+/// (before it is made): they cost the driver at every fault, and a program
+/// without managed memory has nothing for them to count.
+void enable_unified_memory() {
+  std::call_once(unified_memory_enabled, [] {
+    CudaView& view = CudaView::instance();
     std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> configs;
     for (auto kind : {
              CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
@@ -664,7 +675,7 @@ void enable_activities() {
       configs.push_back(
           {CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE,
            kind, 0, 1});
-    result = cupti.configure_unified_memory(
+    CUptiResult result = cupti.configure_unified_memory(
         configs.data(), static_cast<uint32_t>(configs.size()));
     if (result == CUPTI_SUCCESS)
       result =
@@ -675,9 +686,6 @@ void enable_activities() {
       view.set_unified_memory(false, "CUDA does not give unified-memory "
                                      "counters here (" +
                                          result_text(result) + ")");
-    flusher = new Flusher();
-    flusher->start();
-    std::atexit(stop_flusher); // before CUDA's own exit handlers run
   });
 }
 
@@ -699,6 +707,14 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
   if (info == nullptr)
     return;
   CudaView& view = CudaView::instance();
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+      id == CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged) {
+    if (info->callbackSite == CUPTI_API_ENTER) {
+      enable_unified_memory();
+      view.note_managed_memory();
+    }
+    return;
+  }
   if (info->callbackSite == CUPTI_API_EXIT) {
     view.api_exit(info->correlationId);
     return;
@@ -884,6 +900,10 @@ void start() {
   }
   for (const Watched& entry : watched)
     cupti.enable_callback(1, subscriber, entry.domain, entry.id);
+  // Managed allocations (cudaMallocManaged calls it too) turn the
+  // unified-memory counters on.
+  cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged);
   cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                         CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,

@@ -77,6 +77,8 @@ public:
   std::string path(std::uint32_t node) const;
   /// Whether the program has a device, and its backends.
   profiling::DeviceStatus device_status() const;
+  /// LateSource::migrations_unseen of CUDA's record, "" without one.
+  std::string migrations_unseen() const;
   /// What the environment set (CUNUMPY_ALLOW_NO_DEVICE, ...).
   const RecorderSettings& settings() const;
 

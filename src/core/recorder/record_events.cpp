@@ -100,6 +100,7 @@ void begin_deep_copy(const char* dst_space, const char* dst_label,
   try {
     thread = &thread_state();
     ++thread->activity;
+    thread->allocation_step = AllocationStep::none;
     copy = &thread->push_copy();
     copy->transfer = false;
     copy->saw_fence = false;
@@ -232,6 +233,9 @@ void begin_fence(const char* name, std::uint32_t device_id) noexcept {
       Recorder::instance().count_lost(LossReason::copy_unseen);
     fence = &thread->push_fence();
     fence->recorded = false;
+    fence->in_allocation = thread->allocation_step != AllocationStep::none;
+    if (thread->allocation_step == AllocationStep::allocated)
+      thread->allocation_step = AllocationStep::header; // no header copy
     fence->global = is_global_fence(device_id);
     fence->space_type = device_id >> 24;
     if (thread->in_debug_fence)
@@ -277,6 +281,9 @@ void end_fence() noexcept {
       return;
     }
     InFlightFence& fence = thread.fences[--thread.fence_depth];
+    if (fence.in_allocation &&
+        thread.allocation_step == AllocationStep::initialized)
+      thread.allocation_step = AllocationStep::none; // the view is made
     if (!fence.recorded)
       return;
     Recorder& recorder = Recorder::instance();
@@ -286,6 +293,7 @@ void end_fence() noexcept {
     const ApiScope* api = fence.site.api;
     event.implicit = is_implicit_fence(fence.name) ||
                      (api != nullptr && (api->async() || api->implicit_sync));
+    event.allocation = fence.in_allocation;
     event.thread = thread.index;
     event.start = fence.start;
     event.duration = recorder.now() - fence.start;
@@ -337,6 +345,7 @@ void push_region(const char* name) noexcept {
   try {
     Recorder& recorder = Recorder::instance();
     ThreadState& thread = thread_state();
+    thread.allocation_step = AllocationStep::none;
     const std::uint32_t id =
         recent_name_id(recorder, thread, name != nullptr ? name : "");
     const double time = recorder.now();
@@ -351,6 +360,7 @@ void pop_region() noexcept {
   try {
     Recorder& recorder = Recorder::instance();
     ThreadState& thread = thread_state();
+    thread.allocation_step = AllocationStep::none;
     const double time = recorder.now();
     const RecorderLock lock = recorder.lock();
     recorder.pop_region(thread, time, lock);
@@ -451,13 +461,20 @@ void allocation(const char* space, const void* ptr, std::uint64_t size,
                 bool freed) noexcept {
   try {
     Recorder& recorder = Recorder::instance();
-    if (!recorder.wants_allocations() && recorder.device_space_seen())
+    // A device allocation starts Kokkos' making of a view, which CUDA's
+    // record and advice follow (ThreadState::allocation_step).
+    const bool follow =
+        recorder.late_source() != nullptr || recorder.wants_allocations();
+    if (!follow && recorder.device_space_seen())
       return;
     ThreadState& thread = thread_state();
     SpaceSide side = SpaceSide::host;
     std::uint32_t id = 0;
     bool unknown = false;
     classify_space(space, thread, side, id, unknown);
+    thread.allocation_step = follow && !freed && side == SpaceSide::device
+                                 ? AllocationStep::allocated
+                                 : AllocationStep::none;
     if (!recorder.wants_allocations())
       return;
     if (side != SpaceSide::host)
@@ -473,9 +490,15 @@ void begin_kernel(const char* name, std::uint32_t device_id) noexcept {
   try {
     Recorder& recorder = Recorder::instance();
     recorder.note_execution_space(device_id);
+    ThreadState& thread = thread_state();
+    ++thread.launch_depth;
+    const AllocationStep step = thread.allocation_step;
+    thread.allocation_step =
+        step == AllocationStep::allocated || step == AllocationStep::header
+            ? AllocationStep::initializing
+            : AllocationStep::none;
     if (!recorder.wants_kernels() && !recorder.debug_sync())
       return;
-    ThreadState& thread = thread_state();
     InFlightKernel& kernel = thread.push_kernel();
     kernel.name.assign(name != nullptr ? name : "");
     kernel.start = recorder.now();
@@ -526,6 +549,10 @@ void end_kernel() noexcept {
   try {
     ThreadState& thread = thread_state();
     state = &thread;
+    if (thread.launch_depth > 0)
+      --thread.launch_depth;
+    if (thread.allocation_step == AllocationStep::initializing)
+      thread.allocation_step = AllocationStep::initialized;
     if (thread.kernel_depth == 0)
       return; // begun before a sink wanted kernels
     const InFlightKernel& kernel = thread.kernels[--thread.kernel_depth];

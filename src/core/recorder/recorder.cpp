@@ -537,6 +537,10 @@ std::string RecorderLock::path(std::uint32_t node) const {
 profiling::DeviceStatus RecorderLock::device_status() const {
   return recorder_->device_status(*this);
 }
+std::string RecorderLock::migrations_unseen() const {
+  const LateSource* source = recorder_->late_source();
+  return source != nullptr ? source->migrations_unseen() : std::string();
+}
 const RecorderSettings& RecorderLock::settings() const {
   return recorder_->settings();
 }

@@ -77,6 +77,10 @@ public:
                     const RawEvent* wait) noexcept = 0;
   /// The Kokkos copy of `token` made no event (its inner copies did).
   virtual void forget(std::uint32_t token) noexcept = 0;
+  /// Why the migrations of the program's managed memory cannot be seen
+  /// (CUDA gives no unified-memory counters here), or "" when they can or
+  /// no managed memory was allocated.
+  virtual std::string migrations_unseen() const { return {}; }
   /// The fork handler's, after the recorder's mutex: hold the source's own
   /// lock, so that a child never inherits it held; release it.
   virtual void lock_for_fork() noexcept {}

@@ -23,6 +23,7 @@ enum class Content : std::uint8_t { not_checked, changed, unchanged };
 
 /// An event as the recorder stores it: strings and call sites are ids.
 struct RawEvent {
+  RawEvent() : scalar(false), allocation(false) {}
   EventKind kind = EventKind::to_host;
   bool blocking = true;
   bool implicit = false;
@@ -34,7 +35,8 @@ struct RawEvent {
   std::uint32_t label = 0;       ///< StringTable id
   std::uint32_t src_space = 0;   ///< StringTable id
   std::uint32_t dst_space = 0;   ///< StringTable id
-  bool scalar = false;           ///< a copy into a host scalar
+  bool scalar : 1;               ///< a copy into a host scalar
+  bool allocation : 1;           ///< a wait of Kokkos' making of a device view
   /// What CUDA's own record says of the event (src/core/cuda), packed into
   /// the bytes free here (see the accessors): 0 for an event only Kokkos
   /// reported, and without a time on the device.

@@ -219,8 +219,22 @@ struct InFlightCopy {
   CapturedSite site;
 };
 
+/// The steps of Kokkos' making of a device view, as its events show them:
+/// the allocation (allocate_data), the copy of its header (a CUDA copy),
+/// fences, its initialization kernel, and the fence after that kernel.
+/// Any other event of the thread (a deep copy, a region, a second kernel)
+/// ends it.
+enum class AllocationStep : std::uint8_t {
+  none,
+  allocated,    ///< its header copy may come next
+  header,       ///< header written (or a fence came first)
+  initializing, ///< inside its initialization kernel
+  initialized,  ///< until the fence after that kernel
+};
+
 struct InFlightFence {
   bool recorded = false;
+  bool in_allocation = false; ///< a fence of a view's making
   bool global = false;
   std::uint32_t space_type = 0; ///< Kokkos 4's execution space type
   double start = 0.0;
@@ -360,6 +374,13 @@ struct alignas(64) ThreadState {
   std::size_t failed_fence_begins = 0;
   std::vector<InFlightKernel> kernels;
   std::size_t kernel_depth = 0;
+  /// What Kokkos is doing on this thread (docs/cuda.md): the kernel
+  /// launches (parallel_for, _reduce, _scan) between their begin and end,
+  /// and where it is in making a device view. CUDA copies inside a launch,
+  /// and the one that writes a new allocation's header, are Kokkos' own;
+  /// the fences of a view's making are its allocation's (advice).
+  std::uint32_t launch_depth = 0;
+  AllocationStep allocation_step = AllocationStep::none;
   /// cunumpy's own fence of debug-sync mode is running: its fence events
   /// are the wait cunumpy records itself.
   bool in_debug_fence = false;

@@ -35,7 +35,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 std::uint64_t transfers(const KindTable& totals) noexcept {
   std::uint64_t sum = 0;
   for (EventKind kind : all_event_kinds)
-    if (kind != EventKind::sync && kind != EventKind::migration)
+    if (is_transfer(kind))
       sum += totals[index_of(kind)].count;
   return sum;
 }
@@ -69,7 +69,15 @@ std::string summary_line(const KindTable& totals) {
          count(EventKind::kernel_conversion) + " kernel_conversion, " +
          count(EventKind::fallback) + " fallback, " +
          count(EventKind::device_copy) + " device_copy)" +
-         migration_text(totals);
+         migration_text(totals) + kokkos_own_text(totals);
+}
+
+std::string kokkos_own_text(const KindTable& totals) {
+  const profiling::KindTotals& own = totals[index_of(EventKind::kokkos_own)];
+  if (own.count == 0)
+    return {};
+  return "; Kokkos' own CUDA copies " + std::to_string(own.count) + " (" +
+         std::to_string(own.nbytes) + " bytes, not transfers of the program)";
 }
 
 std::string migration_text(const KindTable& totals) {

@@ -17,17 +17,21 @@ constexpr std::size_t index_of(EventKind kind) noexcept {
   return static_cast<std::size_t>(kind);
 }
 
-/// Transfers and markers: every kind but sync and migration.
+/// Transfers and markers: every kind but sync, migration and kokkos_own.
 std::uint64_t transfers(const profiling::KindTable& totals) noexcept;
 
 /// "N transfer(s) through cunumpy (a to_host, b to_device, c
 /// kernel_conversion, d fallback, e device_copy)": the first line of every
-/// report, followed by migration_text when CUDA reported migrations.
+/// report, followed by migration_text and kokkos_own_text.
 std::string summary_line(const profiling::KindTable& totals);
 
 /// "; unified memory migrated B bytes (N record(s))", or "" without
 /// migrations.
 std::string migration_text(const profiling::KindTable& totals);
+
+/// "; Kokkos' own CUDA copies N (B bytes, not transfers of the program)", or
+/// "" without any.
+std::string kokkos_own_text(const profiling::KindTable& totals);
 
 /// The report of `summaries`: the summary line, then one section per kind
 /// with a line per call site. `indent` prefixes every line.
