@@ -20,6 +20,7 @@
 #include <cunumpy/transfer_counter.hpp>
 
 #include "entry_points.hpp"
+#include "plugin_path.hpp"
 
 #ifdef CUNUMPY_BENCH_LIBUNWIND
 #define UNW_LOCAL_ONLY

@@ -11,6 +11,7 @@
 
 #include "support/environment.hpp"
 #include "support/variables.hpp"
+#include "test_paths.hpp"
 
 namespace {
 

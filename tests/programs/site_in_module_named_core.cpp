@@ -12,6 +12,7 @@
 #include <cunumpy/cunumpy.hpp>
 
 #include "check.hpp"
+#include "test_paths.hpp"
 
 extern "C" int copy_in_core_module();
 extern "C" void copy_in_core_module_on_thread();

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "test_paths.hpp"
 
 namespace {
 

@@ -32,15 +32,12 @@
 
 #include "cuda/collector.hpp"
 #include "cuda/cuda_view.hpp"
+#include "cuda/cupti_library.hpp" // configured: the build's libcupti
 #include "recorder/recorder.hpp"
 #include "support/environment.hpp"
 #include "support/excerpt.hpp"
 #include "support/file_kind.hpp"
 #include "support/variables.hpp"
-
-#ifndef CUNUMPY_CUPTI_LIBRARY
-#define CUNUMPY_CUPTI_LIBRARY ""
-#endif
 
 namespace cunumpy::Impl::cuda {
 
@@ -786,8 +783,8 @@ void* load_cupti(std::string& name, std::string& why) {
     if (const auto root = environment(variable))
       for (const char* dir : {"/lib64/", "/lib/", "/extras/CUPTI/lib64/"})
         candidates.push_back(*root + dir + "libcupti.so");
-  if (*CUNUMPY_CUPTI_LIBRARY != '\0')
-    candidates.emplace_back(CUNUMPY_CUPTI_LIBRARY);
+  if (*built_cupti_library != '\0')
+    candidates.emplace_back(built_cupti_library);
   std::string tried;
   for (const std::string& candidate : candidates) {
     if (library_file_problem(candidate).empty())
