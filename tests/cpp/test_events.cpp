@@ -1163,16 +1163,24 @@ TEST(SyntheticScopes, GoogleTestMacros) {
 
 // Kernels are not transfers.
 
+// Fills values with 0, 1, ... and returns their sum, in two kernels. A free
+// function: nvcc rejects a KOKKOS_LAMBDA in a TEST body (a private member).
+double fill_and_sum(const Kokkos::View<double*, Kokkos::HostSpace>& values) {
+  const auto policy = Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(
+      0, values.extent(0));
+  Kokkos::parallel_for(
+      "fill", policy, KOKKOS_LAMBDA(int i) { values(i) = i; });
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "sum", policy,
+      KOKKOS_LAMBDA(int i, double& partial) { partial += values(i); }, sum);
+  return sum;
+}
+
 TEST(SyntheticKernels, AKernelIsNotATransfer) {
   Kokkos::View<double*, Kokkos::HostSpace> values("values", 16);
   auto counted = count_transfers();
-  Kokkos::parallel_for(
-      "fill", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, 16),
-      KOKKOS_LAMBDA(int i) { values(i) = i; });
-  double sum = 0;
-  Kokkos::parallel_reduce(
-      "sum", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, 16),
-      KOKKOS_LAMBDA(int i, double& partial) { partial += values(i); }, sum);
+  const double sum = fill_and_sum(values);
   EXPECT_EQ(sum, 120.0);
   EXPECT_EQ(counted.counter().total(), 0u) << counted.counter().report();
 }

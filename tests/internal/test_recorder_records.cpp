@@ -248,20 +248,35 @@ TEST(RecorderRegions, ATimeStepOfManyNamedRegionsInternsNothingOnceWarm) {
   EXPECT_EQ(counted.counter().events_lost(), 0u);
 }
 
-TEST(RecorderKernels, KernelsAreRecordedOnlyWhileASinkWantsThem) {
-  Kokkos::View<double*, Kokkos::HostSpace> values("values", 8);
-  const auto policy =
-      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, 8);
-  RecordingSink sink;
+using HostValues = Kokkos::View<double*, Kokkos::HostSpace>;
+
+// Kernels on the host, in free functions: nvcc rejects a KOKKOS_LAMBDA in a
+// TEST body (a private member).
+void fill_values(const char* name, const HostValues& values, double factor) {
   Kokkos::parallel_for(
-      "not wanted", policy, KOKKOS_LAMBDA(int i) { values(i) = i; });
-  Recorder::instance().want_kernels(true);
-  Kokkos::parallel_for(
-      "fill", policy, KOKKOS_LAMBDA(int i) { values(i) = 2 * i; });
-  double sum = 0;
+      name,
+      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(
+          0, values.extent(0)),
+      KOKKOS_LAMBDA(int i) { values(i) = factor * i; });
+}
+
+double sum_of(const char* name, const HostValues& values) {
+  double result = 0;
   Kokkos::parallel_reduce(
-      "sum", policy,
-      KOKKOS_LAMBDA(int i, double& partial) { partial += values(i); }, sum);
+      name,
+      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(
+          0, values.extent(0)),
+      KOKKOS_LAMBDA(int i, double& partial) { partial += values(i); }, result);
+  return result;
+}
+
+TEST(RecorderKernels, KernelsAreRecordedOnlyWhileASinkWantsThem) {
+  HostValues values("values", 8);
+  RecordingSink sink;
+  fill_values("not wanted", values, 1);
+  Recorder::instance().want_kernels(true);
+  fill_values("fill", values, 2);
+  const double sum = sum_of("sum", values);
   Recorder::instance().want_kernels(false);
   EXPECT_EQ(sum, 56.0);
   const auto kernels = sink.kernels();
