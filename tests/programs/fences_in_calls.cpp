@@ -34,7 +34,7 @@ void fence(const char* name) {
 /// shorter).
 struct SpaceName {
   explicit SpaceName(const char* name) {
-    std::strncpy(text, name, sizeof text);
+    std::strncpy(text, name, sizeof text - 1); // text ends with a NUL
   }
   char text[64] = {};
 };
