@@ -6,7 +6,8 @@ report into the version-3 reports of the ranks of a job.
 --check passes only when every rank of the job is there, checked its
 budget, kept it and saw every event; input that cannot be trusted gives
 status 2 and one line, whatever it is; thousands of ranks merge into lines
-of bounded length; the region tree exports to Hatchet's literal format,
+of bounded length; a call site keeps its file name and line however deep
+the checkout; the region tree exports to Hatchet's literal format,
 which Hatchet reads (in a virtual environment of the build)."""
 
 import json
@@ -334,6 +335,58 @@ def test_many_ranks(case, sample, report_tool):
     print(f"3000 ranks: {seconds:.1f} s, peak {peak_mib:.0f} MiB (children)")
     assert peak_mib < 80, f"{peak_mib:.0f} MiB: the reports are all kept"
     assert seconds < 120, f"{seconds:.0f} s"
+
+
+def test_deep_checkout_keeps_sites_whole(case, sample, merge, report_tool):
+    """Reports of a program whose sources lie more than 150 characters
+    deep: the table shows each call site's path from its last components,
+    with its file name and line whole, even on a line that is too long; the
+    merged JSON keeps the whole paths."""
+    short = load_tool(report_tool).short_paths
+    deep = ("/scratch/" + "/".join(f"a-project-with-a-long-name-{level}"
+                                   for level in range(5)) + "/cunumpy")
+    assert len(deep) > 150
+    up, down, read = (f"{deep}/tests/programs/advice_events.cpp:{line}"
+                      for line in (88, 92, 91))
+    assert short(up) == "…/tests/programs/advice_events.cpp:88"
+    copy = f"{deep}/tests/programs/tool_events.cpp:57"
+    report = json.loads(json.dumps(sample))
+    report["program"] = f"{deep}/build/tests/tool_events"
+    report["budget"]["violations"] = [{
+        "phase": "step", "kind": "to_host", "limit": "forbidden",
+        "message": "phase 'step': to_host is not allowed, got 20 event(s)\n"
+                   f"  {copy}: deep_copy(\"state\", nbytes=800) (x20)\n"}]
+    long_region = "a region whose name is long " * 5
+
+    def finding(rule, region, sites):
+        return {"rule": rule, "region": region, "phase": "step",
+                "fix": "fix it", "message": f"[{rule}] ...",
+                "saving_seconds": 0.01, "seconds": 0.02, "count": 40,
+                "calls": 20, "sites": [{"site": site} for site in sites]}
+
+    report["advice"] = {"recording": "on", "findings": [
+        finding("round_trip", "step", [up, down]),
+        finding("blocking_small_read", long_region, [read])]}
+    paths = write_job(case.path("job"), report, [0, 1], size=2)
+    status, table, stderr = merge("--json", case.path("merged.json"), *paths)
+    assert status == 0, stderr
+    lines = table.splitlines()
+    assert lines[0].endswith(f" of {short(report['program'])}"), lines[0]
+    assert (f"  [round_trip] region 'step' at {short(up)}, then "
+            f"{short(down)}, on rank(s) 0, 1" in lines), table
+    assert f"{' ' * 10}{short(copy)}: deep_copy(\"state\", nbytes=800) " \
+        "(x20)" in lines, table
+    # A line too long for the table is cut after its last site.
+    cut = next(line for line in lines if "[blocking_small_read]" in line)
+    assert cut.endswith(f" at {short(read)}…"), cut
+    assert all(len(line) <= LINE_WIDTH for line in lines if line != cut), \
+        table
+
+    merged = read_json(case.path("merged.json"))
+    assert merged["program"] == report["program"]
+    assert [finding["sites"] for finding in merged["advice"]] == \
+        [[up, down], [read]]
+    assert copy in merged["violations"][0]["message"]
 
 
 def two_ranks(case, sample):
