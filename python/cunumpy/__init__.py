@@ -19,7 +19,17 @@ array module of the active backend (numpy or cupy): xp.asarray, xp.float64...
 
 from typing import Any
 
-from . import _core
+try:
+    from . import _core
+except ImportError as error:
+    # A CUDA build on a machine without the CUDA driver (a login or build
+    # node): the module links libcuda. One line that says so.
+    if "libcuda.so" not in str(error):
+        raise
+    raise ImportError(
+        "cunumpy: this build's Kokkos has the CUDA backend, and no CUDA device "
+        f"is usable here (no CUDA driver: {error})"
+    ) from None
 
 from . import cuda, memory, profiling, testing  # noqa: E402
 from ._async import PendingHost, to_host_async  # noqa: E402

@@ -8,6 +8,9 @@
 #include <vector>
 
 #include <Kokkos_Core.hpp>
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
 
 #include <cunumpy/conversions.hpp>
 #include <cunumpy/impl/api_scope.hpp>
@@ -24,8 +27,26 @@ namespace {
 bool owns_kokkos = false;
 bool finalized = false;
 
+/// Why this build's device backend cannot run here, or "": without a GPU
+/// Kokkos' initialization would abort the interpreter.
+std::string device_unusable() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  int devices = 0;
+  const cudaError_t error = cudaGetDeviceCount(&devices);
+  if (error != cudaSuccess)
+    return std::string("cudaGetDeviceCount: ") + cudaGetErrorString(error);
+  if (devices == 0)
+    return "cudaGetDeviceCount: 0 devices";
+#endif
+  return "";
+}
+
 void initialize_kokkos() {
   if (!Kokkos::is_initialized()) {
+    if (const std::string why = device_unusable(); !why.empty())
+      throw py::import_error("cunumpy: this build's Kokkos has the CUDA "
+                             "backend, and no CUDA device is usable here (" +
+                             why + ")");
     static char program[] = "python";
     static char* argv[] = {program, nullptr};
     int argc = 1;

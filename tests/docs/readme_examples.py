@@ -34,6 +34,7 @@ import sys
 
 SKIPPED = 77
 SKIP_MARKS = ("no device distinct from the host", "there is no fake device",
+              "no CUDA device is usable here",
               "no device memory space in this program")
 
 MARKER = re.compile(r"^<!--\s*(example|output)\b\s*:?\s*(.*?)\s*-->\s*$")

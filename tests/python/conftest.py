@@ -4,9 +4,24 @@ space, and gets them back whatever it changed."""
 import numpy as np
 import pytest
 
-import cunumpy as xp
-from cunumpy import _backend, _core
+try:
+    import cunumpy as xp
+    from cunumpy import _backend, _core
+except ImportError as error:
+    # A device build on a machine without its device: nothing can run.
+    if "no CUDA device is usable here" not in str(error):
+        raise
+    unusable = str(error)
+else:
+    unusable = None
 from helpers import required_extension
+
+
+def pytest_sessionstart(session):
+    """One line and status 77 (skipped under ctest) when the build's
+    device is not here."""
+    if unusable is not None:
+        pytest.exit(unusable, returncode=77)
 
 
 @pytest.fixture(autouse=True)
@@ -21,8 +36,24 @@ def restore_backend():
 
 
 @pytest.fixture
+def device_space():
+    """The "kokkos" backend on a device memory space, whose Kokkos name it
+    gives: the fake device where this Kokkos has one (real, counted copies
+    on a CPU), else the build's device space (CudaSpace on a CUDA build)."""
+    if xp.testing.has_fake_device:
+        with xp.testing.use_fake_device():
+            yield _core.device_space_name()
+    elif _core.has_device_backend:
+        xp.set_backend("kokkos")
+        yield _core.device_space_name()
+    else:
+        pytest.skip("this Kokkos version has no fake device, and this build no device")
+
+
+@pytest.fixture
 def fake():
-    """The "kokkos" backend on the fake device: real, counted copies."""
+    """The "kokkos" backend on the fake device, for what only it does
+    (host memory behind a device space, copies that end at once)."""
     if not xp.testing.has_fake_device:
         pytest.skip("this Kokkos version has no fake device")
     with xp.testing.use_fake_device():

@@ -20,7 +20,7 @@ def of_rule(findings, rule):
     return [finding for finding in findings if finding.rule == rule]
 
 
-def test_a_round_trip_in_a_loop_names_its_two_python_lines(fake):
+def test_a_round_trip_in_a_loop_names_its_two_python_lines(device_space):
     state = np.ones(100000)
     with count_transfers(advice="on") as counter:
         for _ in range(12):
@@ -47,7 +47,7 @@ def test_a_round_trip_in_a_loop_names_its_two_python_lines(fake):
     assert repr(trip).startswith("Finding('round_trip', region='', saving_seconds=")
 
 
-def test_the_same_loop_with_the_copies_at_its_boundaries_has_no_round_trip(fake):
+def test_the_same_loop_with_the_copies_at_its_boundaries_has_no_round_trip(device_space):
     state = np.ones(100000)
     with count_transfers(advice="on") as counter:
         device = xp.to_device(state)
@@ -57,7 +57,7 @@ def test_the_same_loop_with_the_copies_at_its_boundaries_has_no_round_trip(fake)
     assert of_rule(counter.advice(min_saving_seconds=0.0), "round_trip") == []
 
 
-def test_budget_findings_name_the_phase_and_leave_the_verdict(fake):
+def test_budget_findings_name_the_phase_and_leave_the_verdict(device_space):
     budget = TransferBudget(advice="on")
     state = np.ones(100000)
     for _ in range(12):
@@ -97,7 +97,7 @@ def test_blocking_reads_made_by_kokkos_events():
     assert counter.advice(min_saving_seconds=1.0) == []
 
 
-def test_contents_are_hashed_only_when_asked_for(fake):
+def test_contents_are_hashed_only_when_asked_for(device_space):
     host = np.arange(8192.0)
     mirror = xp.DeviceMirror(host)
     for advice in ("on", "contents"):

@@ -10,14 +10,14 @@ from helpers import next_site
 count_transfers = xp.profiling.count_transfers
 
 
-def test_the_documented_example(fake):
+def test_the_documented_example(device_space):
     markers = np.random.default_rng(0).standard_normal((100, 3))
     with count_transfers() as counter:
         degree = xp.as_device_array((3, 3, 3), np.int32, ndim=1, name="degree")
         markers = xp.as_device_array(markers, np.float64, ndim=2, name="markers")
     assert isinstance(degree, xp.DeviceArray)
     assert (degree.shape, degree.dtype) == ((3,), np.int32)
-    assert degree.flags.c_contiguous and degree.space == "FakeDevice"
+    assert degree.flags.c_contiguous and degree.space == device_space
     np.testing.assert_array_equal(xp.to_numpy(degree), [3, 3, 3])
     assert markers.shape == (100, 3) and markers.dtype == np.float64
     assert counter.to_device == 2 and counter.total == 2
@@ -28,7 +28,7 @@ def test_the_documented_example(fake):
     assert degree.label == "degree"
 
 
-def test_a_c_contiguous_device_array_of_that_dtype_is_returned_unchanged(fake, ext):
+def test_a_c_contiguous_device_array_of_that_dtype_is_returned_unchanged(device_space, ext):
     state = xp.to_device(np.arange(6.0).reshape(2, 3))
     with count_transfers() as counter:
         same = xp.as_device_array(state, np.float64, ndim=2, name="state")
@@ -38,7 +38,7 @@ def test_a_c_contiguous_device_array_of_that_dtype_is_returned_unchanged(fake, e
     np.testing.assert_array_equal(xp.to_numpy(state), np.arange(6.0).reshape(2, 3) * 2)
 
 
-def test_a_host_array_becomes_one_c_contiguous_device_copy(fake):
+def test_a_host_array_becomes_one_c_contiguous_device_copy(device_space):
     host = np.asfortranarray(np.arange(12.0).reshape(3, 4))
     with count_transfers() as counter:
         site = next_site()
@@ -49,7 +49,7 @@ def test_a_host_array_becomes_one_c_contiguous_device_copy(fake):
     assert (event.kind, event.site, event.nbytes) == ("to_device", site, 48)
 
 
-def test_a_strided_host_view_becomes_one_device_copy(fake):
+def test_a_strided_host_view_becomes_one_device_copy(device_space):
     host = np.arange(20.0)[::4]
     with count_transfers() as counter:
         device = xp.as_device_array(host, np.float64)
@@ -57,13 +57,13 @@ def test_a_strided_host_view_becomes_one_device_copy(fake):
     np.testing.assert_array_equal(xp.to_numpy(device), host)
 
 
-def test_another_dtype_on_the_device_is_one_device_copy(fake):
+def test_another_dtype_on_the_device_is_one_device_copy(device_space):
     state = xp.to_device(np.arange(5, dtype=np.int64))
     with count_transfers() as counter:
         site = next_site()
         converted = xp.as_device_array(state, np.float32, name="state")
     assert converted is not state and converted.dtype == np.float32
-    assert converted.space == "FakeDevice"
+    assert converted.space == device_space
     assert (counter.device_copy, counter.to_host, counter.to_device) == (1, 0, 0)
     (event,) = counter.events
     assert (event.kind, event.site) == ("device_copy", site)
@@ -71,7 +71,7 @@ def test_another_dtype_on_the_device_is_one_device_copy(fake):
     np.testing.assert_array_equal(xp.to_numpy(converted), np.arange(5, dtype=np.float32))
 
 
-def test_an_f_ordered_device_array_becomes_one_c_contiguous_device_copy(fake):
+def test_an_f_ordered_device_array_becomes_one_c_contiguous_device_copy(device_space):
     host = np.asfortranarray(np.arange(24.0).reshape(2, 3, 4))
     state = xp.to_device(host)
     assert not state.flags.c_contiguous
@@ -86,20 +86,20 @@ def test_an_f_ordered_device_array_becomes_one_c_contiguous_device_copy(fake):
 
 @pytest.mark.parametrize("to", ["bool", "int8", "uint16", "float32", "complex128"])
 @pytest.mark.parametrize("order", ["C", "F"])
-def test_device_conversions_match_numpy(fake, to, order):
+def test_device_conversions_match_numpy(device_space, to, order):
     host = np.asarray(np.arange(12.0).reshape(3, 4) * 1.5, order=order)
     converted = xp.to_device(host).astype(to)
     assert converted.flags.c_contiguous and converted.dtype == np.dtype(to)
     np.testing.assert_array_equal(xp.to_numpy(converted), host.astype(to))
 
 
-def test_complex_to_complex_on_the_device(fake):
+def test_complex_to_complex_on_the_device(device_space):
     host = np.array([[1 + 2j, -3.5j], [4.25, 0]], dtype=np.complex128, order="F")
     converted = xp.to_device(host).astype(np.complex64)
     np.testing.assert_array_equal(xp.to_numpy(converted), host.astype(np.complex64))
 
 
-def test_complex_to_real_on_the_device_raises_type_error(fake):
+def test_complex_to_real_on_the_device_raises_type_error(device_space):
     device = xp.to_device(np.array([1 + 2j]))
     with count_transfers() as counter:
         with pytest.raises(TypeError, match="imaginary part"):
@@ -108,7 +108,7 @@ def test_complex_to_real_on_the_device_raises_type_error(fake):
     assert xp.as_device_array(device, np.complex64).dtype == np.complex64
 
 
-def test_rank_mismatch_raises_value_error_with_the_name(fake):
+def test_rank_mismatch_raises_value_error_with_the_name(device_space):
     with pytest.raises(ValueError, match=r"as_device_array: 'degree' has rank 2, expected 1"):
         xp.as_device_array([[1, 2]], np.int32, ndim=1, name="degree")
     state = xp.to_device(np.zeros((2, 2)))

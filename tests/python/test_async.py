@@ -31,7 +31,7 @@ def test_the_documented_convergence_loop(fake):
     assert counter.syncs == 0  # the fake device copies at once: no wait
 
 
-def test_result_is_a_numpy_scalar_for_0d_and_an_array_otherwise(fake):
+def test_result_is_a_numpy_scalar_for_0d_and_an_array_otherwise(device_space):
     scalar = xp.to_host_async(xp.to_device(np.array(2.5, dtype=np.float32))).result()
     assert type(scalar) is np.float32 and scalar == 2.5
     array = xp.to_host_async(xp.to_device(np.arange(6).reshape(2, 3))).result()
@@ -64,7 +64,7 @@ def test_on_the_numpy_backend_the_value_is_copied_at_once():
     assert xp.to_host_async([1, 2]).result().tolist() == [1, 2]
 
 
-def test_waiting_for_an_unfinished_copy_is_a_sync(fake):
+def test_waiting_for_an_unfinished_copy_is_a_sync(device_space):
     # The fake device copies at once; a copy whose end is known only by
     # fencing (as on backends without event queries) is unfinished until
     # waited for.
@@ -80,7 +80,7 @@ def test_waiting_for_an_unfinished_copy_is_a_sync(fake):
     assert counter.syncs == 1 and counter.total == 0
 
 
-def test_host_staging_copies_are_async_and_reuse_their_buffers(fake):
+def test_host_staging_copies_are_async_and_reuse_their_buffers(device_space):
     staging = xp.memory.HostStaging()
     state = xp.to_device(np.arange(1000.0))
     with count_transfers() as counter:
@@ -123,7 +123,7 @@ def test_async_copies_land_in_page_locked_buffers_of_their_shape(fake):
     assert array.base is not None and array.sum() == 66.0
 
 
-def test_host_staging_of_host_arrays_and_scalars(fake):
+def test_host_staging_of_host_arrays_and_scalars(device_space):
     staging = xp.memory.HostStaging()
     host = np.ones(4)
     with count_transfers() as counter:

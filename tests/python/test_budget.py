@@ -40,7 +40,7 @@ def run_the_documented_example(model, n_steps, dt=0.1):
     return budget
 
 
-def test_the_documented_budget_example_passes(fake):
+def test_the_documented_budget_example_passes(device_space):
     n_steps = 4
     model = Model(1000)
     budget = run_the_documented_example(model, n_steps)
@@ -59,7 +59,7 @@ def test_the_documented_budget_example_passes(fake):
     assert budget.report().startswith("TransferBudget: 2 phase(s), 0 broken rule(s)\n")
 
 
-def test_the_documented_budget_example_catches_a_copy_in_the_time_loop(fake):
+def test_the_documented_budget_example_catches_a_copy_in_the_time_loop(device_space):
     n_steps = 4
     model = Model(1000)
     model.leak = True
@@ -90,7 +90,7 @@ def test_the_documented_budget_example_catches_a_copy_in_the_time_loop(fake):
     assert "phase 'integrate': to_host max_nbytes=8 exceeded" in str(violation)
 
 
-def test_phase_yields_the_phase_counter_which_accumulates_over_calls(fake):
+def test_phase_yields_the_phase_counter_which_accumulates_over_calls(device_space):
     budget = xp.profiling.TransferBudget()
     for _ in range(3):
         with budget.phase("output") as counter:
@@ -105,7 +105,7 @@ def test_phase_yields_the_phase_counter_which_accumulates_over_calls(fake):
     assert budget.total.to_device == 3
 
 
-def test_phases_nest_and_an_event_counts_in_the_innermost_only(fake):
+def test_phases_nest_and_an_event_counts_in_the_innermost_only(device_space):
     budget = xp.profiling.TransferBudget()
     with budget.phase("step"):
         xp.to_device(np.ones(2))
@@ -119,7 +119,7 @@ def test_phases_nest_and_an_event_counts_in_the_innermost_only(fake):
     assert budget.phases() == ["step", "halo"]
 
 
-def test_not_started_phases_run_uncounted_until_start_and_after_stop(fake):
+def test_not_started_phases_run_uncounted_until_start_and_after_stop(device_space):
     budget = xp.profiling.TransferBudget(started=False)
     assert not budget.started
     with budget.phase("io"):
@@ -135,7 +135,7 @@ def test_not_started_phases_run_uncounted_until_start_and_after_stop(fake):
     assert xp.profiling.TransferBudget().started
 
 
-def test_count_is_a_decorator_keeping_the_function(fake):
+def test_count_is_a_decorator_keeping_the_function(device_space):
     budget = xp.profiling.TransferBudget()
 
     @budget.count("solve")
@@ -151,7 +151,7 @@ def test_count_is_a_decorator_keeping_the_function(fake):
         budget.count(solve)
 
 
-def test_an_exception_inside_a_phase_closes_it(fake):
+def test_an_exception_inside_a_phase_closes_it(device_space):
     budget = xp.profiling.TransferBudget()
     with pytest.raises(RuntimeError):
         with budget.phase("failing"):
@@ -161,7 +161,7 @@ def test_an_exception_inside_a_phase_closes_it(fake):
     assert budget.total.to_device == 1
 
 
-def test_require_forbids_every_kind_not_allowed_except_the_ignored(fake):
+def test_require_forbids_every_kind_not_allowed_except_the_ignored(device_space):
     budget = xp.profiling.TransferBudget()
     with budget.phase("step"):
         state = xp.to_device(np.ones(3))  # forbidden
@@ -177,7 +177,7 @@ def test_require_forbids_every_kind_not_allowed_except_the_ignored(fake):
     assert violation.kind == "device_copy"
 
 
-def test_blocking_false_allows_only_non_blocking_scalar_copies(fake):
+def test_blocking_false_allows_only_non_blocking_scalar_copies(device_space):
     budget = xp.profiling.TransferBudget()
     norm = xp.to_device(np.array(1.0))
     with budget.phase("integrate"):
@@ -193,7 +193,7 @@ def test_blocking_false_allows_only_non_blocking_scalar_copies(fake):
     assert violation.events[0].site == site
 
 
-def test_implicit_false_rejects_scalar_reads_of_cpp_code(fake, ext):
+def test_implicit_false_rejects_scalar_reads_of_cpp_code(device_space, ext):
     budget = xp.profiling.TransferBudget()
     with budget.phase("converge"):
         xp.synchronize()  # an explicit wait: allowed
@@ -212,7 +212,7 @@ def test_implicit_false_rejects_scalar_reads_of_cpp_code(fake, ext):
     assert violation.events[0].implicit
 
 
-def test_calls_is_the_number_of_calls_the_phase_must_have_had(fake):
+def test_calls_is_the_number_of_calls_the_phase_must_have_had(device_space):
     budget = xp.profiling.TransferBudget()
     with budget.phase("io"):
         pass
@@ -228,7 +228,7 @@ def test_calls_is_the_number_of_calls_the_phase_must_have_had(fake):
         budget.check()
 
 
-def test_max_count_and_max_total_bytes(fake):
+def test_max_count_and_max_total_bytes(device_space):
     budget = xp.profiling.TransferBudget()
     with budget.phase("output"):
         for _ in range(3):
@@ -289,7 +289,7 @@ allow.to_host = { max_count = 10, max_total_bytes = 8000000 }
 """
 
 
-def test_the_toml_rule_file_of_the_budget_issue(fake, tmp_path):
+def test_the_toml_rule_file_of_the_budget_issue(device_space, tmp_path):
     path = tmp_path / "rules.toml"
     path.write_text(RULE_FILE)
     norm = xp.to_device(np.array(0.0))
@@ -310,7 +310,7 @@ def test_the_toml_rule_file_of_the_budget_issue(fake, tmp_path):
     assert {v.limit for v in budget.violations()} == {"calls", "max_nbytes"}
 
 
-def test_rules_from_toml_text_and_not_started_files(fake, tmp_path):
+def test_rules_from_toml_text_and_not_started_files(device_space, tmp_path):
     budget = xp.profiling.TransferBudget()
     budget.require_toml("[phases.quiet]\n")
     with budget.phase("quiet"):

@@ -46,7 +46,7 @@ def test_to_numpy_of_a_numpy_subclass_returns_it_as_it_is():
     assert xp.to_numpy(matrix) is matrix
 
 
-def test_to_numpy_of_a_device_array_is_one_counted_copy(fake):
+def test_to_numpy_of_a_device_array_is_one_counted_copy(device_space):
     a = np.linspace(0.0, 1.0, 100000)
     device = xp.to_device(a)
     with count_transfers() as counter:
@@ -63,18 +63,18 @@ def test_to_numpy_of_a_device_array_is_one_counted_copy(fake):
     assert event.nbytes == 800000
     assert event.site == site
     assert event.what == "to_numpy(shape=(100000,), dtype=float64)"
-    assert event.src_space == "FakeDevice"
+    assert event.src_space == device_space
     assert event.dst_space == "Host"
     assert event.blocking and not getattr(event, "async")
 
 
-def test_to_device_of_a_host_array_is_one_counted_copy(fake):
+def test_to_device_of_a_host_array_is_one_counted_copy(device_space):
     a = np.arange(12, dtype=np.int32).reshape(3, 4)
     with count_transfers() as counter:
         site = next_site()
         device = xp.to_device(a)
     assert isinstance(device, xp.DeviceArray)
-    assert device.space == "FakeDevice"
+    assert device.space == device_space
     assert (device.shape, device.dtype, device.ndim) == ((3, 4), np.int32, 2)
     assert (device.size, device.nbytes, device.itemsize) == (12, 48, 4)
     assert counter.to_device == 1 and counter.total == 1
@@ -82,11 +82,11 @@ def test_to_device_of_a_host_array_is_one_counted_copy(fake):
     (event,) = counter.events
     assert (event.kind, event.site) == ("to_device", site)
     assert event.what == "to_device(shape=(3, 4), dtype=int32)"
-    assert (event.src_space, event.dst_space) == ("Host", "FakeDevice")
+    assert (event.src_space, event.dst_space) == ("Host", device_space)
     np.testing.assert_array_equal(xp.to_numpy(device), a)
 
 
-def test_to_device_of_a_device_array_is_the_array_itself(fake):
+def test_to_device_of_a_device_array_is_the_array_itself(device_space):
     device = xp.to_device(np.ones(5))
     with count_transfers() as counter:
         assert xp.to_device(device) is device
@@ -94,7 +94,7 @@ def test_to_device_of_a_device_array_is_the_array_itself(fake):
     assert counter.total == 0
 
 
-def test_to_device_of_lists_and_scalars(fake):
+def test_to_device_of_lists_and_scalars(device_space):
     with count_transfers() as counter:
         listed = xp.to_device([[1.0, 2.0], [3.0, 4.0]])
         scalar = xp.to_device(7)
@@ -104,7 +104,7 @@ def test_to_device_of_lists_and_scalars(fake):
     assert xp.to_numpy(scalar) == 7
 
 
-def test_to_cunumpy_on_the_numpy_backend_behaves_like_to_numpy(fake):
+def test_to_cunumpy_on_the_numpy_backend_behaves_like_to_numpy(device_space):
     device = xp.to_device(np.arange(3.0))
     xp.set_backend("numpy")
     a = np.arange(4.0)
@@ -119,7 +119,7 @@ def test_to_cunumpy_on_the_numpy_backend_behaves_like_to_numpy(fake):
     assert event.what == "to_cunumpy(shape=(3,), dtype=float64)"
 
 
-def test_to_cunumpy_on_the_kokkos_backend_copies_host_arrays_to_the_device(fake):
+def test_to_cunumpy_on_the_kokkos_backend_copies_host_arrays_to_the_device(device_space):
     a = np.arange(6.0)
     with count_transfers() as counter:
         site = next_site()
@@ -130,7 +130,7 @@ def test_to_cunumpy_on_the_kokkos_backend_copies_host_arrays_to_the_device(fake)
     assert event.what == "to_cunumpy(shape=(6,), dtype=float64)"
 
 
-def test_conversions_modify_neither_the_source_nor_the_backend(fake, ext):
+def test_conversions_modify_neither_the_source_nor_the_backend(device_space, ext):
     a = np.arange(8.0)
     original = a.copy()
     device = xp.to_device(a)
@@ -171,7 +171,7 @@ def test_a_cupy_array_is_returned_as_it_is_by_to_cupy():
 # C-contiguous", in both directions.
 
 
-def test_f_contiguous_arrays_stay_f_contiguous_both_ways(fake):
+def test_f_contiguous_arrays_stay_f_contiguous_both_ways(device_space):
     a = np.asfortranarray(np.arange(12.0).reshape(3, 4))
     with count_transfers() as counter:
         device = xp.to_device(a)
@@ -192,7 +192,7 @@ def test_f_contiguous_arrays_stay_f_contiguous_both_ways(fake):
         lambda a: a[1],  # row view (contiguous)
     ],
 )
-def test_everything_else_arrives_c_contiguous(fake, make):
+def test_everything_else_arrives_c_contiguous(device_space, make):
     a = make(np.arange(24.0).reshape(4, 6))
     with count_transfers() as counter:
         device = xp.to_device(a)
@@ -205,14 +205,14 @@ def test_everything_else_arrives_c_contiguous(fake, make):
     assert counter.bytes_to_device == a.size * 8
 
 
-def test_non_native_byte_order_is_converted_on_the_host(fake):
+def test_non_native_byte_order_is_converted_on_the_host(device_space):
     a = np.arange(5, dtype=">f8")
     device = xp.to_device(a)
     assert device.dtype == np.float64
     np.testing.assert_array_equal(xp.to_numpy(device), a)
 
 
-def test_device_array_has_no_implicit_conversion(fake):
+def test_device_array_has_no_implicit_conversion(device_space):
     device = xp.to_device(np.arange(3.0))
     with pytest.raises(TypeError, match=r"call cunumpy.to_numpy\(a\)"):
         np.asarray(device)
@@ -224,7 +224,7 @@ def test_device_array_has_no_implicit_conversion(fake):
         np.add(device, 1.0)
 
 
-def test_device_array_attributes(fake):
+def test_device_array_attributes(device_space):
     device = xp.to_device(np.zeros((2, 3, 4), dtype=np.complex64))
     assert device.shape == (2, 3, 4)
     assert device.dtype == np.complex64
@@ -233,16 +233,16 @@ def test_device_array_attributes(fake):
     assert device.strides == (96, 32, 8)
     assert device.flags.c_contiguous and not device.flags.f_contiguous
     assert device.flags["C_CONTIGUOUS"] and not device.flags["F_CONTIGUOUS"]
-    assert device.space == "FakeDevice"
-    assert repr(device) == "DeviceArray(shape=(2, 3, 4), dtype=complex64, space=FakeDevice)"
+    assert device.space == device_space
+    assert repr(device) == f"DeviceArray(shape=(2, 3, 4), dtype=complex64, space={device_space})"
     assert type(device).__module__ == "cunumpy"
 
 
-def test_device_array_constructor_makes_zeros_without_copies(fake):
+def test_device_array_constructor_makes_zeros_without_copies(device_space):
     with count_transfers() as counter:
         device = xp.DeviceArray((3, 2), np.float32, order="F")
     assert counter.total == 0
-    assert device.flags.f_contiguous and device.space == "FakeDevice"
+    assert device.flags.f_contiguous and device.space == device_space
     np.testing.assert_array_equal(xp.to_numpy(device), np.zeros((3, 2), np.float32))
     with pytest.raises(ValueError, match="order"):
         xp.DeviceArray(3, order="K")
@@ -261,7 +261,7 @@ def test_dlpack_on_the_fake_device_is_not_readable_by_numpy(fake):
         device.__dlpack__(dl_device=(1, 0))
 
 
-def test_dlpack_capsules_are_consumed_by_kernels_in_place(fake, ext):
+def test_dlpack_capsules_are_consumed_by_kernels_in_place(device_space, ext):
     device = xp.to_device(np.arange(4.0))
     with count_transfers() as counter:
         ext.scale(device, 3.0)
@@ -269,7 +269,7 @@ def test_dlpack_capsules_are_consumed_by_kernels_in_place(fake, ext):
     np.testing.assert_array_equal(xp.to_numpy(device), [0.0, 3.0, 6.0, 9.0])
 
 
-def test_cuda_array_interface_only_on_cuda_builds(fake):
+def test_cuda_array_interface_only_on_cuda_builds(device_space):
     device = xp.to_device(np.arange(3.0))
     if not xp._core.has_device_backend:
         assert not hasattr(device, "__cuda_array_interface__")
@@ -296,7 +296,7 @@ def test_host_only_kokkos_backend_refuses_as_device_array(host_only_kokkos):
         xp.as_device_array((3, 3, 3), np.int32, ndim=1, name="degree")
 
 
-def test_device_arrays_keep_their_space_when_the_device_changes(fake):
+def test_device_arrays_keep_their_space_when_the_device_changes(device_space):
     device = xp.to_device(np.arange(3.0))
     xp._core.set_device_space("device")
     with count_transfers() as counter:
@@ -308,7 +308,7 @@ def test_device_arrays_keep_their_space_when_the_device_changes(fake):
 # "Transfer at boundaries, not in loops"
 
 
-def test_moving_data_once_versus_the_anti_pattern(fake):
+def test_moving_data_once_versus_the_anti_pattern(device_space):
     state = np.ones(1000)
     n_steps = 5
     with count_transfers() as in_loop:
@@ -337,7 +337,7 @@ def test_forwarded_backend_operations_are_not_counted():
     assert counter.total == 0
 
 
-def test_the_kokkos_backend_forwards_types_but_no_array_operations(fake):
+def test_the_kokkos_backend_forwards_types_but_no_array_operations(device_space):
     assert xp.float32 is np.float32
     assert xp.pi == np.pi
     with pytest.raises(AttributeError, match="kokkos"):

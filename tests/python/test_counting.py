@@ -56,7 +56,7 @@ def simulation(tmp_path, monkeypatch):
     sys.modules.pop("diagnostics", None)
 
 
-def test_the_documented_report_names_the_python_files_and_lines(fake, simulation):
+def test_the_documented_report_names_the_python_files_and_lines(device_space, simulation):
     sim, step = simulation
     state = np.zeros(100000)
     dt = 0.1
@@ -87,7 +87,7 @@ def test_report_of_an_empty_counter():
     assert counter.total == counter.syncs == 0
 
 
-def test_each_line_is_its_own_report_entry(fake):
+def test_each_line_is_its_own_report_entry(device_space):
     a = np.ones(10)
     with count_transfers() as counter:
         first = next_site()
@@ -101,7 +101,7 @@ def test_each_line_is_its_own_report_entry(fake):
     ]
 
 
-def test_copies_inside_library_helpers_name_the_callers_line(fake):
+def test_copies_inside_library_helpers_name_the_callers_line(device_space):
     # The frames of the cunumpy package are skipped: the site is this file.
     device = xp.to_device(np.ones(3))
     with count_transfers() as counter:
@@ -110,7 +110,7 @@ def test_copies_inside_library_helpers_name_the_callers_line(fake):
     assert {event.site for event in counter.events} == {site}
 
 
-def test_blocks_nest_and_each_counts_its_own_events(fake):
+def test_blocks_nest_and_each_counts_its_own_events(device_space):
     a = np.ones(4)
     with count_transfers() as outer:
         xp.to_device(a)
@@ -121,7 +121,7 @@ def test_blocks_nest_and_each_counts_its_own_events(fake):
     assert (outer.to_device, outer.to_host, outer.total) == (3, 1, 4)
 
 
-def test_count_transfers_of_a_counter_accumulates_over_blocks(fake):
+def test_count_transfers_of_a_counter_accumulates_over_blocks(device_space):
     counter = xp.profiling.TransferCounter()
     a = np.ones(3)
     for _ in range(3):
@@ -140,7 +140,7 @@ def test_a_count_block_cannot_be_entered_twice_at_once():
             block.__enter__()
 
 
-def test_events_have_their_payload_sizes_and_bytes_sum_them(fake):
+def test_events_have_their_payload_sizes_and_bytes_sum_them(device_space):
     small = np.ones(3, dtype=np.float32)
     large = np.ones((10, 10))
     with count_transfers() as counter:
@@ -158,7 +158,7 @@ def test_events_have_their_payload_sizes_and_bytes_sum_them(fake):
         counter.bytes("to_gpu")
 
 
-def test_device_only_conversions_are_device_copies(fake):
+def test_device_only_conversions_are_device_copies(device_space):
     device = xp.to_device(np.asfortranarray(np.ones((3, 3))))
     with count_transfers() as counter:
         device.copy()
@@ -166,11 +166,11 @@ def test_device_only_conversions_are_device_copies(fake):
         xp.as_device_array(device, np.float64)
     assert (counter.device_copy, counter.to_host, counter.to_device) == (3, 0, 0)
     assert counter.total == 3
-    assert {e.src_space for e in counter.events} == {"FakeDevice"}
-    assert {e.dst_space for e in counter.events} == {"FakeDevice"}
+    assert {e.src_space for e in counter.events} == {device_space}
+    assert {e.dst_space for e in counter.events} == {device_space}
 
 
-def test_markers_add_no_bytes_and_count_in_total_only(fake):
+def test_markers_add_no_bytes_and_count_in_total_only(device_space):
     with count_transfers() as counter:
         site = next_site()
         xp.profiling.record_marker("kernel_conversion", "advance(shape=(8,))")
@@ -190,7 +190,7 @@ def test_markers_add_no_bytes_and_count_in_total_only(fake):
         xp.profiling.record_marker("to_host", "x")
 
 
-def test_reference_only_calls_record_nothing(fake):
+def test_reference_only_calls_record_nothing(device_space):
     a = np.ones(5)
     device = xp.to_device(a)
     with count_transfers() as counter:
@@ -202,7 +202,7 @@ def test_reference_only_calls_record_nothing(fake):
     assert counter.events == []
 
 
-def test_syncs_are_listed_and_counted_apart_from_transfers(fake):
+def test_syncs_are_listed_and_counted_apart_from_transfers(device_space):
     with count_transfers() as counter:
         site = next_site()
         xp.synchronize()
@@ -214,7 +214,7 @@ def test_syncs_are_listed_and_counted_apart_from_transfers(fake):
     assert sync.blocking and not sync.implicit and sync.nbytes == 0
 
 
-def test_async_copies_are_marked_async(fake):
+def test_async_copies_are_marked_async(device_space):
     norm = xp.to_device(np.array(0.5))
     with count_transfers() as counter:
         site = next_site()
@@ -228,7 +228,7 @@ def test_async_copies_are_marked_async(fake):
     assert getattr(event, "async") and event.async_ and not event.blocking
 
 
-def test_counter_repr_and_event_fields(fake):
+def test_counter_repr_and_event_fields(device_space):
     with count_transfers() as counter:
         xp.to_device(np.ones(2))
     assert repr(counter).startswith("<TransferCounter total=1 ")
@@ -241,7 +241,7 @@ def test_counter_repr_and_event_fields(fake):
     assert (summary.kind, summary.count, summary.nbytes) == ("to_device", 1, 16)
 
 
-def test_counters_see_every_thread(fake):
+def test_counters_see_every_thread(device_space):
     import threading
 
     a = np.ones(1 << 18)  # large enough for the copy to release the GIL
@@ -257,7 +257,7 @@ def test_counters_see_every_thread(fake):
 # assert_no_transfers
 
 
-def test_step_stays_on_device(fake):
+def test_step_stays_on_device(device_space):
     state = xp.to_device(np.ones(100))
 
     def step(state, dt):
@@ -268,7 +268,7 @@ def test_step_stays_on_device(fake):
         step(state, dt)
 
 
-def test_assert_no_transfers_raises_assertion_error_with_the_report(fake):
+def test_assert_no_transfers_raises_assertion_error_with_the_report(device_space):
     state = np.ones(100)
     with pytest.raises(AssertionError) as error:
         check = next_site()
@@ -287,7 +287,7 @@ def test_assert_no_transfers_raises_assertion_error_with_the_report(fake):
     assert f"    {site}: to_cunumpy(shape=(100,), dtype=float64) (x1)\n" in message
 
 
-def test_assert_no_transfers_rejects_host_execution_on_the_device_backend(fake):
+def test_assert_no_transfers_rejects_host_execution_on_the_device_backend(device_space):
     with pytest.raises(AssertionError, match="kernel_conversion"):
         with assert_no_transfers():
             xp.profiling.record_marker("kernel_conversion", "spline")
@@ -296,13 +296,13 @@ def test_assert_no_transfers_rejects_host_execution_on_the_device_backend(fake):
             xp.profiling.record_marker("fallback", "push")
 
 
-def test_assert_no_transfers_allows_syncs_and_yields_the_counter(fake):
+def test_assert_no_transfers_allows_syncs_and_yields_the_counter(device_space):
     with assert_no_transfers() as counter:
         xp.synchronize()
     assert counter.syncs == 1
 
 
-def test_exceptions_in_the_block_pass_through_unchanged(fake):
+def test_exceptions_in_the_block_pass_through_unchanged(device_space):
     with pytest.raises(KeyError, match="mine"):
         with assert_no_transfers():
             xp.to_device(np.ones(3))

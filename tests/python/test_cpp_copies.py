@@ -15,7 +15,7 @@ count_transfers = xp.profiling.count_transfers
 NATIVE = r"cunumpy_test_copies\..*so\+0x[0-9a-f]+"
 
 
-def test_raw_cpp_copies_are_counted_at_the_python_line(fake, ext):
+def test_raw_cpp_copies_are_counted_at_the_python_line(device_space, ext):
     with count_transfers() as counter:
         site = next_site()
         ext.round_trip(100)
@@ -25,14 +25,14 @@ def test_raw_cpp_copies_are_counted_at_the_python_line(fake, ext):
         ("to_device", site, 'deep_copy("raw_host", nbytes=800)'),
         ("to_host", site, 'deep_copy("raw_device", nbytes=800)'),
     ]
-    assert counter.events[0].dst_space == "FakeDevice"
+    assert counter.events[0].dst_space == device_space
     # Beside the Python line: the extension's frame without a line.
     event = counter.events[0]
     assert re.fullmatch(NATIVE, event.native), event.native
     assert event.site == f"{site} (in {event.native})" and event.python == ""
 
 
-def test_a_cpp_line_with_debug_information_is_a_better_site(fake, ext):
+def test_a_cpp_line_with_debug_information_is_a_better_site(device_space, ext):
     with count_transfers() as counter:
         line = ext.copy_with_lines(10)
     (event,) = counter.events
@@ -45,7 +45,7 @@ def test_a_cpp_line_with_debug_information_is_a_better_site(fake, ext):
     assert event.site == f"{ext.source_with_lines}:{line} (from {event.python})"
 
 
-def test_without_the_gil_the_python_line_is_not_read(fake, ext):
+def test_without_the_gil_the_python_line_is_not_read(device_space, ext):
     with count_transfers() as counter:
         python_site = next_site()
         ext.round_trip_without_gil(10)
@@ -54,7 +54,7 @@ def test_without_the_gil_the_python_line_is_not_read(fake, ext):
     assert all(event.line == 0 for event in counter.events)  # no line known
 
 
-def test_cpp_copies_count_in_budgets_and_assertions(fake, ext):
+def test_cpp_copies_count_in_budgets_and_assertions(device_space, ext):
     budget = xp.profiling.TransferBudget()
     with budget.phase("legacy"):
         site = next_site()
@@ -69,7 +69,7 @@ def test_cpp_copies_count_in_budgets_and_assertions(fake, ext):
             ext.round_trip(4)
 
 
-def test_scalar_reads_in_cpp_are_implicit_syncs(fake, ext):
+def test_scalar_reads_in_cpp_are_implicit_syncs(device_space, ext):
     with count_transfers() as counter:
         site = next_site()
         ext.read_scalar(1.0)
@@ -80,7 +80,7 @@ def test_scalar_reads_in_cpp_are_implicit_syncs(fake, ext):
         counter.report().rstrip().split("\n")[-1])
 
 
-def test_python_and_cpp_copies_share_one_counter(fake, ext):
+def test_python_and_cpp_copies_share_one_counter(device_space, ext):
     with count_transfers() as counter:
         xp.to_numpy(xp.to_device(np.ones(3)))
         ext.round_trip(3)

@@ -17,7 +17,7 @@ def test_pin_memory_requires_cupy():
 
 
 @needs_no_cupy
-def test_stream_is_a_no_op_without_cupy(fake):
+def test_stream_is_a_no_op_without_cupy(device_space):
     with xp.cuda.stream() as stream:
         device = xp.to_device(np.ones(2))
     assert stream is None

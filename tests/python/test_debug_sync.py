@@ -6,7 +6,7 @@ import numpy as np
 import cunumpy as xp
 
 
-def test_debug_sync_records_a_wait_after_every_kernel(fake, ext):
+def test_debug_sync_records_a_wait_after_every_kernel(device_space, ext):
     state = xp.to_cunumpy(np.ones(16))
     with xp.profiling.count_transfers() as counter:
         with xp.cuda.debug_sync():
@@ -21,7 +21,7 @@ def test_debug_sync_records_a_wait_after_every_kernel(fake, ext):
     assert '[implicit]' in counter.report()
 
 
-def test_debug_sync_waits_are_implicit_syncs_to_a_budget(fake, ext):
+def test_debug_sync_waits_are_implicit_syncs_to_a_budget(device_space, ext):
     state = xp.to_cunumpy(np.ones(16))
     budget = xp.profiling.TransferBudget()
     with xp.cuda.debug_sync(), budget.phase("solve"):

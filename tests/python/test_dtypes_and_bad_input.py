@@ -36,7 +36,7 @@ def sample(dtype, shape, rng):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_every_supported_dtype_round_trips(fake, dtype, rng):
+def test_every_supported_dtype_round_trips(device_space, dtype, rng):
     a = sample(dtype, (7, 3), rng)
     with count_transfers() as counter:
         device = xp.to_device(a)
@@ -51,7 +51,7 @@ def test_every_supported_dtype_round_trips(fake, dtype, rng):
 
 @pytest.mark.parametrize("ndim", range(0, 9))
 @pytest.mark.parametrize("order", ["C", "F"])
-def test_ranks_zero_to_eight_round_trip_in_both_orders(fake, ndim, order, rng):
+def test_ranks_zero_to_eight_round_trip_in_both_orders(device_space, ndim, order, rng):
     shape = tuple(2 + (d % 2) for d in range(ndim))
     a = np.asarray(rng.standard_normal(shape), order=order)
     with count_transfers() as counter:
@@ -65,14 +65,14 @@ def test_ranks_zero_to_eight_round_trip_in_both_orders(fake, ndim, order, rng):
     assert (counter.to_device, counter.to_host) == (1, 1)
 
 
-def test_empty_arrays(fake):
+def test_empty_arrays(device_space):
     a = np.zeros((0, 3))
     device = xp.to_device(a)
     assert device.shape == (0, 3) and device.nbytes == 0
     assert xp.to_numpy(device).shape == (0, 3)
 
 
-def test_object_arrays_raise_type_error_naming_object(fake):
+def test_object_arrays_raise_type_error_naming_object(device_space):
     objects = np.array([1, "two", None], dtype=object)
     for convert in (xp.to_device, xp.to_cunumpy):
         with pytest.raises(TypeError, match="object"):
@@ -95,14 +95,14 @@ def test_object_arrays_raise_type_error_naming_object(fake):
     ],
     ids=lambda a: str(a.dtype),
 )
-def test_unsupported_dtypes_raise_type_error_naming_the_dtype(fake, array):
+def test_unsupported_dtypes_raise_type_error_naming_the_dtype(device_space, array):
     with pytest.raises(TypeError, match="unsupported dtype") as error:
         xp.to_device(array)
     assert str(array.dtype) in str(error.value)
     assert "float64" in str(error.value)  # the supported ones are listed
 
 
-def test_rank_nine_raises_value_error_naming_the_rank(fake):
+def test_rank_nine_raises_value_error_naming_the_rank(device_space):
     a = np.zeros((1,) * 9)
     for convert in (xp.to_device, xp.to_cunumpy):
         with pytest.raises(ValueError, match="rank 9"):
@@ -113,7 +113,7 @@ def test_rank_nine_raises_value_error_naming_the_rank(fake):
         xp.DeviceArray((1,) * 9)
 
 
-def test_bad_input_copies_nothing(fake):
+def test_bad_input_copies_nothing(device_space):
     with count_transfers() as counter:
         for bad in (np.zeros((1,) * 9), np.array([None]), np.zeros(2, np.float16)):
             with pytest.raises((TypeError, ValueError)):
@@ -121,7 +121,7 @@ def test_bad_input_copies_nothing(fake):
     assert counter.total == 0
 
 
-def test_unsupported_dtype_names_in_device_array_constructor(fake):
+def test_unsupported_dtype_names_in_device_array_constructor(device_space):
     with pytest.raises(TypeError, match="unsupported dtype float16"):
         xp.DeviceArray(3, np.float16)
 
@@ -149,7 +149,7 @@ def test_backends_switch():
 @pytest.mark.parametrize(
     "copy", [xp._core.to_host, xp._core.copy_into, xp._core.to_host_async]
 )
-def test_host_buffers_of_another_shape_dtype_or_order_are_refused(fake, copy):
+def test_host_buffers_of_another_shape_dtype_or_order_are_refused(device_space, copy):
     device = xp.to_device(np.ones((2, 3)))
     with count_transfers() as counter:
         with pytest.raises(ValueError, match="api: the host buffer has another shape"):

@@ -16,7 +16,7 @@ def spline(x):
     return x**2
 
 
-def test_host_call_copies_device_arguments_down_and_results_up(fake):
+def test_host_call_copies_device_arguments_down_and_results_up(device_space):
     x = xp.to_device(np.arange(5.0))
     with count_transfers() as counter:
         site = next_site()
@@ -30,7 +30,7 @@ def test_host_call_copies_device_arguments_down_and_results_up(fake):
     assert xp.get_backend() == "kokkos"
 
 
-def test_host_call_handles_keywords_containers_and_non_arrays(fake):
+def test_host_call_handles_keywords_containers_and_non_arrays(device_space):
     a = xp.to_device(np.ones(2))
     b = xp.to_device(np.full(2, 2.0))
 
@@ -66,7 +66,7 @@ class Equilibrium:
         return self.spline(x)
 
 
-def test_the_documented_equilibrium_class(fake):
+def test_the_documented_equilibrium_class(device_space):
     with count_transfers() as setup:
         equilibrium = Equilibrium("1")
     assert setup.total == 0
@@ -86,7 +86,7 @@ class Grid:
         self.points = xp.to_cunumpy(points) * scale  # a host array
 
 
-def test_setup_on_host_copies_device_arguments_to_the_host(fake):
+def test_setup_on_host_copies_device_arguments_to_the_host(device_space):
     points = xp.to_device(np.arange(3.0))
     with count_transfers() as counter:
         grid = Grid(points, scale=2.0)

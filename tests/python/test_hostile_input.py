@@ -180,7 +180,7 @@ def test_device_arrays_stay_hashable_by_identity(device):
     assert {a: 1, b: 2}[a] == 1 and hash(a) == hash(a) and a in {a} and b not in {a}
 
 
-def test_as_device_array_refuses_host_complex_to_real_as_on_the_device(fake):
+def test_as_device_array_refuses_host_complex_to_real_as_on_the_device(device_space):
     host = np.array([1 + 2j, 3 - 1j])
     with count_transfers() as counter:
         with warnings.catch_warnings():
@@ -198,7 +198,7 @@ def test_as_device_array_refuses_host_complex_to_real_as_on_the_device(fake):
     assert widened.dtype == np.complex128
 
 
-def test_device_mirror_refuses_a_read_only_host_array_before_copying(fake):
+def test_device_mirror_refuses_a_read_only_host_array_before_copying(device_space):
     host = np.arange(3.0)
     mirror = xp.DeviceMirror(host)
     host.flags.writeable = False

@@ -10,7 +10,7 @@ from helpers import next_site
 count_transfers = xp.profiling.count_transfers
 
 
-def test_mirror_round_trip_in_place(fake, ext):
+def test_mirror_round_trip_in_place(device_space, ext):
     host = np.arange(6.0)  # owned by a host library
     with count_transfers() as counter:
         site = next_site()
@@ -40,7 +40,7 @@ def test_mirror_round_trip_in_place(fake, ext):
     assert refresh.events[0].blocking
 
 
-def test_mirror_of_a_non_contiguous_buffer_refreshes_it_in_place(fake, ext):
+def test_mirror_of_a_non_contiguous_buffer_refreshes_it_in_place(device_space, ext):
     owner = np.zeros((4, 6))
     host = owner[:, ::2]  # a strided view of a larger buffer
     host[:] = 1.0
@@ -55,7 +55,7 @@ def test_mirror_of_a_non_contiguous_buffer_refreshes_it_in_place(fake, ext):
     np.testing.assert_array_equal(xp.to_numpy(mirror.device), 3.0 * np.ones((4, 3)))
 
 
-def test_mirror_keeps_f_order(fake):
+def test_mirror_keeps_f_order(device_space):
     host = np.asfortranarray(np.arange(6.0).reshape(2, 3))
     mirror = xp.DeviceMirror(host)
     assert mirror.device.flags.f_contiguous
@@ -66,7 +66,7 @@ def test_mirror_keeps_f_order(fake):
     np.testing.assert_array_equal(host, np.arange(6.0).reshape(2, 3))
 
 
-def test_waiting_for_a_producer_is_a_sync(fake):
+def test_waiting_for_a_producer_is_a_sync(device_space):
     class Stream:
         synchronized = 0
 
@@ -92,6 +92,6 @@ def test_on_the_numpy_backend_the_mirror_is_the_host_array():
     assert counter.total == 0
 
 
-def test_mirror_needs_a_numpy_array(fake):
+def test_mirror_needs_a_numpy_array(device_space):
     with pytest.raises(TypeError, match="NumPy array"):
         xp.DeviceMirror([1.0, 2.0])

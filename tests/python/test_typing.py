@@ -134,7 +134,7 @@ def pydoc_text(thing):
     return pydoc.render_doc(thing, renderer=pydoc.plaintext)
 
 
-def test_types_and_errors_name_the_public_modules(fake):
+def test_types_and_errors_name_the_public_modules(device_space):
     device = xp.to_device(np.ones(3))
     assert repr(type(device)) == "<class 'cunumpy.DeviceArray'>"
     assert xp.profiling.TransferCounter.__module__ == "cunumpy.profiling"
