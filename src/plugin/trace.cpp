@@ -220,7 +220,9 @@ std::string Trace::write(double end, const std::string& program,
       break;
     }
     case Type::event: {
-      const bool copy = is_copy(slice.kind);
+      // Kokkos' own copies move bytes too: shown as copies of their kind.
+      const bool copy =
+          is_copy(slice.kind) || slice.kind == EventKind::kokkos_own;
       const std::string kind(to_string(slice.kind));
       const std::string label(lock.strings().view(slice.name));
       std::string name;
@@ -228,6 +230,9 @@ std::string Trace::write(double end, const std::string& program,
       if (slice.kind == EventKind::sync) {
         category = "fence";
         name = label.empty() ? "sync" : label;
+      } else if (slice.kind == EventKind::kokkos_own) {
+        category = "kokkos_own";
+        name = kind;
       } else if (copy) {
         category = "copy";
         name = kind + " \"" + label + "\"";

@@ -176,8 +176,13 @@ def test_kokkos_own_copies_pass_the_budget(case, cupti_built, fake_cuda,
         os.environ.get("LD_LIBRARY_PATH", ""),
         CUNUMPY_CUPTI_LIBRARY=os.path.join(fake_cuda, "libcupti.so"),
         FAKE_CUPTI_REPLAY="1", CUNUMPY_BUDGET=budget,
-        CUNUMPY_REPORT="report.txt")
+        CUNUMPY_REPORT="report.txt", CUNUMPY_TRACE="trace.json")
     text = case.read("report.txt")
+    own = [event for event in case.json("trace.json", text_run)["traceEvents"]
+           if event.get("cat") == "kokkos_own"]
+    assert sorted(event["args"]["bytes"] for event in own) == [8, 8, 128] \
+        and all(event["args"]["source"] == "cuda" for event in own), \
+        f"the trace has Kokkos' own copies, with their bytes\n{shown(own)}"
     assert "; Kokkos' own CUDA copies 3 (144 bytes, not transfers of the " \
         "program)" in text, f"the summary line says so\n{text}\n{text_run}"
     assert "fake_cuda_app.cpp:" in text and \
