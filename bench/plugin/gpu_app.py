@@ -25,26 +25,15 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tests", "plugin"))
+import peclet_apps  # noqa: E402
+
 WARMUP_STEPS = 10
 
 
 def workload(particles, steps):
-    import numpy
-    from peclet import dem
-
-    simulation = dem.Simulation(capacity=particles)
-    simulation.initialize_shape("sphere", 0.5)
-    simulation.set_global_scale(0.01)
-    simulation.set_domain(extent=(0.2, 0.2, 0.4), origin=(0, 0, 0),
-                          periodic=(True, True, False))
-    simulation.add_plane(point=(0, 0, 0), normal=(0, 0, 1))
-    positions = numpy.random.default_rng(0).random((particles, 3))
-    simulation.set_positions(
-        (positions * [0.2, 0.2, 0.4]).astype(numpy.float32))
-    simulation.set_gravity((0, 0, -9.81))
-    simulation.set_material_params(restitution_normal=0.3, friction=0.4)
-    simulation.set_solver_iterations(pos=10, vel=8)
-    simulation.set_dt(1e-4)
+    simulation = peclet_apps.dem_simulation(particles)
     simulation.step(WARMUP_STEPS)
     start = time.perf_counter()
     simulation.step(steps)

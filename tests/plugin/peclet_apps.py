@@ -228,11 +228,13 @@ def run_flow(cells, steps):
             "w": _digest(solver.get_w()), "p": _digest(solver.get_p())}
 
 
-def run_dem(spheres, steps):
+def dem_simulation(spheres):
+    """peclet-dem's quick start with `spheres` spheres placed by a seeded
+    generator, before its steps (peclet-dem and peclet-dem-cu13 alike)."""
     import numpy
     from peclet import dem
 
-    simulation = dem.Simulation(capacity=20000)
+    simulation = dem.Simulation(capacity=max(20000, spheres))
     simulation.initialize_shape("sphere", 0.5)
     simulation.set_global_scale(0.01)
     simulation.set_domain(extent=(0.2, 0.2, 0.4), origin=(0, 0, 0),
@@ -245,6 +247,13 @@ def run_dem(spheres, steps):
     simulation.set_material_params(restitution_normal=0.3, friction=0.4)
     simulation.set_solver_iterations(pos=10, vel=8)
     simulation.set_dt(1e-4)
+    return simulation
+
+
+def run_dem(spheres, steps):
+    from peclet import dem
+
+    simulation = dem_simulation(spheres)
     simulation.step(steps)
     simulation.relax(RELAX_STEPS)
     return {"app": "dem", "version": dem.__version__,
