@@ -78,6 +78,25 @@ def test_helper_thread(case):
         shown(report["budget"])
 
 
+def test_driver_thread(case):
+    # Kokkos initialized on the main thread, the simulation on another,
+    # which hands the copy to a pool thread with no region of its own: the
+    # copy counts in the simulation's "step".
+    run, report = run_case(case, "driver-thread")
+    assert run.status == VIOLATION_STATUS, f"the run fails\n{run}"
+    assert report["budget"]["verdict"] == "broken", shown(report["budget"])
+    assert [v["phase"] for v in report["budget"]["violations"]] == ["step"], \
+        shown(report["budget"])
+
+
+def test_threads_in_different_regions(case):
+    # The main thread in "output" (copies allowed), the simulation thread in
+    # "step": the pool thread's copy belongs to one of them, not known which.
+    rules = RULES + "[phases.output]\nallow.to_device = { max_count = 10 }\n"
+    run, report = run_case(case, "threads-in-different-regions", rules=rules)
+    check_incomplete(run, report, "which phase they belong to is not known")
+
+
 def test_region_never_popped(case):
     # A region left open at the end, with a phase at or below it: the
     # events after the missing pop may count in that phase.

@@ -26,6 +26,12 @@
 //   hostile_program helper-thread  the copy made by a thread that pushes no
 //                                  region, while the main thread is in
 //                                  "step"
+//   hostile_program driver-thread  Kokkos initialized on the main thread;
+//                                  a simulation thread opens "step" and
+//                                  a pool thread it starts, with no region
+//                                  of its own, makes the copy
+//   hostile_program threads-in-different-regions  as driver-thread, while
+//                                  the main thread is in "output"
 //   hostile_program unpopped       a library's region "output" (where the
 //                                  tests allow copies) inside "step" is
 //                                  never popped: the step's copy after it
@@ -136,6 +142,20 @@ int main(int argc, char** argv) {
     std::thread helper([] { copy_to_device(8); });
     helper.join();
     end_region();
+  } else if (which == "driver-thread" ||
+             which == "threads-in-different-regions") {
+    const bool main_in_output = which == "threads-in-different-regions";
+    if (main_in_output)
+      region("output");
+    std::thread simulation([] {
+      region("step");
+      std::thread pool([] { copy_to_device(8); });
+      pool.join();
+      end_region();
+    });
+    simulation.join();
+    if (main_in_output)
+      end_region();
   } else if (which == "unpopped") {
     region("step");
     region("output");

@@ -72,6 +72,12 @@ std::vector<std::string> LossLog::describe(const RecorderLock& lock) const {
                     " record(s) of CUDA's came later than cunumpy remembers "
                     "which region was open at their time; they were not "
                     "counted in any phase");
+  if (const auto n = count(LossReason::placement_unknown))
+    lines.push_back(std::to_string(n) +
+                    " event(s) of a thread with no region open came while "
+                    "other threads were in different regions; which phase "
+                    "they belong to is not known (they counted in one of "
+                    "them)");
   // One line per kind of incident (a tool that replaces its callback at
   // every step makes many of one text).
   std::vector<std::pair<std::string, std::size_t>> texts;

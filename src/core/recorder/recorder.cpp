@@ -272,18 +272,52 @@ void Recorder::remove_thread(ThreadState& thread) {
                  threads_.end());
   ThreadState* main = &thread;
   main_thread_.compare_exchange_strong(main, nullptr);
+  publish_shared_place(thread, true);
 }
 
-Place Recorder::place(const ThreadState& thread) const noexcept {
+Place Recorder::place(const ThreadState& thread) noexcept {
   if (!thread.regions.empty()) {
     const OpenRegion& top = thread.regions.back();
     return {top.node, thread.index, top.call};
   }
-  const ThreadState* main = main_thread_.load(std::memory_order_acquire);
-  if (main == nullptr || main == &thread)
+  const std::uint32_t node = shared_node_.load(std::memory_order_acquire);
+  if (node == 0)
     return {0, thread.index, 0};
-  return {main_node_.load(std::memory_order_relaxed), main->index,
-          main_call_.load(std::memory_order_relaxed)};
+  if (shared_ambiguous_.load(std::memory_order_relaxed))
+    count_lost(LossReason::placement_unknown);
+  return {node, shared_thread_.load(std::memory_order_relaxed),
+          shared_call_.load(std::memory_order_relaxed)};
+}
+
+void Recorder::publish_shared_place(ThreadState& thread, bool ended) noexcept {
+  const bool open = !ended && !thread.regions.empty();
+  if (open != thread.counted_in_regions) {
+    thread.counted_in_regions = open;
+    threads_in_regions_ += open ? 1 : -1;
+  }
+  Place shared;
+  bool ambiguous = false;
+  if (threads_in_regions_ == 1 && open) {
+    shared = {thread.regions.back().node, thread.index,
+              thread.regions.back().call};
+  } else if (threads_in_regions_ > 0) {
+    const ThreadState* main = main_thread_.load(std::memory_order_relaxed);
+    bool found = false;
+    for (const ThreadState* other : threads_) {
+      if (other->regions.empty() || (ended && other == &thread))
+        continue;
+      const OpenRegion& top = other->regions.back();
+      if (found && top.node != shared.node)
+        ambiguous = true;
+      if (!found || other == main)
+        shared = {top.node, other->index, top.call};
+      found = true;
+    }
+  }
+  shared_thread_.store(shared.thread, std::memory_order_relaxed);
+  shared_call_.store(shared.call, std::memory_order_relaxed);
+  shared_ambiguous_.store(ambiguous, std::memory_order_relaxed);
+  shared_node_.store(shared.node, std::memory_order_release);
 }
 
 void Recorder::set_main_thread() {
@@ -300,8 +334,6 @@ void Recorder::publish_main_place(const ThreadState& thread,
     return;
   const OpenRegion top =
       thread.regions.empty() ? OpenRegion{} : thread.regions.back();
-  main_node_.store(top.node, std::memory_order_relaxed);
-  main_call_.store(top.call, std::memory_order_relaxed);
   const RegionTimeline::State state{top.node, thread.index, top.call};
   if (late_source_.load(std::memory_order_relaxed) == nullptr) {
     // No late event can come yet: the timeline is made from the last
@@ -333,6 +365,7 @@ void Recorder::push_region(ThreadState& thread, std::uint32_t name,
   region.since = time;
   thread.regions.push_back(region);
   publish_main_place(thread, time);
+  publish_shared_place(thread);
   const RegionPush push{region, thread.index};
   deliver_to_sinks(push, [&](EventSink& sink, const RegionPush& record) {
     sink.on_region_push(record, lock);
@@ -345,6 +378,7 @@ void Recorder::pop_top(ThreadState& thread, double time,
   thread.regions.pop_back();
   thread.last_popped = pop.region.node;
   publish_main_place(thread, time);
+  publish_shared_place(thread);
   deliver_to_sinks(pop, [&](EventSink& sink, const RegionPop& record) {
     sink.on_region_pop(record, lock);
   });
@@ -376,6 +410,7 @@ void Recorder::pop_region(ThreadState& thread, double time,
   pop_top(thread, time, lock);
   open.insert(open.end(), above.begin(), above.end());
   publish_main_place(thread, time);
+  publish_shared_place(thread);
 }
 
 void Recorder::close_phase(ThreadState& thread, std::uint64_t token,

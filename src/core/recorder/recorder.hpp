@@ -147,16 +147,18 @@ public:
     return regions_;
   }
   /// Where an event of `thread` happens now: the innermost region open on
-  /// it, or, on a thread inside none of its own, the innermost one open on
-  /// the main thread (the thread that connected cunumpy to Kokkos: the
-  /// plugin's init, the in-process hooks' installation), so that a helper
-  /// thread's copies count in the phase the program is in. Without the
-  /// mutex: read by the thread itself at the start of its event.
-  Place place(const ThreadState& thread) const noexcept;
-  /// The calling thread becomes the one whose regions place a thread's
-  /// events when it has none. No ThreadState is passed: a library built
-  /// with hidden visibility (the plugin) has a thread state of its own
-  /// (support/fast_thread_local.hpp), never the one events use.
+  /// it; on a thread inside none of its own, the innermost region open on
+  /// the other threads, so that a helper or pool thread's copies count in
+  /// the phase the program is in, whichever thread opened it. When other
+  /// threads are in different regions, where such an event belongs is not
+  /// known: it counts in one of them (the main thread's first) and a loss
+  /// (LossReason::placement_unknown) makes the verdict incomplete. Without
+  /// the mutex: read by the thread itself at the start of its event.
+  Place place(const ThreadState& thread) noexcept;
+  /// The calling thread becomes the main thread (named so in reports, and
+  /// where CUDA's records without a thread count). No ThreadState is passed: a
+  /// library built with hidden visibility (the plugin) has a thread state of
+  /// its own (support/fast_thread_local.hpp), never the one events use.
   void set_main_thread();
 
   /// What the program has of devices, as seen so far: a memory space that
@@ -342,6 +344,9 @@ private:
   /// What the main thread's innermost region is, for the threads that read
   /// it without the mutex (place).
   void publish_main_place(const ThreadState& thread, double time) noexcept;
+  /// After `thread`'s regions changed (or it ended): where the events of
+  /// threads inside no region of their own go (place).
+  void publish_shared_place(ThreadState& thread, bool ended = false) noexcept;
   /// With a late source: the timeline starts at the main thread's last
   /// change (once).
   void start_timeline() noexcept;
@@ -364,16 +369,19 @@ private:
   std::atomic<bool> fed_by_plugin_{false};
   std::atomic<bool> hooks_installed_{false};
   std::atomic<ThreadState*> main_thread_{nullptr};
-  std::atomic<std::uint32_t> main_node_{0};
+  std::atomic<std::uint32_t> shared_node_{0};
+  std::atomic<std::uint32_t> shared_thread_{0};
+  std::atomic<std::uint64_t> shared_call_{0};
+  std::atomic<bool> shared_ambiguous_{false};
   std::atomic<bool> device_space_seen_{false};
   std::atomic<std::uint32_t> execution_spaces_{0}; ///< bit: Kokkos' type
-  std::atomic<std::uint64_t> main_call_{0};
 
   alignas(64) RecorderMutex mutex_; // written by every lock: a line apart
   RecorderSettings settings_;
   SpaceRegistry spaces_;
   std::vector<std::pair<EventSink*, int>> sinks_;
-  std::vector<ThreadState*> threads_; ///< every thread that recorded
+  std::vector<ThreadState*> threads_;  ///< every thread that recorded
+  std::size_t threads_in_regions_ = 0; ///< of threads_, with regions open
   RegionTree regions_;
   std::uint64_t next_call_ = 1;
   std::string default_device_;               ///< with the mutex

@@ -195,8 +195,11 @@ enum class LossReason : std::uint8_t {
   /// A record of CUDA's came later than the sink remembers which region was
   /// open at its time (BudgetState's timeline): its phase is not known.
   late_record_unplaced,
+  /// An event of a thread inside no region of its own came while other
+  /// threads were in different regions: its phase is not known.
+  placement_unknown,
 };
-inline constexpr std::size_t loss_reason_count = 6;
+inline constexpr std::size_t loss_reason_count = 7;
 
 /// Events a sink may have missed: `count` of them (0: an unknown number),
 /// and for an incident its id (Recorder::incident).
