@@ -149,15 +149,20 @@ std::optional<int> ranks_from_environment() {
 std::string run_id_from_environment() {
   if (const auto id = Impl::read_text("CUNUMPY_RUN_ID"))
     return *id;
+  // Every launch's own id that is set: Slurm's job alone is shared by the
+  // launches (srun steps, mpiruns) of one batch job.
+  std::string id;
   if (const auto job = Impl::environment("SLURM_JOB_ID")) {
     const auto step = Impl::environment("SLURM_STEP_ID");
-    return "slurm:" + *job + (step ? "." + *step : std::string());
+    id = "slurm:" + *job + (step ? "." + *step : std::string());
   }
   for (const auto& [name, prefix] :
        {std::pair{"PMIX_NAMESPACE", "pmix:"},
         std::pair{"OMPI_MCA_ess_base_jobid", "ompi:"}})
-    if (const auto id = Impl::environment(name))
-      return prefix + *id;
+    if (const auto launch = Impl::environment(name))
+      id += (id.empty() ? "" : " ") + std::string(prefix) + *launch;
+  if (!id.empty())
+    return id;
   char host[256] = "";
   ::gethostname(host, sizeof host - 1);
   return "local:" + std::string(host) + ":" + std::to_string(::getpid()) + ":" +

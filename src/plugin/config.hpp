@@ -72,9 +72,10 @@ std::optional<int> rank_from_environment();
 std::optional<int> ranks_from_environment();
 
 /// An id every rank of one launch shares, to tell a stale report of
-/// another run from this run's: CUNUMPY_RUN_ID, else the launcher's job
-/// (Slurm's job and step, PMIx's namespace, Open MPI's job id), else this
-/// process ("local:<host>:<pid>:<start time>").
+/// another run from this run's: CUNUMPY_RUN_ID, else every id of the launch
+/// that is set (Slurm's job and step, PMIx's namespace, Open MPI's job id:
+/// two mpiruns in one Slurm job differ by the latter), else this process
+/// ("local:<host>:<pid>:<start time>").
 std::string run_id_from_environment();
 
 /// `pattern` with every "%r" replaced by `rank`.

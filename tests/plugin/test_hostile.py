@@ -5,7 +5,9 @@ paths that skip handlers, names with control characters, and no device at
 all (tests/programs/hostile_program.cpp). The rule file forbids every copy
 in the region "step"."""
 
+import os
 import re
+import sys
 
 import pytest
 
@@ -163,3 +165,28 @@ def test_no_device(case):
     assert (budget["verdict"] == "ok" and budget["ok"] and
             any("nothing was checked" in note for note in budget["notes"])), \
         shown(budget)
+
+
+def test_two_launches_in_one_batch_job(case, report_tool):
+    # Two mpiruns in one Slurm job, 2 ranks each: the second's rank 1
+    # writes no report (the plugin not loaded there). Rank 1's report of
+    # the first launch must not pass for it.
+    budget = case.write("budget.toml", RULES)
+
+    def launch(launch_id, ranks):
+        for rank in ranks:
+            run = case.run(["no-device"], CUNUMPY_REPORT="reports/r-%r.json",
+                           CUNUMPY_BUDGET=budget, CUNUMPY_ALLOW_NO_DEVICE="1",
+                           SLURM_JOB_ID="4242",
+                           SLURM_NTASKS="2", SLURM_PROCID=str(rank),
+                           OMPI_MCA_ess_base_jobid=launch_id)
+            assert run.status == 0, run
+    os.makedirs(case.path("reports"), exist_ok=True)
+    check = [sys.executable, report_tool, "--check", case.path("reports")]
+    launch("4242001", [0, 1])
+    run = case.run(command=check)
+    assert run.status == 0, f"one launch's reports pass\n{run}"
+    launch("4242002", [0])
+    run = case.run(command=check)
+    assert run.status != 0 and "different runs" in run.stderr, \
+        f"the reports of two launches are refused\n{run}"
