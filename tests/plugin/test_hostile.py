@@ -63,6 +63,13 @@ def test_copy_callbacks_cleared_for_a_while(case, kokkos_major):
     check_incomplete(run, report, "deep-copy callbacks were taken away")
 
 
+def test_region_callbacks_dropped_for_a_step(case):
+    # No push nor pop of "step" reaches cunumpy; its copy does, and shows
+    # that the region callbacks were missing from Kokkos' table.
+    run, report = run_case(case, "drop-region-callbacks")
+    check_incomplete(run, report, "push_region")
+
+
 def test_half_forwarder(case):
     # A tool forwards the begins of the copies and swallows their ends:
     # cunumpy learns that it forwards one callback, never the other.

@@ -14,6 +14,9 @@
 //   hostile_program clear-copy-callbacks  saves the table, clears its
 //                                  deep-copy callbacks, makes a real
 //                                  Kokkos::deep_copy, puts them back
+//   hostile_program drop-region-callbacks  takes the region callbacks out
+//                                  of Kokkos' table for the step (its push,
+//                                  copy and pop), then puts them back
 //   hostile_program half-forwarder a tool takes both copy callbacks,
 //                                  forwards the begins, swallows the ends:
 //                                  3 copies before cunumpy notices it and 3
@@ -107,6 +110,16 @@ int main(int argc, char** argv) {
     host_deep_copy();
     end_region();
     KT::set_callbacks(saved);
+  } else if (which == "drop-region-callbacks") {
+    Kokkos_Profiling_EventSet table = KT::get_callbacks();
+    const Kokkos_Profiling_EventSet saved = table;
+    table.push_region = nullptr;
+    table.pop_region = nullptr;
+    KT::set_callbacks(table);
+    step_with_copy();
+    KT::set_callbacks(saved);
+    region("output");
+    end_region();
   } else if (which == "half-forwarder") {
     // Three copies before cunumpy notices the tool, three after: at a
     // region's push, which checks Kokkos' table once every 10 ms.

@@ -306,6 +306,32 @@ void verify_now_and_then() noexcept {
   verify();
 }
 
+/// At the end of each copy, unlike the rest of the table: a copy made while
+/// the region callbacks are missing from Kokkos' table counts outside the
+/// region the program is in, and no push or pop comes to tell.
+void verify_region_slots() noexcept {
+  if (!hot.watch_active.load(std::memory_order_relaxed) ||
+      !Recorder::instance().has_sinks())
+    return;
+  Watch& watch = the_watch();
+  try {
+    {
+      std::lock_guard guard(watch.mutex);
+      kokkosp::EventSet live; // get() writes all of it
+      if (!watch.access.get(live))
+        return;
+      bool same = true;
+      for (Slot slot : {Slot::push_region, Slot::pop_region})
+        same = same && field(live, slot) == watch.expected[index_of(slot)];
+      if (same)
+        return;
+    }
+    verify();
+  } catch (...) {
+    Recorder::instance().count_lost(LossReason::record_failed);
+  }
+}
+
 } // namespace
 
 void* slot_entry(const kokkosp::EventSet& table, Slot slot) noexcept {
@@ -473,6 +499,7 @@ void begin_deep_copy_by_reference(const kokkosp::SpaceHandle& dst,
 void end_deep_copy() {
   cunumpy_first<kokkosp::EndDeepCopyFunction>(Slot::end_deep_copy,
                                               [] { record::end_deep_copy(); });
+  verify_region_slots();
 }
 void begin_fence(const char* name, std::uint32_t device_id,
                  std::uint64_t* handle) {
