@@ -233,7 +233,7 @@ bool Plugin::reconsider() {
   // a session still running at the exit is one too.
   const bool unseen =
       unseen_finalize.load() || kokkos_state() == KokkosState::running;
-  if (!unseen)
+  if (!unseen || Impl::Recorder::instance().lock_held_by_this_thread())
     return failed_.load();
   Impl::Recorder& recorder = Impl::Recorder::instance();
   {
@@ -265,6 +265,8 @@ void Plugin::finalize_next() {
 }
 
 bool Plugin::finish() {
+  if (Impl::Recorder::instance().lock_held_by_this_thread())
+    return finish_without_report();
   if (finished_.exchange(true))
     return failed_.load();
   // Kokkos 3 may be initialized again, and then calls no tool: a hook in
@@ -290,6 +292,22 @@ bool Plugin::finish() {
   } catch (...) {
     return report_lost("an unknown exception");
   }
+}
+
+bool Plugin::finish_without_report() noexcept {
+  if (reported_unreadable_.exchange(true))
+    return failed_.load();
+  finished_ = true;
+  const bool budget = !config_.budget_path.empty();
+  if (budget)
+    failed_ = true;
+  std::fprintf(stderr,
+               "cunumpy: no report: the process ended from a signal handler "
+               "that interrupted cunumpy while it recorded an event, so what "
+               "it recorded cannot be read%s\n",
+               budget ? "; the budget cannot be known to pass, so it fails"
+                      : "");
+  return failed_;
 }
 
 bool Plugin::report_lost(const char* why) noexcept {

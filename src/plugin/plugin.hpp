@@ -86,6 +86,11 @@ private:
   /// finish() when write_report() threw: says so, and fails a run that had
   /// a rule file.
   bool report_lost(const char* why) noexcept;
+  /// finish() when the process ends from a signal handler that interrupted
+  /// cunumpy on this thread with its lock held (exit() in a handler of
+  /// SIGTERM): nothing it recorded can be read without waiting for ever, so
+  /// no report is written; says so, and fails a run that had a rule file.
+  bool finish_without_report() noexcept;
 
   Config config_;
   NextTool next_;
@@ -110,6 +115,7 @@ private:
   /// the recorder's lock (finish() runs once, from the caller that took the
   /// plugin's pointer; a later call returns the verdict).
   std::atomic<bool> finished_{false};
+  std::atomic<bool> reported_unreadable_{false};
   std::atomic<bool> failed_{false};
 };
 

@@ -134,6 +134,20 @@ def test_exit_status_paths(case):
         f"no promise cunumpy cannot keep\n{run}"
 
 
+def test_exit_from_a_signal_handler(case):
+    # SIGALRM's handler calls exit(0) wherever it lands, sometimes while
+    # cunumpy holds its lock on that thread: the process ends, and fails.
+    budget = case.write("budget.toml", RULES)
+    for run_index in range(24):
+        delay = 2000 + 397 * run_index
+        run = case.run(["exit-from-signal", str(delay)], timeout=30,
+                       CUNUMPY_BUDGET=budget, CUNUMPY_ON_VIOLATION="exit")
+        assert run.status == VIOLATION_STATUS, f"the run fails\n{run}"
+        lines = run.cunumpy_lines()
+        assert any("no report: the process ended from a signal handler" in
+                   line or "BROKEN" in line for line in lines), run
+
+
 def test_control_characters_in_names(case):
     # Without a budget the summary lists the regions that copied, by path.
     forged = "cunumpy: budget budget.toml: ok (1 rule(s))"

@@ -23,6 +23,9 @@
 //                                  after, in "output" (allowed)
 //   hostile_program exit MODE      after Kokkos::finalize: _exit(0),
 //                                  quick_exit(0) or exit(5)
+//   hostile_program exit-from-signal US  copies in "step" until SIGALRM,
+//                                  US microseconds in, whose handler calls
+//                                  exit(0), wherever it lands
 //   hostile_program region NAME    the copy in a region named NAME inside
 //                                  "step"
 //   hostile_program no-device      no device at all: host copies only
@@ -42,9 +45,11 @@
 //                                  closes "output", leaving "step" open
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <sys/time.h>
 #include <thread>
 #include <unistd.h>
 
@@ -144,6 +149,14 @@ int main(int argc, char** argv) {
     if (argument == "exit5")
       std::exit(5);
     return usage();
+  } else if (which == "exit-from-signal") {
+    std::signal(SIGALRM, [](int) { std::exit(0); });
+    itimerval once{};
+    once.it_value.tv_usec = std::atol(argument.c_str()) % 1000000;
+    region("step");
+    ::setitimer(ITIMER_REAL, &once, nullptr);
+    for (;;)
+      copy_to_device(8);
   } else if (which == "region") {
     region("step");
     region(argument.c_str());

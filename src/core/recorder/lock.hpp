@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <pthread.h>
 #include <string>
 #include <thread>
 
@@ -14,16 +15,23 @@ struct DeviceStatus;
 namespace cunumpy::Impl {
 
 /// The recorder's lock. Held for a few tens of nanoseconds per event, so a
-/// spin lock (one atomic exchange, a plain store to release) rather than a
+/// spin lock (one compare-and-swap, a plain store to release) rather than a
 /// futex-based std::mutex; a waiter that spins too long yields its core, as
-/// a report being written can hold the lock for milliseconds.
+/// a report being written can hold the lock for milliseconds. It knows its
+/// holder: a signal handler that interrupts it and ends the process must
+/// not wait for it (held_by_this_thread).
 class RecorderMutex {
 public:
   void lock() noexcept {
+    const std::uintptr_t self = this_thread();
     for (int spins = 0;; ++spins) {
-      if (!locked_.exchange(true, std::memory_order_acquire))
+      std::uintptr_t none = 0;
+      // Taken and owned in one step: a signal handler can never find it
+      // taken by its own thread without knowing so.
+      if (owner_.compare_exchange_strong(none, self, std::memory_order_acquire,
+                                         std::memory_order_relaxed))
         return;
-      while (locked_.load(std::memory_order_relaxed)) {
+      while (owner_.load(std::memory_order_relaxed) != 0) {
         if (spins < 100)
           pause();
         else
@@ -32,7 +40,12 @@ public:
       }
     }
   }
-  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+  void unlock() noexcept { owner_.store(0, std::memory_order_release); }
+  /// The calling thread holds the lock: it can only be asking from a signal
+  /// handler that interrupted it, and the lock will not be released.
+  bool held_by_this_thread() const noexcept {
+    return owner_.load(std::memory_order_relaxed) == this_thread();
+  }
 
 private:
   static void pause() noexcept {
@@ -40,7 +53,16 @@ private:
     __builtin_ia32_pause();
 #endif
   }
-  std::atomic<bool> locked_{false};
+  /// pthread_self() as a number, never 0 (glibc: the thread's address).
+  static std::uintptr_t this_thread() noexcept {
+    static_assert(sizeof(pthread_t) <= sizeof(std::uintptr_t),
+                  "a thread's id fits in the lock's word");
+    const pthread_t self = ::pthread_self();
+    std::uintptr_t id = 0;
+    __builtin_memcpy(&id, &self, sizeof self);
+    return id | 1u; // never 0, whatever the id
+  }
+  std::atomic<std::uintptr_t> owner_{0}; ///< 0: free
 };
 
 class Recorder;

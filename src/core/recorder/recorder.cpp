@@ -267,6 +267,8 @@ void Recorder::add_thread(ThreadState& thread) {
 }
 
 void Recorder::remove_thread(ThreadState& thread) {
+  if (lock_held_by_this_thread())
+    return; // an exit from a signal handler inside cunumpy: the process ends
   const RecorderLock lock = this->lock();
   threads_.erase(std::remove(threads_.begin(), threads_.end(), &thread),
                  threads_.end());

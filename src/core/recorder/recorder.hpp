@@ -125,6 +125,13 @@ public:
 
   /// Holds the mutex (see also lock_recorder, for readers).
   RecorderLock lock() { return RecorderLock(*this, mutex_); }
+  /// The calling thread holds the lock: a signal handler interrupted it
+  /// inside cunumpy, and what the lock guards cannot be read (nor the lock
+  /// taken) on this thread again. An exit from that handler writes no
+  /// report and says so.
+  bool lock_held_by_this_thread() const noexcept {
+    return mutex_.held_by_this_thread();
+  }
 
   /// Sinks receive every record while attached; attaching one twice counts
   /// once (the second attach only raises a reference count).

@@ -89,7 +89,9 @@ struct Replacement {
 };
 
 struct Watch {
-  std::mutex mutex;
+  /// Knows its holder: an exit from a signal handler that interrupted a
+  /// check must not wait for it (verify).
+  RecorderMutex mutex;
   TableAccess access;
   /// What cunumpy puts in Kokkos' table (its callbacks, or the plugin's
   /// entry points), and what must be there now (the same, or a tool found
@@ -314,6 +316,8 @@ void verify_region_slots() noexcept {
       !Recorder::instance().has_sinks())
     return;
   Watch& watch = the_watch();
+  if (watch.mutex.held_by_this_thread())
+    return;
   try {
     {
       std::lock_guard guard(watch.mutex);
@@ -628,6 +632,8 @@ void verify() noexcept {
   if (!hot.watch_active.load(std::memory_order_acquire))
     return;
   Watch& watch = the_watch();
+  if (watch.mutex.held_by_this_thread())
+    return; // from a signal handler that interrupted a check: never waits
   try {
     std::lock_guard guard(watch.mutex);
     kokkosp::EventSet live; // get() writes all of it
