@@ -340,11 +340,22 @@ void Plugin::note_open_regions() {
     return;
   const profiling::BudgetSnapshot snapshot = budget_->snapshot();
   std::vector<std::string> incidents;
-  for (const Impl::Recorder::OpenPath& region : open) {
+  for (std::size_t i = 0; i < open.size(); ++i) {
+    const Impl::Recorder::OpenPath& region = open[i];
+    // Pushes below the tree's cut are its last level again: said once.
+    std::size_t same = 1;
+    while (i + 1 < open.size() && open[i + 1].path == region.path &&
+           open[i + 1].thread == region.thread) {
+      ++same;
+      ++i;
+    }
     const std::string where = region.main
                                   ? std::string("main thread")
                                   : "thread " + std::to_string(region.thread);
-    open_regions_.push_back("'" + region.path + "' (" + where + ")");
+    open_regions_.push_back(
+        "'" + region.path + "' (" + where +
+        (same > 1 ? ", " + std::to_string(same) + " times" : std::string()) +
+        ")");
     const std::string below = region.path + "/";
     for (const profiling::RegionNode& node : snapshot.regions)
       if (node.is_phase && (node.path == region.path ||
@@ -392,6 +403,8 @@ bool Plugin::write_report() {
         report.kokkos_version = value;
     report.unwatched = unwatched_;
     report.open_regions = open_regions_;
+    if (const std::uint32_t cut = lock.regions().cut())
+      report.region_tree_cut = lock.path(cut);
     report.cuda_view = profiling::cuda_view();
     report.all_regions = config_.all_regions;
     report.dual_view_syncs = dual_views_.syncs(lock);

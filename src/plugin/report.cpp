@@ -9,6 +9,7 @@
 
 #include <cunumpy/version.hpp>
 
+#include "recorder/region_tree.hpp"
 #include "report/format.hpp"
 #include "report/json_writer.hpp"
 #include "support/excerpt.hpp"
@@ -574,6 +575,13 @@ std::vector<std::string> report_notes(const Report& report, bool summary) {
   // What changes nothing the user sees or does stays in the report file.
   if (!summary && !report.unwatched.empty())
     notes.push_back(report.unwatched);
+  if (!report.region_tree_cut.empty())
+    notes.push_back(
+        "the tree of regions is cut at " +
+        std::to_string(Impl::RegionTree::max_depth) +
+        " levels: regions pushed below '" +
+        Impl::excerpt(report.region_tree_cut, 256) +
+        "' count in it (a loop missing a pop nests each step in the last)");
   if (!summary && !report.open_regions.empty())
     notes.push_back("regions still open at the end of the run (a pop is "
                     "missing): " +
@@ -859,6 +867,7 @@ std::string format_json(const Report& report) {
   json.member("program", report.program);
   json.member("rank", report.rank);
   json.member("rank_known", report.rank_known);
+  json.member("region_tree_cut", unless_empty(report.region_tree_cut));
   json.key("regions");
   json.begin_array();
   for (const auto& node : report.budget.regions)

@@ -51,6 +51,9 @@ struct Report {
   std::string unwatched;
   /// Regions still open at the end, as "'path' (thread N)".
   std::vector<std::string> open_regions;
+  /// The path below which regions were not made (RegionTree::max_depth),
+  /// "" when the tree was not cut.
+  std::string region_tree_cut;
   /// List every region, not only those with transfers
   /// (CUNUMPY_REPORT_ALL_REGIONS).
   bool all_regions = false;

@@ -8,6 +8,7 @@ in the region "step"."""
 import os
 import re
 import sys
+import time
 
 import pytest
 
@@ -114,6 +115,23 @@ def test_region_never_popped(case):
     check_incomplete(run, report,
                      "region 'step' (main thread) was never popped")
     assert report["open_regions"] == ["'step' (main thread)"], shown(report)
+
+
+def test_unpopped_loop(case):
+    # 4,000 steps that each miss a pop nest 4,000 deep: the tree is cut at
+    # 64 levels, said once, and the end of the run stays small and quick.
+    started = time.monotonic()
+    run, report = run_case(case, "unpopped-loop", "4000")
+    seconds = time.monotonic() - started
+    check_incomplete(run, report, "was never popped")
+    assert seconds < 60, f"the end of the run is linear ({seconds:.0f} s)"
+    size = os.path.getsize(case.path("report.json"))
+    assert size < 1 << 20, f"so is the report ({size} bytes)"
+    cut = report["region_tree_cut"]
+    assert cut is not None and cut.count("/") == 63, shown(cut)
+    assert any("the tree of regions is cut at 64 levels" in line
+               for line in run.cunumpy_lines()), f"said once\n{run}"
+    assert len(report["open_regions"]) <= 128, shown(report["open_regions"])
 
 
 def test_exit_status_paths(case):

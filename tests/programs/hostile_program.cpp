@@ -28,6 +28,9 @@
 //                                  exit(0), wherever it lands
 //   hostile_program region NAME    the copy in a region named NAME inside
 //                                  "step"
+//   hostile_program unpopped-loop N  N steps that each push "step" and
+//                                  "output" and pop one: each step nests in
+//                                  the last
 //   hostile_program no-device      no device at all: host copies only
 //   hostile_program helper-thread  the copy made by a thread that pushes no
 //                                  region, while the main thread is in
@@ -188,6 +191,12 @@ int main(int argc, char** argv) {
     copy_to_device(8);
     copy_to_device(8); // the step's, after the missing pop of "output"
     end_region();      // meant for "step"
+  } else if (which == "unpopped-loop") {
+    for (int i = std::atoi(argument.c_str()); i > 0; --i) {
+      region("step");
+      region("output");
+      end_region();
+    }
   } else if (which == "no-device") {
     region("step");
     host_deep_copy();

@@ -300,9 +300,10 @@ check(const BudgetState& state,
       truncated.emplace_back(name);
   }
   if (!truncated.empty())
-    lost.push_back("the tree of region paths reached its " +
-                   std::to_string(RegionTree::max_nodes) +
-                   " nodes, and regions of phases " + quoted_list(truncated) +
+    lost.push_back("the tree of region paths reached its limit (" +
+                   std::to_string(RegionTree::max_nodes) + " nodes, " +
+                   std::to_string(RegionTree::max_depth) +
+                   " levels), and regions of phases " + quoted_list(truncated) +
                    " ran outside it");
   if (!state.rules.empty()) {
     const profiling::DeviceStatus device = lock.device_status();

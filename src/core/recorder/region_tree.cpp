@@ -9,6 +9,12 @@ std::uint32_t RegionTree::child(std::uint32_t parent, std::uint32_t name) {
   const auto found = children_.find(key);
   if (found != children_.end())
     return found->second;
+  if (nodes_[parent].depth >= max_depth) {
+    if (cut_ == 0)
+      cut_ = parent;
+    truncated_.insert(name);
+    return parent;
+  }
   if (nodes_.size() >= max_nodes) {
     truncated_.insert(name);
     return parent;

@@ -46,6 +46,11 @@ public:
   /// counts in its parent, and its name is remembered (truncated_names): a
   /// rule on it cannot be checked.
   static constexpr std::size_t max_nodes = std::size_t(1) << 16;
+  /// Levels beyond this are not made either: a loop that misses a pop per
+  /// step nests each step in the last, and every path repeats its
+  /// ancestors (a report would grow as the square of the steps). A push
+  /// below it counts in its parent, as above; cut() says where.
+  static constexpr std::uint32_t max_depth = 64;
 
   struct Node {
     std::uint32_t name = 0; ///< StringTable id; the root's is 0
@@ -64,11 +69,14 @@ public:
   const std::unordered_set<std::uint32_t>& truncated_names() const noexcept {
     return truncated_;
   }
+  /// The first node at max_depth a push went below (0: none).
+  std::uint32_t cut() const noexcept { return cut_; }
 
 private:
   std::vector<Node> nodes_; ///< nodes_[0] is the root; parents first
   std::unordered_map<std::uint64_t, std::uint32_t> children_; ///< parent,name
   std::unordered_set<std::uint32_t> truncated_;
+  std::uint32_t cut_ = 0;
 };
 
 } // namespace cunumpy::Impl
