@@ -203,9 +203,9 @@ def test_untrusted_input_is_refused(case, sample, merge, report_tool):
     # Larger than any report: refused before it is read as JSON.
     large = os.path.join(directory, "large.json")
     with open(large, "wb") as stream:
-        stream.truncate(65 * 1024 * 1024)
+        stream.truncate(1025 * 1024 * 1024)  # sparse: no disk used
     status, _, stderr = merge(large)
-    assert status == 2 and one_line(stderr) and "larger than 64 MiB" in stderr
+    assert status == 2 and one_line(stderr) and "larger than 1 GiB" in stderr
     os.remove(large)
     fifo = os.path.join(directory, "fifo.json")
     os.mkfifo(fifo)
@@ -428,6 +428,66 @@ def region_value(report, path, where, kind, field):
         if region["path"] == path:
             return region[where][kind][field]
     return 0
+
+
+def chained(report, levels, chains=1, minimal=False):
+    """`report` with `chains` chains of `levels` regions, each inside the
+    last, as a loop that misses a pop makes them: with the paths the plugin
+    writes, or, `minimal`, a hostile report's smallest regions."""
+    result = small(passing(report))
+    regions = result["regions"]
+    template = json.dumps(regions[-1])
+    for _ in range(chains):
+        parent, names = 0, []
+        for _ in range(levels):
+            names.append("level")
+            if minimal:
+                region = {"name": "level", "path": "x", "calls": 1,
+                          "seconds": 0.0, "transfers": 0, "own": {},
+                          "inclusive": {}}
+            else:
+                region = json.loads(template)
+                region.update(name="level", depth=len(names),
+                              path="/".join(names))
+            region["parent"] = parent
+            parent = len(regions)
+            regions.append(region)
+    return result
+
+
+def test_deep_trees(case, sample, merge, report_tool):
+    # 600 nested regions: the Hatchet tree is written without recursion.
+    write_json(case.path("deep.json"), version3(chained(sample, 600), 0, 1))
+    status, _, stderr = merge("--format", "hatchet", "-o",
+                              case.path("tree.json"), case.path("deep.json"))
+    assert status == 0, stderr
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(10000)  # json.load recurses; the export did not
+    try:
+        roots = read_json(case.path("tree.json"))
+    finally:
+        sys.setrecursionlimit(limit)
+    assert "program" + "/level" * 600 in nodes_by_path(roots)
+    # A hostile report of 60,000 chained regions: memory linear in the
+    # file, in a process of its own with 2 GiB of address space.
+    write_json(case.path("hostile.json"),
+               version3(chained(sample, 60000, minimal=True), 0, 1))
+    for arguments in ([], ["--format", "hatchet", "-o",
+                           case.path("hostile-tree.json")]):
+        run = subprocess.run(
+            [sys.executable, report_tool, *arguments,
+             case.path("hostile.json")],
+            capture_output=True, text=True, timeout=120,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
+                                                  (2 << 30, 2 << 30)))
+        assert run.returncode == 0, f"{arguments}: merged\n{run.stderr}"
+    # The largest tree the plugin makes, 65,536 regions (in chains of 64
+    # levels): its report, beyond 64 MiB, is one.
+    write_json(case.path("largest.json"),
+               version3(chained(sample, 64, chains=1024), 0, 1))
+    assert os.path.getsize(case.path("largest.json")) > 64 << 20
+    status, _, stderr = merge(case.path("largest.json"))
+    assert status == 0, stderr
 
 
 def test_hatchet_tree(case, sample, merge):
