@@ -166,6 +166,28 @@ def test_exit_from_a_signal_handler(case):
                    line or "BROKEN" in line for line in lines), run
 
 
+def test_empty_variables(case):
+    # A variable set to nothing is one line on stderr, whatever its kind.
+    budget = case.write("budget.toml", RULES)
+    run = case.run(["region", "solve"], CUNUMPY_BUDGET=budget,
+                   CUNUMPY_ON_VIOLATION="")
+    assert ['cunumpy: CUNUMPY_ON_VIOLATION="" is not one of warn, exit; '
+            'using warn'] == [line for line in run.cunumpy_lines()
+                              if '=""' in line], run
+    run = case.run(["region", "solve"], CUNUMPY_BUDGET="",
+                   CUNUMPY_ON_VIOLATION="exit")
+    assert ['cunumpy: CUNUMPY_BUDGET="" is empty, not a TOML file; using '
+            'none'] == [line for line in run.cunumpy_lines()
+                        if '=""' in line], run
+    for name in ["CUNUMPY_REPORT", "CUNUMPY_TRACE", "CUNUMPY_LABEL",
+                 "CUNUMPY_RUN_ID", "CUNUMPY_ADVISE", "CUNUMPY_BACKTRACE"]:
+        run = case.run(["region", "solve"], CUNUMPY_BUDGET=budget,
+                       **{name: ""})
+        lines = [line for line in run.cunumpy_lines()
+                 if line.startswith(f'cunumpy: {name}=""')]
+        assert len(lines) == 1, f"{name}: one line\n{run}"
+
+
 def test_control_characters_in_names(case):
     # Without a budget the summary lists the regions that copied, by path.
     forged = "cunumpy: budget budget.toml: ok (1 rule(s))"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "support/environment.hpp"
@@ -104,8 +105,27 @@ const Variable& variable(std::string_view name) {
                          std::string(name) + " in the table of variables");
 }
 
+namespace {
+
+/// One line for a text variable set to nothing, as for a bad number or
+/// choice: what it takes and what is used instead.
+void warn_empty(const Variable& entry) {
+  const std::string_view values =
+      entry.values.substr(0, entry.values.find(';'));
+  warn(std::string(entry.name) + "=\"\" is empty" +
+       (values == "any text" ? std::string() : ", not " + std::string(values)) +
+       "; using " + std::string(entry.fallback));
+}
+
+} // namespace
+
 std::optional<std::string> read_text(std::string_view name) {
-  return environment(std::string(variable(name).name).c_str());
+  const Variable& entry = variable(name);
+  const std::string key(entry.name);
+  if (const char* value = std::getenv(key.c_str());
+      value != nullptr && *value == '\0')
+    warn_empty(entry);
+  return environment(key.c_str());
 }
 
 int read_integer(std::string_view name) {
@@ -120,14 +140,14 @@ int read_integer(std::string_view name) {
 std::string read_choice(std::string_view name) {
   const Variable& entry = variable(name);
   const std::string_view fallback = entry.fallback;
-  const auto value = environment(std::string(entry.name).c_str());
-  if (!value)
+  const char* value = std::getenv(std::string(entry.name).c_str());
+  if (value == nullptr)
     return std::string(fallback);
-  const std::string chosen = lowercase(*value);
+  const std::string chosen = lowercase(value); // "" too: one line
   for (const std::string& choice : choices(entry))
     if (choice == chosen)
       return chosen;
-  warn(std::string(entry.name) + "=\"" + excerpt(*value) + "\" is not one of " +
+  warn(std::string(entry.name) + "=\"" + excerpt(value) + "\" is not one of " +
        std::string(entry.values) + "; using " + std::string(fallback));
   return std::string(fallback);
 }
