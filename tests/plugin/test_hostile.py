@@ -150,6 +150,13 @@ def test_exit_status_paths(case):
     assert any("BROKEN" in line for line in run.cunumpy_lines()), run
     assert not any("ends with status" in line for line in run.cunumpy_lines()),\
         f"no promise cunumpy cannot keep\n{run}"
+    docs = os.path.join(os.path.dirname(__file__), "..", "..", "docs",
+                        "plugin.md")
+    with open(docs, encoding="utf-8") as stream:
+        table = stream.read().split("### Exit status", 1)[1].split("##", 1)[0]
+    assert re.search(r"^\| the program ends with `_exit\(0\)`.*\| 0", table,
+                     re.MULTILINE), \
+        "docs/plugin.md's table of exit statuses says what _exit(0) gives"
 
 
 def test_exit_from_a_signal_handler(case):
