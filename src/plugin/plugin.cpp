@@ -152,7 +152,7 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
       if (budget_error_.compare(0, prefix.size(), prefix) == 0)
         budget_error_.erase(0, prefix.size());
       Impl::warn("CUNUMPY_BUDGET: " + budget_error_ +
-                 "; running without a budget");
+                 "; no rule is checked, and the budget fails");
     }
   }
   if (!config_.trace_path.empty()) {

@@ -178,7 +178,7 @@ std::string budget_verdict(const Report& report) {
   case profiling::Verdict::ok:
     if (report.budget.unchecked_allowed)
       return budget +
-             ": ok, but nothing was checked: " + report.budget.device.reason +
+             ": ok, but no copy was checked: " + report.budget.device.reason +
              " (it passes because CUNUMPY_ALLOW_NO_DEVICE=1)";
     return budget + ": ok (" + rules + ")";
   case profiling::Verdict::unchecked:
@@ -192,11 +192,18 @@ std::string budget_verdict(const Report& report) {
   bool lost = false;
   for (const profiling::Violation& v : violations) {
     lost = lost || v.limit == profiling::Limit::events_lost;
-    broken += v.limit != profiling::Limit::events_lost &&
-              v.limit != profiling::Limit::no_device;
+    broken += profiling::verdict({v}) == profiling::Verdict::broken;
   }
   return budget + ": BROKEN, " + std::to_string(broken) + " broken rule(s)" +
          (lost ? " (and events may be missing)" : "");
+}
+
+/// After a count of transfers, in a program without a device: that none
+/// could be one.
+std::string without_device(const Report& report) {
+  if (report.budget.device.present)
+    return {};
+  return " (" + Impl::printable(report.budget.device.reason) + ")";
 }
 
 std::string header(const Report& report) {
@@ -208,20 +215,28 @@ std::string header(const Report& report) {
 
 void append_violations(std::string& text, const Report& report,
                        const std::string& indent) {
-  const auto& violations = report.budget.violations;
-  if (violations.empty())
-    return;
-  text +=
-      indent + "broken rules (" + std::to_string(violations.size()) + "):\n";
-  for (const auto& violation : violations) {
-    std::string paragraph = violation.str();
-    std::size_t start = 0;
-    while (start < paragraph.size()) {
-      const std::size_t end = paragraph.find('\n', start);
-      text += indent + "  " + paragraph.substr(start, end - start) + "\n";
-      if (end == std::string::npos)
-        break;
-      start = end + 1;
+  // The rules broken, then what keeps the verdict from being sure: each
+  // heading counts what it lists, as the verdict line counts the rules.
+  std::vector<const profiling::Violation*> broken, unsure;
+  for (const auto& violation : report.budget.violations)
+    (profiling::verdict({violation}) == profiling::Verdict::broken ? broken
+                                                                   : unsure)
+        .push_back(&violation);
+  for (const auto* list : {&broken, &unsure}) {
+    if (list->empty())
+      continue;
+    text += indent + (list == &broken ? "broken rules (" : "cannot be sure (") +
+            std::to_string(list->size()) + "):\n";
+    for (const profiling::Violation* violation : *list) {
+      const std::string paragraph = violation->str();
+      std::size_t start = 0;
+      while (start < paragraph.size()) {
+        const std::size_t end = paragraph.find('\n', start);
+        text += indent + "  " + paragraph.substr(start, end - start) + "\n";
+        if (end == std::string::npos)
+          break;
+        start = end + 1;
+      }
     }
   }
 }
@@ -487,7 +502,9 @@ void append_advice(std::string& text, const Report& report) {
     text += "       estimate: " + finding.estimate + "\n";
     text += "       fix: " + finding.fix + "\n";
   }
-  if (report.advice_recording != profiling::AdviceRecording::contents)
+  // Without a device no copy is a transfer: hashing finds nothing.
+  if (report.advice_recording != profiling::AdviceRecording::contents &&
+      report.budget.device.present)
     text += "  (contents not hashed: CUNUMPY_ADVISE=contents also finds "
             "copies of unchanged data)\n";
 }
@@ -606,7 +623,7 @@ std::string format_text(const Report& report) {
   if (report.cuda_view.built &&
       (report.cuda_view.on || report.budget.device.present))
     text += profiling::cuda_view_line(report.cuda_view) + "\n";
-  text += "\ntotal:\n";
+  text += "\ntotal" + without_device(report) + ":\n";
   append_body(text, report.budget.total, report.budget.total_sites,
               top_sites_total);
   append_tree(text, report);
@@ -672,7 +689,8 @@ std::string format_summary(const Report& report,
                            const std::string& report_path) {
   std::string text = "cunumpy: " + Impl::printable(report.program) + " (rank " +
                      std::to_string(report.rank) +
-                     "): " + counts_line(report.budget.total) + "\n";
+                     "): " + counts_line(report.budget.total) +
+                     without_device(report) + "\n";
   for (const PhaseSummary& phase : report.budget.phases) {
     if (!phase.entered)
       continue;
@@ -752,7 +770,7 @@ void write_budget(JsonWriter& json, const Report& report) {
   json.member("file", unless_empty(report.budget_path));
   std::vector<std::string> notes;
   if (report.budget.unchecked_allowed)
-    notes.push_back("nothing was checked: " + report.budget.device.reason +
+    notes.push_back("no copy was checked: " + report.budget.device.reason +
                     " (it passes because CUNUMPY_ALLOW_NO_DEVICE=1)");
   json.member("notes", notes);
   json.member("ok", !report.failed());

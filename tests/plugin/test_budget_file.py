@@ -124,7 +124,8 @@ def test_bad_budget_missing(case):
     program_ran(run)
     lines = one_warning(run,
                         r"^cunumpy: CUNUMPY_BUDGET: .*cannot read rule file "
-                        r".*missing\.toml.*; running without a budget$")
+                        r".*missing\.toml.*; no rule is checked, and the "
+                        r"budget fails$")
     assert len(lines) == 1, f"and nothing else\n{run}"
     budget = case.json("report.json", run)["budget"]
     assert not budget["checked"] and "missing.toml" in budget["error"], \
@@ -145,7 +146,8 @@ def test_bad_budget_empty(case):
         program_ran(run)
         lines = one_warning(run,
                             r"^cunumpy: CUNUMPY_BUDGET: rule file '.*" +
-                            pattern + r".*; running without a budget$")
+                            pattern + r".*; no rule is checked, and the "
+                                      r"budget fails$")
         assert len(lines) == 1, f"and nothing else\n{run}"
         budget = case.json("report.json", run)["budget"]
         assert not budget["checked"] and not budget["ok"], \
@@ -210,7 +212,7 @@ def test_bad_budget_fifo(case):
     lines = one_warning(run,
                         r"^cunumpy: CUNUMPY_BUDGET: rule file '.*rules\.fifo' "
                         r"is a FIFO \(named pipe\), not a regular file; .*"
-                        r"; running without a budget$")
+                        r"; no rule is checked, and the budget fails$")
     assert len(lines) == 1, f"and nothing else\n{run}"
     budget = case.json("report.json", run)["budget"]
     assert not budget["checked"], \

@@ -231,7 +231,7 @@ def test_no_device(case):
     assert run.status == 0, f"allowed on a CPU-only job\n{run}"
     budget = report["budget"]
     assert (budget["verdict"] == "ok" and budget["ok"] and
-            any("nothing was checked" in note for note in budget["notes"])), \
+            any("no copy was checked" in note for note in budget["notes"])), \
         shown(budget)
 
 
@@ -258,3 +258,31 @@ def test_two_launches_in_one_batch_job(case, report_tool):
     run = case.run(command=check)
     assert run.status != 0 and "different runs" in run.stderr, \
         f"the reports of two launches are refused\n{run}"
+
+
+def test_messages_tell_one_story(case, report_tool):
+    # A broken rule and an uncertain placement: each heading counts what it
+    # lists, as the verdict line counts the rules.
+    rules = RULES + "[phases.output]\n"
+    run = case.run(["threads-in-different-regions"],
+                   CUNUMPY_BUDGET=case.write("budget.toml", rules))
+    lines = run.cunumpy_lines()
+    assert any(": BROKEN, 1 broken rule(s) (and events may be missing)" in
+               line for line in lines), run
+    assert "cunumpy: broken rules (1):" in lines, run
+    assert "cunumpy: cannot be sure (1):" in lines, run
+    # No device and no budget: the count says that no copy could be one,
+    # and advice does not suggest hashing contents, which finds nothing.
+    run = case.run(["no-device"], CUNUMPY_REPORT="report.txt")
+    text = case.read("report.txt")
+    assert "total (no device memory space in this program" in text, text
+    assert "CUNUMPY_ADVISE=contents" not in text, text
+    run = case.run(["no-device"])
+    assert "no copy could be a transfer" in run.cunumpy_lines()[0], run
+    # cunumpy-report on a run without a budget: one story.
+    run = case.run(["no-device"], CUNUMPY_REPORT="report.json")
+    run = case.run(command=[sys.executable, report_tool,
+                            case.path("report.json")])
+    assert "budget: no rank broke it" not in run.stdout, run
+    assert "budget: none on any rank" in run.stdout, run
+    assert "no device on rank(s) 0: no device memory space" in run.stdout, run

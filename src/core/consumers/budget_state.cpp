@@ -688,8 +688,13 @@ BudgetState::findings(const profiling::AdviceOptions& options,
 
 std::string BudgetState::report(const RecorderLock& lock) const {
   const profiling::BudgetSnapshot snap = snapshot(lock);
+  std::vector<const profiling::Violation*> broken, unsure;
+  for (const auto& violation : snap.violations)
+    (profiling::verdict({violation}) == profiling::Verdict::broken ? broken
+                                                                   : unsure)
+        .push_back(&violation);
   std::string text = "TransferBudget: " + std::to_string(snap.phases.size()) +
-                     " phase(s), " + std::to_string(snap.violations.size()) +
+                     " phase(s), " + std::to_string(broken.size()) +
                      " broken rule(s)\n";
   for (const profiling::PhaseSummary& phase : snap.phases) {
     text += "phase '" + phase.name + "' (" + calls_text(phase.calls) + "); " +
@@ -708,12 +713,16 @@ std::string BudgetState::report(const RecorderLock& lock) const {
     text += format_report(outside.totals, outside.sites, "  ");
   }
   if (snap.unchecked_allowed)
-    text += "nothing was checked: " + snap.device.reason +
+    text += "no copy was checked: " + snap.device.reason +
             " (it passes because CUNUMPY_ALLOW_NO_DEVICE=1)\n";
-  if (!snap.violations.empty()) {
-    text += "broken rules (" + std::to_string(snap.violations.size()) + "):\n";
-    for (const auto& violation : snap.violations) {
-      std::istringstream lines(violation.str());
+  for (const auto* list : {&broken, &unsure}) {
+    if (list->empty())
+      continue;
+    text +=
+        std::string(list == &broken ? "broken rules (" : "cannot be sure (") +
+        std::to_string(list->size()) + "):\n";
+    for (const profiling::Violation* violation : *list) {
+      std::istringstream lines(violation->str());
       for (std::string line; std::getline(lines, line);)
         text += "  " + line + "\n";
     }

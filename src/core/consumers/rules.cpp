@@ -141,7 +141,7 @@ std::string Violation::str() const {
     text += ", so no rule can be trusted to hold";
     break;
   case Limit::no_device:
-    text += "nothing was checked: " + actual;
+    text += "no copy was checked: " + actual;
     break;
   case Limit::migrations_unseen:
     text += "migrations were not checked: " + actual;
