@@ -1,5 +1,6 @@
 #include "plugin.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -398,9 +399,13 @@ bool Plugin::write_report() {
       std::lock_guard metadata_lock(metadata_mutex_);
       report.metadata = metadata_;
     }
+    // Every Kokkos the process initialized declares its version.
     for (const auto& [key, value] : report.metadata)
-      if (key == "Kokkos Version")
-        report.kokkos_version = value;
+      if (key == "Kokkos Version" &&
+          std::find(report.kokkos_versions.begin(),
+                    report.kokkos_versions.end(),
+                    value) == report.kokkos_versions.end())
+        report.kokkos_versions.push_back(value);
     report.unwatched = unwatched_;
     report.open_regions = open_regions_;
     if (const std::uint32_t cut = lock.regions().cut())

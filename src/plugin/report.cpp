@@ -865,7 +865,12 @@ std::string format_json(const Report& report) {
   json.member("interface_known",
               Impl::kokkosp::known_interface(report.kokkos_interface));
   json.member("sessions", report.kokkos_sessions);
-  json.member("version", unless_empty(report.kokkos_version));
+  // One Kokkos, or several in one process: "5.1.1, 5.2.2".
+  std::string versions;
+  for (const std::string& version : report.kokkos_versions)
+    versions += (versions.empty() ? "" : ", ") + version;
+  json.member("version", unless_empty(versions));
+  json.member("versions", report.kokkos_versions);
   json.end_object();
   json.member("losses", report.budget.losses);
   json.key("metadata");

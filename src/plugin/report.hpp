@@ -35,7 +35,8 @@ struct Report {
   /// when it declared one, and how many of its sessions (or Kokkos
   /// libraries of the process) initialized the plugin.
   std::uint64_t kokkos_interface = 0;
-  std::string kokkos_version;
+  /// The version of every Kokkos the process initialized, in order.
+  std::vector<std::string> kokkos_versions;
   int kokkos_sessions = 0;
   long pid = 0;
   double elapsed = 0.0;

@@ -286,3 +286,13 @@ def test_messages_tell_one_story(case, report_tool):
     assert "budget: no rank broke it" not in run.stdout, run
     assert "budget: none on any rank" in run.stdout, run
     assert "no device on rank(s) 0: no device memory space" in run.stdout, run
+
+
+def test_two_kokkos_in_one_process(case):
+    # Two Python packages, each with its own Kokkos: both versions show.
+    run, report = run_case(case, "second-kokkos", "9.8.7")
+    versions = report["kokkos"]["versions"]
+    assert len(versions) == 2 and versions[1] == "9.8.7", \
+        shown(report["kokkos"])
+    assert report["kokkos"]["version"] == ", ".join(versions), \
+        shown(report["kokkos"])

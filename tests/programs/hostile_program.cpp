@@ -31,6 +31,8 @@
 //   hostile_program unpopped-loop N  N steps that each push "step" and
 //                                  "output" and pop one: each step nests in
 //                                  the last
+//   hostile_program second-kokkos V  another Kokkos, of version V, declares
+//                                  its version as its initialize does
 //   hostile_program no-device      no device at all: host copies only
 //   hostile_program helper-thread  the copy made by a thread that pushes no
 //                                  region, while the main thread is in
@@ -197,6 +199,8 @@ int main(int argc, char** argv) {
       region("output");
       end_region();
     }
+  } else if (which == "second-kokkos") {
+    Kokkos::Tools::declareMetadata("Kokkos Version", argument);
   } else if (which == "no-device") {
     region("step");
     host_deep_copy();
