@@ -624,3 +624,44 @@ def test_hatchet_reads_the_export(case, sample, merge, request):
     assert solver["to_device bytes"] == sum(
         region_value(report, "belos_solve/Tpetra::CrsMatrix::apply", "own",
                      "to_device", "bytes") for report in reports) / 2
+
+
+def test_thicket_example(case, sample, merge, request):
+    # The Thicket script of docs/plugin.md on two runs whose region names
+    # repeat under different parents (ArborX's, under "step" and "output").
+    python = hatchet_venv(case, request)
+    if subprocess.run([python, "-c", "import thicket"],
+                      capture_output=True).returncode != 0:
+        installed = subprocess.run(
+            [python, "-m", "pip", "install", "--disable-pip-version-check",
+             "--retries", "1", "--timeout", "20", "llnl-thicket"],
+            capture_output=True, text=True, timeout=600)
+        if installed.returncode != 0:
+            skip(request, "llnl-thicket cannot be installed from PyPI")
+    report = small(passing(sample))
+    regions = report["regions"]
+    for parent in ("step", "output"):
+        index = next(i for i, region in enumerate(regions)
+                     if region["path"] == parent)
+        query = json.loads(json.dumps(regions[index]))
+        query.update(name="ArborX::query", parent=index,
+                     path=f"{parent}/ArborX::query")
+        regions.append(query)
+    for label in ("before", "after"):
+        write_json(case.path(f"{label}-report.json"),
+                   version3(report, 0, 1, label=label))
+        status, _, stderr = merge("--format", "hatchet", "-o",
+                                  case.path(f"{label}.json"),
+                                  case.path(f"{label}-report.json"))
+        assert status == 0, stderr
+    docs = os.path.join(os.path.dirname(__file__), "..", "..", "docs",
+                        "plugin.md")
+    with open(docs, encoding="utf-8") as stream:
+        text = stream.read()
+    script = text.split("With [Thicket]", 1)[1].split("```python\n", 1)[1]
+    script = script.split("```", 1)[0]
+    run = subprocess.run([python, "-c", script], cwd=case.work,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "program/step/ArborX::query" in run.stdout and \
+        "program/output/ArborX::query" in run.stdout, run.stdout
