@@ -255,8 +255,8 @@ using HostValues = Kokkos::View<double*, Kokkos::HostSpace>;
 void fill_values(const char* name, const HostValues& values, double factor) {
   Kokkos::parallel_for(
       name,
-      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(
-          0, values.extent(0)),
+      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0,
+                                                             values.extent(0)),
       KOKKOS_LAMBDA(int i) { values(i) = factor * i; });
 }
 
@@ -264,8 +264,8 @@ double sum_of(const char* name, const HostValues& values) {
   double result = 0;
   Kokkos::parallel_reduce(
       name,
-      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(
-          0, values.extent(0)),
+      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0,
+                                                             values.extent(0)),
       KOKKOS_LAMBDA(int i, double& partial) { partial += values(i); }, result);
   return result;
 }
