@@ -83,8 +83,8 @@ int main(int argc, char* argv[]) {
       cunumpy::Impl::ApiScope scope("to_device", {}, &shape);
       fence("Kokkos::Cuda: backend fence after async malloc");
       const SpaceName cuda("Cuda"), host_space("Host");
-      record::begin_deep_copy(cuda.text, "x", device, host_space.text, "x", host,
-                            sizeof host);
+      record::begin_deep_copy(cuda.text, "x", device, host_space.text, "x",
+                              host, sizeof host);
       fence("Kokkos::deep_copy: copy between contiguous views, post deep "
             "copy fence");
       record::end_deep_copy();
