@@ -52,6 +52,17 @@ macro(_cunumpy_find_python)
   endif()
 endmacro()
 
+# libdw, libelf, libzstd and zlib through pkg-config: the target
+# PkgConfig::CUNUMPY_DW when found (also for the installed package's
+# consumers).
+macro(cunumpy_find_libdw)
+  find_package(PkgConfig QUIET)
+  if(PKG_CONFIG_FOUND AND NOT TARGET PkgConfig::CUNUMPY_DW)
+    pkg_check_modules(CUNUMPY_DW QUIET IMPORTED_TARGET GLOBAL
+                      libdw libelf libzstd zlib)
+  endif()
+endmacro()
+
 # Finds every dependency of the parts being built (CUNUMPY_BUILD_*), QUIET;
 # sets CUNUMPY_MISSING_DEPENDENCIES to the error text when any is missing.
 macro(cunumpy_find_dependencies)
@@ -90,6 +101,14 @@ macro(cunumpy_find_dependencies)
      _cunumpy_xxhash_version VERSION_LESS 0.8)
     _cunumpy_missing("xxHash 0.8 or newer (XXH3, for the redundant-copy advice)"
                      "Debian package libxxhash-dev" libxxhash-dev)
+  endif()
+  # elfutils' libdw reads the debug information call sites are named from
+  # (compressed, in separate debug files, split), with libzstd for the
+  # zstd-compressed sections its libelf reads from elfutils 0.189 only.
+  cunumpy_find_libdw()
+  if(NOT TARGET PkgConfig::CUNUMPY_DW)
+    _cunumpy_missing("elfutils' libdw and libzstd (call sites)"
+                     "Debian packages libdw-dev libzstd-dev" libdw-dev libzstd-dev)
   endif()
   find_package(Threads REQUIRED)
   if(CUNUMPY_BUILD_PYTHON)

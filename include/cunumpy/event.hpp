@@ -104,6 +104,10 @@ struct CallSite {
   /// and offset, "_flow.cpython-311-x86_64-linux-gnu.so+0x10118b", in a
   /// build without debug information); else empty.
   std::string native;
+  /// Why the site has no line, or may name a caller of the line (inlined
+  /// calls not expanded): "legacy_app: no debug information, and no
+  /// separate debug file at ..."; empty when nothing was missing.
+  std::string problem;
 
   bool known() const noexcept { return !file.empty(); }
   /// "file:line", "file" without a line, "<unknown>" when not known; then

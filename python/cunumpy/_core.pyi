@@ -158,6 +158,10 @@ class Event:
     def native(self) -> str:
         """The native module+offset under a Python site."""
     @property
+    def problem(self) -> str:
+        """Why the site has no line, or its inlined calls; empty when
+        nothing was missing."""
+    @property
     def blocking(self) -> bool: ...
     @property
     def async_(self) -> bool: ...
@@ -249,6 +253,8 @@ class SiteSummary:
     def python(self) -> str: ...
     @property
     def native(self) -> str: ...
+    @property
+    def problem(self) -> str: ...
     @property
     def what(self) -> str: ...
     @property

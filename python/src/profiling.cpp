@@ -144,6 +144,10 @@ void bind_profiling(py::module_& module) {
       .def_property_readonly(
           "native", [](const Event& e) { return e.site.native; },
           "The native module+offset under a Python site.")
+      .def_property_readonly(
+          "problem", [](const Event& e) { return e.site.problem; },
+          "Why the site has no line, or its inlined calls; empty when "
+          "nothing was missing.")
       .def_readonly("blocking", &Event::blocking)
       .def_readonly("async_", &Event::async)
       .def_property_readonly("async", [](const Event& e) { return e.async; })
@@ -178,6 +182,8 @@ void bind_profiling(py::module_& module) {
                              [](const SiteSummary& s) { return s.site.python; })
       .def_property_readonly("native",
                              [](const SiteSummary& s) { return s.site.native; })
+      .def_property_readonly(
+          "problem", [](const SiteSummary& s) { return s.site.problem; })
       .def_readonly("what", &SiteSummary::what)
       .def_readonly("blocking", &SiteSummary::blocking)
       .def_readonly("async_", &SiteSummary::async)

@@ -410,6 +410,8 @@ bool Plugin::write_report() {
     report.open_regions = open_regions_;
     if (const std::uint32_t cut = lock.regions().cut())
       report.region_tree_cut = lock.path(cut);
+    // The sites the trace and the DualView log name are resolved by now;
+    // the budget's below.
     report.cuda_view = profiling::cuda_view();
     report.all_regions = config_.all_regions;
     report.dual_view_syncs = dual_views_.syncs(lock);
@@ -429,6 +431,7 @@ bool Plugin::write_report() {
   if (config_.advice != profiling::AdviceRecording::off)
     report.advice = budget_->advice(config_.advice_options);
   report.device_spaces = registered_device_spaces();
+  report.site_problems = recorder.lock().sites().problems();
   {
     Impl::UnknownSpaceCopies unknown = Impl::unknown_space_copies();
     report.unknown_spaces = {std::move(unknown.names), unknown.copies};

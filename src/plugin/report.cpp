@@ -599,6 +599,10 @@ std::vector<std::string> report_notes(const Report& report, bool summary) {
         " levels: regions pushed below '" +
         Impl::excerpt(report.region_tree_cut, 256) +
         "' count in it (a loop missing a pop nests each step in the last)");
+  // A site without a line says why once, in the report file.
+  if (!summary)
+    for (const std::string& problem : report.site_problems)
+      notes.push_back("call sites of " + problem);
   if (!summary && !report.open_regions.empty())
     notes.push_back("regions still open at the end of the run (a pop is "
                     "missing): " +
@@ -904,6 +908,7 @@ std::string format_json(const Report& report) {
   json.member("size",
               report.size > 0 ? std::optional<int>(report.size) : std::nullopt);
   json.end_object();
+  json.member("site_problems", report.site_problems);
   json.key("total");
   write_phase(json, total, top_sites_total);
   json.key("trace");

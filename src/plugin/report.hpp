@@ -55,6 +55,8 @@ struct Report {
   /// The path below which regions were not made (RegionTree::max_depth),
   /// "" when the tree was not cut.
   std::string region_tree_cut;
+  /// Why call sites lack a line, once per module (SiteTable::problems).
+  std::vector<std::string> site_problems;
   /// List every region, not only those with transfers
   /// (CUNUMPY_REPORT_ALL_REGIONS).
   bool all_regions = false;

@@ -1014,6 +1014,18 @@ TEST(SyntheticSites, ARawCopyAndAFenceNameTheirLine) {
   EXPECT_EQ(events[3].site.str(), site(__FILE__, scalar_line));
 }
 
+TEST(SyntheticSites, ACopyInAThreadsLambdaNamesTheLambdasLine) {
+  auto counted = count_transfers();
+  int copy_line = 0;
+  std::thread([&copy_line] {
+    copy_line = __LINE__ + 1;
+    CUNUMPY_SYNTHETIC_COPY_HERE("Cuda", "Host", "src", 64);
+  }).join();
+  const auto events = counted.counter().events();
+  ASSERT_EQ(events.size(), 1u) << counted.counter().report();
+  EXPECT_EQ(events[0].site.str(), site(__FILE__, copy_line));
+}
+
 TEST(SyntheticSites, CallSiteCaptureCanBeTurnedOff) {
   const int saved = cunumpy::profiling::backtrace_depth();
   cunumpy::profiling::set_backtrace_depth(0);

@@ -3,6 +3,7 @@
 // copies must still be attributed to the caller's line.
 
 #include <string>
+#include <thread>
 
 #include <Kokkos_Core.hpp>
 #include <Kokkos_DualView.hpp>
@@ -37,12 +38,19 @@ int main(int argc, char** argv) {
   dual.modify_host();
   const int sync_line = __LINE__ + 1;
   dual.sync_device();
+  // A copy made directly in a thread's lambda names the lambda's line.
+  int lambda_line = 0;
+  std::thread([&] {
+    lambda_line = __LINE__ + 1;
+    Kokkos::deep_copy(device, host);
+  }).join();
   const auto events = counted.counter().events();
-  CHECK_EQ(events.size(), std::size_t(2));
-  if (events.size() == 2) {
+  CHECK_EQ(events.size(), std::size_t(3));
+  if (events.size() == 3) {
     const std::string file = __FILE__;
     CHECK_EQ(events[0].site.str(), file + ":" + std::to_string(copy_line));
     CHECK_EQ(events[1].site.str(), file + ":" + std::to_string(sync_line));
+    CHECK_EQ(events[2].site.str(), file + ":" + std::to_string(lambda_line));
   }
   return failures() == 0 ? 0 : 1;
 #else

@@ -1,6 +1,6 @@
-// Prints the source locations cunumpy's DWARF reader gives each address
-// (link-time, hex, one a line on stdin) of the module named on the command
-// line: "address | file:line | file:line ...", innermost first, as
+// Prints the source locations cunumpy's debug information reader gives each
+// address (link-time, hex, one a line on stdin) of the module named on the
+// command line: "address | file:line | file:line ...", innermost first, as
 // llvm-addr2line -i gives them (dwarf_locations_check.py compares).
 
 #include <cstdio>
@@ -8,8 +8,7 @@
 #include <iostream>
 #include <string>
 
-#include "call_sites/dwarf_reader.hpp"
-#include "call_sites/elf_image.hpp"
+#include "call_sites/debug_info.hpp"
 
 int main(int argc, char** argv) {
   using namespace cunumpy::Impl;
@@ -17,18 +16,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s MODULE < addresses\n", argv[0]);
     return 2;
   }
-  ElfImage image(argv[1]);
-  DwarfSections sections;
-  if (!image.usable() || !image.dwarf(sections)) {
-    std::fprintf(stderr, "%s: no debug information\n", argv[1]);
+  DebugInfo reader(argv[1], "");
+  if (!reader.problem().empty()) {
+    std::fprintf(stderr, "%s: %s\n", argv[1], reader.problem().c_str());
     return 1;
   }
-  dwarf::Reader reader(sections);
   std::string line;
   while (std::getline(std::cin, line)) {
     std::printf("%s", line.c_str());
     const auto address = std::strtoull(line.c_str(), nullptr, 16);
-    for (const dwarf::Location& location : reader.locations(address))
+    for (const SourceLocation& location : reader.locations(address))
       std::printf(" | %s:%d", location.file.c_str(), location.line);
     std::printf("\n");
   }

@@ -9,8 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "call_sites/dwarf_reader.hpp"
-#include "call_sites/elf_image.hpp"
+#include "call_sites/debug_info.hpp"
 #include "call_sites/modules.hpp"
 
 namespace cunumpy::Impl {
@@ -170,29 +169,35 @@ CallSite SiteTable::symbolize(const Entry& entry) {
   // with the native frame under it; else the first frame outside them.
   Symbolizer::Site site =
       symbolizer_->site(entry.frames.data(), entry.frames.size());
+  if (!site.problem.empty() && std::find(problems_.begin(), problems_.end(),
+                                         site.problem) == problems_.end())
+    problems_.push_back(site.problem);
   if (site.with_line) {
+    site.with_line->problem = site.problem;
     if (entry.fallback != 0)
       site.with_line->python = python_text(resolve(entry.fallback));
     return std::move(*site.with_line);
   }
   if (entry.fallback != 0) {
     CallSite fallback = resolve(entry.fallback);
-    if (site.without_line)
+    if (site.without_line) {
       fallback.native = std::move(site.without_line->file);
+      fallback.problem = std::move(site.problem);
+    }
     return fallback;
   }
-  if (site.without_line)
+  if (site.without_line) {
+    site.without_line->problem = std::move(site.problem);
     return std::move(*site.without_line);
+  }
   return CallSite{};
 }
 
-/// A module a frame is in, read once: its file's section headers, and its
-/// debug information when it has some and the file is the code loaded.
+/// A module a frame is in, read once: its debug information, when the file
+/// is the code loaded.
 struct Symbolizer::Module {
   LoadedModule loaded;
-  std::unique_ptr<ElfImage> image;
-  DwarfSections sections;
-  std::unique_ptr<dwarf::Reader> reader; ///< null: no debug information
+  std::unique_ptr<DebugInfo> debug; ///< null for a library's module
 };
 
 Symbolizer::Symbolizer() = default;
@@ -220,16 +225,9 @@ Symbolizer::Module* Symbolizer::module_of(std::uintptr_t pc) {
     module = std::make_unique<Module>();
     module->loaded = std::move(loaded);
     // Kokkos', cunumpy's, the runtimes': never read.
-    if (!module->loaded.library) {
-      module->image = std::make_unique<ElfImage>(module->loaded.path);
-      // The file must be the code loaded: a library rebuilt since it was
-      // loaded has another build id.
-      const std::string& loaded_id = module->loaded.build_id;
-      if (module->image->usable() &&
-          (loaded_id.empty() || loaded_id == module->image->build_id()) &&
-          module->image->dwarf(module->sections))
-        module->reader = std::make_unique<dwarf::Reader>(module->sections);
-    }
+    if (!module->loaded.library)
+      module->debug = std::make_unique<DebugInfo>(module->loaded.path,
+                                                  module->loaded.build_id);
   }
   recent_.push_back(module.get());
   return module.get();
@@ -247,21 +245,15 @@ Symbolizer::Site Symbolizer::site(const void* const* frames,
     if (module == nullptr || module->loaded.library)
       continue;
     const std::uint64_t address = pc - module->loaded.bias;
-    std::vector<dwarf::Location> locations;
-    if (module->reader != nullptr)
-      locations = module->reader->locations(address, &is_library_file);
+    std::vector<SourceLocation> locations = module->debug->locations(address);
     if (locations.empty())
       locations.emplace_back(); // no debug information: module+offset
-    for (const dwarf::Location& location : locations) {
+    for (SourceLocation& location : locations) {
       // The function's name only where it decides or is shown.
       std::optional<std::string> function;
       const auto name = [&]() -> const std::string& {
         if (!function) {
-          function =
-              location.function != 0
-                  ? demangle(module->reader->function_name(location.function)
-                                 .c_str())
-                  : std::string();
+          function = demangle(location.function.c_str());
           if (function->empty() && &location == &locations.front())
             function = dynamic_symbol(pc);
         }
@@ -270,11 +262,18 @@ Symbolizer::Site Symbolizer::site(const void* const* frames,
       if (is_library_location(location.file,
                               location.file.empty() ? name() : ""))
         continue;
+      // Why the site's module lacks lines, or their inlined calls.
+      const std::string& problem = module->debug->problem();
       if (location.line > 0) {
         site.with_line = CallSite{location.file, location.line, name(), {}, {}};
+        site.problem.clear();
+        if (!problem.empty())
+          site.problem = module->loaded.name + ": " + problem;
         return site;
       }
       if (!site.without_line) {
+        if (!problem.empty())
+          site.problem = module->loaded.name + ": " + problem;
         char offset[32];
         std::snprintf(offset, sizeof offset, "+0x%llx",
                       static_cast<unsigned long long>(address));

@@ -36,6 +36,13 @@ public:
 
   const CallSite& resolve(std::uint32_t id);
 
+  /// Why sites resolved so far lack a line, or their inlined calls, once
+  /// per module: "legacy_app: no debug information, and no separate debug
+  /// file at ...". Reports print them after their sites.
+  const std::vector<std::string>& problems() const noexcept {
+    return problems_;
+  }
+
   std::size_t size() const noexcept { return entries_.size(); }
 
 private:
@@ -55,6 +62,7 @@ private:
   std::string last_known_key_;   ///< ... and its key
   std::string known_key_;        ///< known()'s key, its memory reused
   std::unique_ptr<Symbolizer> symbolizer_;
+  std::vector<std::string> problems_;
 };
 
 /// One source-level frame of an address: inlined calls expand into several.
@@ -72,11 +80,9 @@ struct SourceFrame {
 bool is_library_frame(const SourceFrame& frame);
 
 /// Finds the call site of a stack of return addresses: the first source
-/// location outside the libraries. Modules are read from their files, with
-/// cunumpy's own DWARF reader (dwarf_reader.hpp), only when a frame in them
-/// is not a library's, and only as far as that frame needs: a module
-/// without debug information (stripped) is never read past its section
-/// headers, its frames are module+offset.
+/// location outside the libraries. Modules are read (debug_info.hpp) only
+/// when a frame in them is not a library's; a module without debug
+/// information gives module+offset.
 class Symbolizer {
 public:
   Symbolizer();
@@ -90,6 +96,8 @@ public:
     /// Else the first one outside the libraries: a file without a line, or
     /// module+0xOFFSET.
     std::optional<CallSite> without_line;
+    /// "module: why" when the site given lacks a line or its inlined calls.
+    std::string problem;
   };
   Site site(const void* const* frames, std::size_t count);
 

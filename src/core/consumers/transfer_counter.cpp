@@ -285,7 +285,10 @@ CounterState::summaries(const RecorderLock& lock) const {
 }
 
 std::string CounterState::report(const RecorderLock& lock) const {
-  std::string text = format_report(totals, summaries(lock));
+  const std::vector<profiling::SiteSummary> sites = summaries(lock);
+  std::string text = format_report(totals, sites);
+  for (const std::string& problem : site_problems(sites))
+    text += "  note: call sites of " + problem + "\n";
   for (const std::string& line : losses.describe(lock))
     text += "  INCOMPLETE: " + line + "\n";
   return text;

@@ -40,6 +40,18 @@ std::uint64_t transfers(const KindTable& totals) noexcept {
   return sum;
 }
 
+std::vector<std::string>
+site_problems(const std::vector<profiling::SiteSummary>& summaries) {
+  std::vector<std::string> problems;
+  for (const profiling::SiteSummary& summary : summaries) {
+    const std::string& problem = summary.site.problem;
+    if (!problem.empty() &&
+        std::find(problems.begin(), problems.end(), problem) == problems.end())
+      problems.push_back(problem);
+  }
+  return problems;
+}
+
 std::string format_site_line(const profiling::SiteSummary& summary) {
   // A migration CUDA's record reports has no call site: its bytes say more.
   // Names come from the program (labels, file names): a control character

@@ -39,6 +39,11 @@ std::string format_report(const profiling::KindTable& totals,
                           const std::vector<profiling::SiteSummary>& summaries,
                           const std::string& indent = "");
 
+/// Why the sites of `summaries` lack a line, once per module
+/// (CallSite::problem), in order of appearance.
+std::vector<std::string>
+site_problems(const std::vector<profiling::SiteSummary>& summaries);
+
 /// One report line for a site: "file:line: description (xN) [async]",
 /// `[cuda]` for an event only CUDA's record saw; a migration without a call
 /// site: "description (xN), B bytes".

@@ -1,0 +1,637 @@
+#include "call_sites/debug_info.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "support/file_kind.hpp"
+
+namespace cunumpy::Impl {
+namespace {
+
+/// How deep a unit's entries are walked: deeper is a malformed file.
+constexpr int max_depth = 64;
+
+std::string hex(const void* bytes, std::size_t size) {
+  static const char digits[] = "0123456789abcdef";
+  std::string text;
+  text.reserve(2 * size);
+  for (std::size_t i = 0; i < size; ++i) {
+    const auto byte = static_cast<const unsigned char*>(bytes)[i];
+    text += digits[byte >> 4];
+    text += digits[byte & 15];
+  }
+  return text;
+}
+
+bool exists(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+std::string directory_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+/// `first/second`, with one slash between them; either may be empty.
+std::string joined_path(const std::string& first, const std::string& second) {
+  if (first.empty() || second.empty())
+    return first + second;
+  return first + (first.back() == '/' ? "" : "/") +
+         (second.front() == '/' ? second.substr(1) : second);
+}
+
+/// The path of an open file descriptor; empty when unknown.
+std::string path_of(int fd) {
+  char link[64];
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  char* resolved = fd >= 0 ? ::realpath(link, nullptr) : nullptr;
+  std::string path = resolved != nullptr ? resolved : "";
+  std::free(resolved);
+  return path;
+}
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string text;
+  for (const std::string& part : parts)
+    text += (text.empty() ? "" : ", ") + part;
+  return text;
+}
+
+/// An ELF file opened for libdw, its zstd-compressed debug sections
+/// decompressed in memory where the libelf cannot (elfutils before 0.189).
+struct ElfFile {
+  int fd = -1;
+  Elf* elf = nullptr;
+  std::string build_id; ///< hex; empty without one
+  std::vector<std::unique_ptr<char[]>> decompressed;
+
+  ElfFile() = default;
+  ElfFile(const ElfFile&) = delete;
+  ElfFile& operator=(const ElfFile&) = delete;
+  ~ElfFile() {
+    if (elf != nullptr)
+      ::elf_end(elf);
+    if (fd >= 0)
+      ::close(fd);
+  }
+
+  /// Opens `path`: "" when it is an ELF file, else why not.
+  std::string open(const std::string& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0)
+      return path + ": " + std::strerror(errno);
+    if (std::string kind = not_regular(info); !kind.empty())
+      return path + " is " + kind;
+    // O_NONBLOCK: a file replaced by a FIFO since the stat never blocks.
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+      return path + ": " + std::strerror(errno);
+    elf = ::elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, nullptr);
+    if (elf == nullptr || ::elf_kind(elf) != ELF_K_ELF)
+      return path + " is not an ELF file";
+    const void* id = nullptr;
+    const ssize_t size = ::dwelf_elf_gnu_build_id(elf, &id);
+    if (size > 0)
+      build_id = hex(id, static_cast<std::size_t>(size));
+    return {};
+  }
+
+  /// Whether it holds debug information (.debug_info, compressed or not).
+  bool has_debug_info() const {
+    std::size_t names = 0;
+    if (::elf_getshdrstrndx(elf, &names) != 0)
+      return false;
+    for (Elf_Scn* section = nullptr;
+         (section = ::elf_nextscn(elf, section)) != nullptr;) {
+      GElf_Shdr header;
+      if (::gelf_getshdr(section, &header) == nullptr ||
+          header.sh_type == SHT_NOBITS)
+        continue;
+      const char* name = ::elf_strptr(elf, names, header.sh_name);
+      if (name != nullptr && (std::strcmp(name, ".debug_info") == 0 ||
+                              std::strcmp(name, ".zdebug_info") == 0))
+        return true;
+    }
+    return false;
+  }
+
+  /// Makes the compressed debug sections readable by libdw: zlib it reads
+  /// itself; zstd is decompressed here where its libelf cannot. "" when all
+  /// can be read, else why not.
+  std::string decompress_sections() {
+    std::size_t names = 0;
+    if (::elf_getshdrstrndx(elf, &names) != 0)
+      return {};
+    for (Elf_Scn* section = nullptr;
+         (section = ::elf_nextscn(elf, section)) != nullptr;) {
+      GElf_Shdr header;
+      if (::gelf_getshdr(section, &header) == nullptr ||
+          (header.sh_flags & SHF_COMPRESSED) == 0)
+        continue;
+      const char* name = ::elf_strptr(elf, names, header.sh_name);
+      if (name == nullptr || std::strncmp(name, ".debug", 6) != 0)
+        continue;
+      GElf_Chdr compression;
+      if (::gelf_getchdr(section, &compression) == nullptr)
+        return std::string(name) + " has a malformed compression header";
+      if (compression.ch_type == ELFCOMPRESS_ZLIB ||
+          ::elf_compress(section, 0, 0) >= 0)
+        continue;
+      if (compression.ch_type != 2 /* ELFCOMPRESS_ZSTD */)
+        return "its debug sections are compressed with an algorithm "
+               "cunumpy cannot read (ELF compression type " +
+               std::to_string(compression.ch_type) + ")";
+      std::string problem = decompress_zstd(section, header, compression);
+      if (!problem.empty())
+        return std::string(name) + ": " + problem;
+    }
+    return {};
+  }
+
+private:
+  std::string decompress_zstd(Elf_Scn* section, GElf_Shdr header,
+                              const GElf_Chdr& compression) {
+    Elf_Data* raw = ::elf_rawdata(section, nullptr);
+    const std::size_t skip = ::gelf_getclass(elf) == ELFCLASS64
+                                 ? sizeof(Elf64_Chdr)
+                                 : sizeof(Elf32_Chdr);
+    if (raw == nullptr || raw->d_size < skip)
+      return "truncated";
+    auto bytes = std::make_unique<char[]>(compression.ch_size);
+    const std::size_t size = ZSTD_decompress(
+        bytes.get(), compression.ch_size,
+        static_cast<const char*>(raw->d_buf) + skip, raw->d_size - skip);
+    if (ZSTD_isError(size) || size != compression.ch_size)
+      return "cannot be decompressed (zstd)";
+    // The section's data and header, as an uncompressed section's: libdw
+    // reads them as they are (the file is mapped privately).
+    Elf_Data* data = ::elf_getdata(section, nullptr);
+    if (data == nullptr)
+      return "cannot be read";
+    data->d_buf = bytes.get();
+    data->d_size = size;
+    data->d_type = ELF_T_BYTE;
+    data->d_align = compression.ch_addralign;
+    header.sh_flags &= ~static_cast<GElf_Xword>(SHF_COMPRESSED);
+    header.sh_size = size;
+    header.sh_addralign = compression.ch_addralign;
+    if (::gelf_update_shdr(section, &header) == 0)
+      return "cannot be read";
+    decompressed.push_back(std::move(bytes));
+    return {};
+  }
+};
+
+/// The CRC-32 of a file, as .gnu_debuglink names its debug file's.
+bool file_crc(int fd, std::uint32_t& crc) {
+  unsigned long value = ::crc32(0, nullptr, 0);
+  unsigned char buffer[1 << 16];
+  for (off_t offset = 0;;) {
+    const ssize_t count = ::pread(fd, buffer, sizeof buffer, offset);
+    if (count < 0)
+      return false;
+    if (count == 0)
+      break;
+    value = ::crc32(value, buffer, static_cast<uInt>(count));
+    offset += count;
+  }
+  crc = static_cast<std::uint32_t>(value);
+  return true;
+}
+
+/// Where debuginfod's client keeps what it downloaded: its own rule
+/// ($DEBUGINFOD_CACHE_PATH, else $XDG_CACHE_HOME/debuginfod_client, else
+/// ~/.cache/debuginfod_client). cunumpy reads the cache, never the network.
+std::string debuginfod_cache() {
+  if (const char* path = std::getenv("DEBUGINFOD_CACHE_PATH"); path && *path)
+    return path;
+  if (const char* cache = std::getenv("XDG_CACHE_HOME"); cache && *cache)
+    return std::string(cache) + "/debuginfod_client";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/debuginfod_client";
+  return {};
+}
+
+std::string attribute_string(Dwarf_Die* die, int name) {
+  Dwarf_Attribute attribute;
+  if (::dwarf_attr_integrate(die, name, &attribute) == nullptr)
+    return {};
+  const char* text = ::dwarf_formstring(&attribute);
+  return text != nullptr ? text : "";
+}
+
+/// The linkage name (mangled), else the name of a function or of an
+/// inlined call's function, following abstract origins and specifications.
+std::string function_name(Dwarf_Die* die) {
+  for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
+    std::string text = attribute_string(die, name);
+    if (!text.empty())
+      return text;
+  }
+  return {};
+}
+
+} // namespace
+
+struct DebugInfo::State {
+  ElfFile module;
+  std::unique_ptr<ElfFile> separate; ///< the separate debug file, if used
+  Dwarf* dwarf = nullptr;
+
+  struct Function {
+    Dwarf_Addr low, high;
+    Dwarf_Die die;
+  };
+  struct Unit {
+    Dwarf_Die die;      ///< the unit's entry (a skeleton's for split DWARF)
+    Dwarf_Die top{};    ///< where its functions are: the split unit's entry
+    bool read = false;  ///< top and functions found
+    bool split = false; ///< a skeleton whose split unit was found
+    std::vector<Function> functions; ///< sorted by low
+  };
+  struct Range {
+    Dwarf_Addr low, high;
+    std::size_t unit;
+  };
+  std::vector<Unit> units;
+  std::vector<Range> ranges; ///< sorted by low
+  bool split_problem_noted = false;
+
+  ~State() {
+    if (dwarf != nullptr)
+      ::dwarf_end(dwarf);
+  }
+
+  void index_units();
+  void read_unit(Unit& unit, std::string& problem);
+  const Function* function_at(Unit& unit, Dwarf_Addr address) const;
+};
+
+std::string DebugInfo::libdw_version() {
+  const char* version = ::dwfl_version(nullptr);
+  return version != nullptr ? version : "";
+}
+
+DebugInfo::DebugInfo(const std::string& path,
+                     const std::string& loaded_build_id)
+    : state_(std::make_unique<State>()) {
+  ::elf_version(EV_CURRENT);
+  ElfFile& module = state_->module;
+  problem_ = module.open(path);
+  if (!problem_.empty())
+    return;
+  if (!loaded_build_id.empty() && module.build_id != loaded_build_id) {
+    problem_ = path + " is not the file that was loaded (its build id "
+                      "differs: rebuilt since?)";
+    return;
+  }
+  // The real path: a separate debug file is found beside the file itself.
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  const std::string real = resolved != nullptr ? resolved : path;
+  std::free(resolved);
+
+  ElfFile* with_debug = &module;
+  if (!module.has_debug_info()) {
+    // A separate debug file: by build id (Debian's -dbgsym and Fedora's
+    // -debuginfo packages), in debuginfod's cache, by .gnu_debuglink
+    // (objcopy --add-gnu-debuglink), as GDB looks for them.
+    std::vector<std::string> candidates;
+    const std::string& id = module.build_id;
+    if (id.size() > 2) {
+      candidates.push_back("/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" +
+                           id.substr(2) + ".debug");
+      if (std::string cache = debuginfod_cache(); !cache.empty())
+        candidates.push_back(cache + "/" + id + "/debuginfo");
+    }
+    GElf_Word link_crc = 0;
+    const char* link = ::dwelf_elf_gnu_debuglink(module.elf, &link_crc);
+    const std::size_t by_link = candidates.size();
+    if (link != nullptr && *link != '\0') {
+      const std::string directory = directory_of(real);
+      candidates.push_back(directory + "/" + link);
+      candidates.push_back(directory + "/.debug/" + link);
+      candidates.push_back("/usr/lib/debug" + directory + "/" + link);
+    }
+    if (candidates.empty()) {
+      problem_ = "no debug information (and no build id or .gnu_debuglink "
+                 "to find a separate debug file by)";
+      return;
+    }
+    std::vector<std::string> refused;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const std::string& candidate = candidates[i];
+      if (candidate == real || !exists(candidate))
+        continue;
+      auto file = std::make_unique<ElfFile>();
+      if (std::string problem = file->open(candidate); !problem.empty()) {
+        refused.push_back(problem);
+        continue;
+      }
+      bool matches = false;
+      if (!id.empty())
+        matches = file->build_id == id;
+      else if (i >= by_link) {
+        std::uint32_t crc = 0;
+        matches = file_crc(file->fd, crc) && crc == link_crc;
+      }
+      if (!matches) {
+        refused.push_back(candidate + " is another build's");
+        continue;
+      }
+      if (!file->has_debug_info()) {
+        refused.push_back(candidate + " has no debug information");
+        continue;
+      }
+      state_->separate = std::move(file);
+      break;
+    }
+    if (state_->separate == nullptr) {
+      problem_ = "no debug information, and no separate debug file at " +
+                 joined(candidates);
+      if (!refused.empty())
+        problem_ += " (" + joined(refused) + ")";
+      return;
+    }
+    with_debug = state_->separate.get();
+  }
+  problem_ = with_debug->decompress_sections();
+  if (!problem_.empty())
+    return;
+  state_->dwarf = ::dwarf_begin_elf(with_debug->elf, DWARF_C_READ, nullptr);
+  if (state_->dwarf == nullptr) {
+    problem_ = "its debug information cannot be read (" +
+               std::string(::dwarf_errmsg(-1)) + ")";
+    return;
+  }
+  state_->index_units();
+}
+
+DebugInfo::~DebugInfo() = default;
+
+void DebugInfo::State::index_units() {
+  Dwarf_CU* cu = nullptr;
+  Dwarf_CU* next = nullptr;
+  Dwarf_Half version = 0;
+  std::uint8_t type = 0;
+  Dwarf_Die die;
+  while (::dwarf_get_units(dwarf, cu, &next, &version, &type, &die, nullptr) ==
+         0) {
+    cu = next;
+    if (type != DW_UT_compile && type != DW_UT_skeleton &&
+        type != DW_UT_partial)
+      continue;
+    const std::size_t index = units.size();
+    Dwarf_Addr base = 0, low = 0, high = 0;
+    bool covered = false;
+    for (ptrdiff_t offset = 0;
+         (offset = ::dwarf_ranges(&die, offset, &base, &low, &high)) > 0;) {
+      if (high > low)
+        ranges.push_back({low, high, index});
+      covered = true;
+    }
+    if (covered)
+      units.push_back({die, {}, false, false, {}});
+  }
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range& a, const Range& b) { return a.low < b.low; });
+}
+
+namespace {
+
+/// Every function with code in the entries under `parent`: in namespaces,
+/// classes and functions (a lambda's is in the function that has it).
+void collect_functions(Dwarf_Die* parent,
+                       std::vector<DebugInfo::State::Function>& functions,
+                       int depth) {
+  Dwarf_Die child;
+  if (depth > max_depth || ::dwarf_child(parent, &child) != 0)
+    return;
+  do {
+    switch (::dwarf_tag(&child)) {
+    case DW_TAG_subprogram: {
+      Dwarf_Addr base = 0, low = 0, high = 0;
+      for (ptrdiff_t offset = 0;
+           (offset = ::dwarf_ranges(&child, offset, &base, &low, &high)) > 0;)
+        if (high > low)
+          functions.push_back({low, high, child});
+      collect_functions(&child, functions, depth + 1);
+      break;
+    }
+    case DW_TAG_namespace:
+    case DW_TAG_class_type:
+    case DW_TAG_structure_type:
+    case DW_TAG_union_type:
+    case DW_TAG_lexical_block:
+      collect_functions(&child, functions, depth + 1);
+      break;
+    default:
+      break;
+    }
+  } while (::dwarf_siblingof(&child, &child) == 0);
+}
+
+/// The row of the line table for `address`: the last one at or before it,
+/// as addr2line takes it when several rows share an address; null past a
+/// sequence's end.
+Dwarf_Line* line_row(Dwarf_Die* unit, Dwarf_Addr address) {
+  Dwarf_Lines* lines = nullptr;
+  std::size_t count = 0;
+  if (::dwarf_getsrclines(unit, &lines, &count) != 0 || count == 0)
+    return nullptr;
+  const auto address_of = [&](std::size_t index) {
+    Dwarf_Addr at = 0;
+    ::dwarf_lineaddr(::dwarf_onesrcline(lines, index), &at);
+    return at;
+  };
+  std::size_t low = 0, high = count; // the first row after `address`
+  while (low < high) {
+    const std::size_t middle = low + (high - low) / 2;
+    if (address_of(middle) <= address)
+      low = middle + 1;
+    else
+      high = middle;
+  }
+  if (low == 0)
+    return nullptr;
+  Dwarf_Line* row = ::dwarf_onesrcline(lines, low - 1);
+  bool end = false;
+  if (::dwarf_lineendsequence(row, &end) != 0 || end)
+    return nullptr;
+  return row;
+}
+
+} // namespace
+
+void DebugInfo::State::read_unit(Unit& unit, std::string& problem) {
+  unit.read = true;
+  unit.top = unit.die;
+  Dwarf_Half version = 0;
+  std::uint8_t type = 0;
+  Dwarf_Die split;
+  std::memset(&split, 0, sizeof split);
+  if (::dwarf_cu_info(unit.die.cu, &version, &type, nullptr, &split, nullptr,
+                      nullptr, nullptr) == 0 &&
+      type == DW_UT_skeleton) {
+    if (split.cu != nullptr) {
+      unit.top = split;
+      unit.split = true;
+    } else if (!split_problem_noted) {
+      // The line table is the skeleton's: lines still resolve, inlined
+      // calls are not expanded.
+      split_problem_noted = true;
+      std::string name = attribute_string(&unit.die, DW_AT_dwo_name);
+      if (name.empty())
+        name = attribute_string(&unit.die, DW_AT_GNU_dwo_name);
+      // Where libdw looked: the compiler's directory, relative to the
+      // module's when it is relative itself.
+      const std::string module_path = path_of(module.fd);
+      std::string directory = attribute_string(&unit.die, DW_AT_comp_dir);
+      if (directory.empty() || directory.front() != '/')
+        directory = joined_path(directory_of(module_path), directory);
+      if (name.empty() || name.front() != '/')
+        name = joined_path(directory, name);
+      std::string text = "split DWARF: " + name +
+                         " not found, so inlined calls are not expanded";
+      if (exists(module_path + ".dwp"))
+        text += "; " + module_path +
+                ".dwp is a DWARF package, which libdw reads from elfutils "
+                "0.191 (this one is " +
+                libdw_version() + ")";
+      if (problem.empty())
+        problem = text;
+    }
+  }
+  collect_functions(&unit.top, unit.functions, 0);
+  std::sort(unit.functions.begin(), unit.functions.end(),
+            [](const Function& a, const Function& b) { return a.low < b.low; });
+}
+
+const DebugInfo::State::Function*
+DebugInfo::State::function_at(Unit& unit, Dwarf_Addr address) const {
+  auto it = std::upper_bound(
+      unit.functions.begin(), unit.functions.end(), address,
+      [](Dwarf_Addr a, const Function& f) { return a < f.low; });
+  // The smallest range holding it: functions do not overlap, except for a
+  // malformed file; look a few back for one that holds it.
+  const Function* best = nullptr;
+  for (int steps = 0; it != unit.functions.begin() && steps < 16; ++steps) {
+    --it;
+    if (address < it->high &&
+        (best == nullptr || it->high - it->low < best->high - best->low))
+      best = &*it;
+  }
+  return best;
+}
+
+std::vector<SourceLocation> DebugInfo::locations(std::uint64_t address) {
+  std::vector<SourceLocation> result;
+  if (state_->dwarf == nullptr)
+    return result;
+  auto& ranges = state_->ranges;
+  auto it = std::upper_bound(
+      ranges.begin(), ranges.end(), address,
+      [](Dwarf_Addr a, const State::Range& r) { return a < r.low; });
+  const State::Range* range = nullptr;
+  for (int steps = 0; it != ranges.begin() && steps < 16; ++steps) {
+    --it;
+    if (address < it->high) {
+      range = &*it;
+      break;
+    }
+  }
+  if (range == nullptr)
+    return result;
+  State::Unit& unit = state_->units[range->unit];
+  if (!unit.read)
+    state_->read_unit(unit, problem_);
+
+  // Where the address is: the line table's row (the skeleton's for split
+  // DWARF).
+  SourceLocation innermost;
+  if (Dwarf_Line* row = line_row(&unit.die, address)) {
+    const char* file = ::dwarf_linesrc(row, nullptr, nullptr);
+    int line = 0;
+    ::dwarf_lineno(row, &line);
+    innermost.file = file != nullptr ? file : "";
+    innermost.line = line;
+  }
+  // The function, then the inlined calls it is in, outermost first.
+  const State::Function* function = state_->function_at(unit, address);
+  std::vector<Dwarf_Die> inlined;
+  if (function != nullptr) {
+    Dwarf_Die scope = function->die;
+    for (int depth = 0; depth < max_depth; ++depth) {
+      Dwarf_Die child;
+      bool deeper = false;
+      if (::dwarf_child(&scope, &child) == 0) {
+        do {
+          const int tag = ::dwarf_tag(&child);
+          if ((tag == DW_TAG_inlined_subroutine ||
+               tag == DW_TAG_lexical_block) &&
+              ::dwarf_haspc(&child, address) > 0) {
+            if (tag == DW_TAG_inlined_subroutine)
+              inlined.push_back(child);
+            scope = child;
+            deeper = true;
+            break;
+          }
+        } while (::dwarf_siblingof(&child, &child) == 0);
+      }
+      if (!deeper)
+        break;
+    }
+  }
+  Dwarf_Die function_die;
+  if (function != nullptr)
+    function_die = function->die;
+  const auto name_of = [&](std::size_t level) -> std::string {
+    // level: how many inlined calls deep; 0 is the function itself.
+    if (level > 0)
+      return function_name(&inlined[level - 1]);
+    return function != nullptr ? function_name(&function_die) : "";
+  };
+  innermost.function = name_of(inlined.size());
+  result.push_back(std::move(innermost));
+  if (inlined.empty())
+    return result;
+  Dwarf_Files* files = nullptr;
+  std::size_t file_count = 0;
+  if (::dwarf_getsrcfiles(&unit.top, &files, &file_count) != 0 &&
+      ::dwarf_getsrcfiles(&unit.die, &files, &file_count) != 0)
+    files = nullptr;
+  for (std::size_t level = inlined.size(); level > 0; --level) {
+    Dwarf_Die& call = inlined[level - 1];
+    SourceLocation caller;
+    Dwarf_Attribute attribute;
+    Dwarf_Word value = 0;
+    if (files != nullptr &&
+        ::dwarf_formudata(::dwarf_attr(&call, DW_AT_call_file, &attribute),
+                          &value) == 0 &&
+        value < file_count) {
+      const char* file = ::dwarf_filesrc(files, value, nullptr, nullptr);
+      caller.file = file != nullptr ? file : "";
+    }
+    if (::dwarf_formudata(::dwarf_attr(&call, DW_AT_call_line, &attribute),
+                          &value) == 0)
+      caller.line = static_cast<int>(value);
+    caller.function = name_of(level - 1);
+    result.push_back(std::move(caller));
+  }
+  return result;
+}
+
+} // namespace cunumpy::Impl

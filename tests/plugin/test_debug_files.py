@@ -1,0 +1,237 @@
+"""Call sites from every way a build ships its debug information: compressed
+sections (zlib, zstd), a separate debug file found by .gnu_debuglink or by
+build id in debuginfod's cache, split DWARF (.dwo, .dwp); and when none
+can be read, the report says why once. The legacy example, changed with
+binutils as distributions and HPC stacks change their binaries."""
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+
+import pytest
+
+from plugin_helpers import OUTPUT_COPY, SYNC, phase, program_ran
+
+
+def copy_program(case, folder):
+    """A copy of the example in its own folder of the case."""
+    folder = case.path(folder)
+    os.makedirs(folder)
+    program = os.path.join(folder, os.path.basename(case.program))
+    shutil.copyfile(case.program, program)
+    shutil.copymode(case.program, program)
+    return program
+
+
+def output_site(case, budget, program, **environment):
+    """The output phase's sites, its top one first, and the report's site
+    problems."""
+    run = case.run(program=program, CUNUMPY_REPORT="report.json",
+                   CUNUMPY_BUDGET=budget, **environment)
+    program_ran(run)
+    report = case.json("report.json", run)
+    return phase(report, "output")["top_sites"], report["site_problems"]
+
+
+def assert_line(case, sites, problems):
+    """The output copy's line, and the DualView sync's, which is found
+    through the inlined calls of Kokkos' sync (their call sites)."""
+    for site in sites:
+        text = OUTPUT_COPY if site["what"].startswith('deep_copy("state"') \
+            else SYNC
+        expected = case.source_line(text)
+        assert site["file"].endswith("legacy_app.cpp") and \
+            site["line"] == expected, \
+            f"the line of {site['what']}: {site['site']}, expected {expected}"
+    assert len(sites) == 2, sites
+    assert problems == [], f"nothing is missing: {problems}"
+
+
+def objcopy(*arguments):
+    subprocess.run(["objcopy", *arguments], check=True)
+
+
+def build_id(program):
+    notes = subprocess.run(["readelf", "-n", program], check=True,
+                           capture_output=True, text=True).stdout
+    return re.search(r"Build ID: ([0-9a-f]+)", notes).group(1)
+
+
+def split_off_debug(program):
+    """program.debug with the debug sections; the program without them."""
+    debug = program + ".debug"
+    objcopy("--only-keep-debug", program, debug)
+    subprocess.run(["strip", "--strip-debug", program], check=True)
+    return debug
+
+
+def test_compressed_zlib(case, budget):
+    program = copy_program(case, "zlib")
+    objcopy("--compress-debug-sections=zlib", program)
+    assert_line(case, *output_site(case, budget, program))
+
+
+def test_compressed_zstd(case, budget):
+    """zstd: read with the libelf where it can (elfutils 0.189 and later),
+    by cunumpy otherwise."""
+    program = copy_program(case, "zstd")
+    objcopy("--compress-debug-sections=zstd", program)
+    assert_line(case, *output_site(case, budget, program))
+
+
+def test_unknown_compression_is_said(case, budget):
+    """A compression type no reader knows: module+offset, and why."""
+    program = copy_program(case, "unknown")
+    objcopy("--compress-debug-sections=zlib", program)
+    with open(program, "r+b") as file:
+        data = file.read()
+        # ELF64 little-endian: section headers at e_shoff, e_shentsize,
+        # e_shnum, e_shstrndx.
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        size, count, names = struct.unpack_from("<HHH", data, 0x3a)
+        names_offset, = struct.unpack_from("<Q", data,
+                                           shoff + names * size + 0x18)
+        for index in range(count):
+            header = shoff + index * size
+            name, = struct.unpack_from("<I", data, header)
+            flags, = struct.unpack_from("<Q", data, header + 8)
+            offset, = struct.unpack_from("<Q", data, header + 0x18)
+            end = data.index(b"\0", names_offset + name)
+            if data[names_offset + name:end].startswith(b".debug") and \
+                    flags & 0x800:  # SHF_COMPRESSED: ch_type first
+                file.seek(offset)
+                file.write(struct.pack("<I", 77))
+    sites, problems = output_site(case, budget, program)
+    assert re.fullmatch(r"legacy_app\+0x[0-9a-f]+", sites[0]["file"]), \
+        f"module+offset: {sites[0]['site']}"
+    assert problems == ["legacy_app: its debug sections are compressed with "
+                        "an algorithm cunumpy cannot read (ELF compression "
+                        "type 77)"], problems
+
+
+def test_debuglink_beside_and_in_dot_debug(case, budget):
+    program = copy_program(case, "debuglink")
+    debug = split_off_debug(program)
+    objcopy("--add-gnu-debuglink=" + debug, program)
+    assert_line(case, *output_site(case, budget, program))
+    # The same file in .debug/ beside the program.
+    folder = os.path.join(os.path.dirname(program), ".debug")
+    os.makedirs(folder)
+    os.rename(debug, os.path.join(folder, os.path.basename(debug)))
+    assert_line(case, *output_site(case, budget, program))
+
+
+def test_build_id_in_debuginfod_cache(case, budget):
+    program = copy_program(case, "build_id")
+    debug = split_off_debug(program)
+    cache = case.path("debuginfod")
+    os.makedirs(os.path.join(cache, build_id(program)))
+    os.rename(debug, os.path.join(cache, build_id(program), "debuginfo"))
+    sites, problems = output_site(case, budget, program)
+    assert re.fullmatch(r"legacy_app\+0x[0-9a-f]+", sites[0]["file"]), \
+        f"not found without the cache's variable: {sites[0]['site']}"
+    assert_line(case, *output_site(case, budget, program,
+                                   DEBUGINFOD_CACHE_PATH=cache))
+
+
+def test_missing_debug_file_says_where_it_looked(case, budget):
+    program = copy_program(case, "missing")
+    debug = split_off_debug(program)
+    objcopy("--add-gnu-debuglink=" + debug, program)
+    # Another build's file under the name the link gives.
+    shutil.copyfile(case.program, debug)
+    subprocess.run(["strip", "--only-keep-debug", debug], check=True)
+    objcopy("--remove-section=.note.gnu.build-id", debug)
+    cache = case.path("empty-cache")
+    sites, problems = output_site(case, budget, program,
+                                  DEBUGINFOD_CACHE_PATH=cache)
+    assert re.fullmatch(r"legacy_app\+0x[0-9a-f]+", sites[0]["file"]), \
+        f"module+offset: {sites[0]['site']}"
+    folder = os.path.dirname(program)
+    identifier = build_id(program)
+    assert problems == [
+        "legacy_app: no debug information, and no separate debug file at "
+        f"/usr/lib/debug/.build-id/{identifier[:2]}/{identifier[2:]}.debug, "
+        f"{cache}/{identifier}/debuginfo, {debug}, "
+        f"{folder}/.debug/legacy_app.debug, "
+        f"/usr/lib/debug{folder}/legacy_app.debug "
+        f"({debug} is another build's)"], problems
+    # The text report says it once, as a note.
+    run = case.run(program=program, CUNUMPY_REPORT="report.txt",
+                   DEBUGINFOD_CACHE_PATH=cache)
+    program_ran(run)
+    text = case.read("report.txt")
+    assert text.count("note: call sites of legacy_app: no debug "
+                      "information") == 1, text
+
+
+def test_stripped_program_says_why(case, budget):
+    program = copy_program(case, "stripped")
+    subprocess.run(["strip", "--strip-all", program], check=True)
+    sites, problems = output_site(case, budget, program,
+                                  DEBUGINFOD_CACHE_PATH=case.path("none"))
+    assert re.fullmatch(r"legacy_app\+0x[0-9a-f]+", sites[0]["file"]), \
+        sites[0]["site"]
+    assert len(problems) == 1 and problems[0].startswith(
+        "legacy_app: no debug information, and no separate debug file at "
+        "/usr/lib/debug/.build-id/"), problems
+
+
+def dwo_file(program):
+    """The split example's .dwo, where the compiler left it."""
+    folder = os.path.join(os.path.dirname(program), "CMakeFiles",
+                          os.path.basename(program) + ".dir")
+    for root, _, files in os.walk(folder):
+        for name in files:
+            if name.endswith(".dwo"):
+                return os.path.join(root, name)
+    raise AssertionError(f"no .dwo under {folder}")
+
+
+def libdw_reads_packages():
+    """Whether this libdw reads .dwp packages (elfutils 0.191 and later)."""
+    version = subprocess.run(["pkg-config", "--modversion", "libdw"],
+                             capture_output=True, text=True).stdout.strip()
+    return tuple(int(part) for part in version.split(".")[:2]) >= (0, 191)
+
+
+def test_split_dwarf_dwo(case, budget):
+    """Split DWARF with its .dwo where the compiler left it: the site's
+    line, inlined calls expanded from the .dwo."""
+    assert_line(case, *output_site(case, budget, case.program))
+
+
+def test_split_dwarf_missing(case, budget):
+    """A copy without its .dwo: the report says where it looked."""
+    program = copy_program(case, "without_dwo")
+    _, problems = output_site(case, budget, program)
+    found = re.fullmatch(r"legacy_app_split5: split DWARF: (.*\.dwo) not "
+                         r"found, so inlined calls are not expanded",
+                         problems[0] if len(problems) == 1 else "")
+    assert found, problems
+    # Relative to the copy, where the build's .dwo is not.
+    missing = os.path.normpath(found.group(1))
+    assert found.group(1).startswith(os.path.dirname(program) + "/") and \
+        not os.path.exists(missing) and missing.endswith("legacy_app_split5.dir" +
+                         dwo_file(case.program).split(
+                             "legacy_app_split5.dir")[1]), missing
+
+
+def test_split_dwarf_dwp(case, budget):
+    """A copy with a .dwp package beside it (binutils' dwp, DWARF 4): read
+    where libdw reads packages; else the report names the package it could
+    not read."""
+    if shutil.which("dwp") is None:
+        pytest.skip("needs binutils' dwp")
+    program = copy_program(case, "with_dwp")
+    subprocess.run(["dwp", "-o", program + ".dwp", dwo_file(case.program)],
+                   check=True)
+    sites, problems = output_site(case, budget, program)
+    if libdw_reads_packages():
+        assert_line(case, sites, problems)
+    else:
+        assert len(problems) == 1 and problems[0].endswith(
+            f"not expanded; {program}.dwp is a DWARF package, which libdw "
+            "reads from elfutils 0.191 (this one is 0.188)"), problems
