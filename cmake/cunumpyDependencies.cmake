@@ -108,7 +108,8 @@ macro(cunumpy_find_dependencies)
   cunumpy_find_libdw()
   if(NOT TARGET PkgConfig::CUNUMPY_DW)
     _cunumpy_missing("elfutils' libdw and libzstd (call sites)"
-                     "Debian packages libdw-dev libzstd-dev" libdw-dev libzstd-dev)
+                     "Debian packages libdw-dev libzstd-dev"
+                     "libdw-dev;libzstd-dev")
   endif()
   find_package(Threads REQUIRED)
   if(CUNUMPY_BUILD_PYTHON)

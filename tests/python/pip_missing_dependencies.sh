@@ -2,8 +2,8 @@
 # `pip install .` on a machine without cunumpy's system libraries: pip runs
 # the real build (scikit-build-core, CMake), with CMake's package search
 # re-rooted into an empty directory (CMAKE_FIND_ROOT_PATH_MODE_PACKAGE=ONLY)
-# and pkg-config looking only there, so Kokkos, toml++, nlohmann-json and
-# pybind11 are not found; xxhash.h is looked for in that empty
+# and pkg-config looking only there, so Kokkos, toml++, nlohmann-json,
+# libdw and pybind11 are not found; xxhash.h is looked for in that empty
 # directory (CUNUMPY_XXHASH_INCLUDE_DIR), so it is not found either. pip
 # must fail with cunumpy's one message listing each with its Debian
 # package, and no CMake search trace.
@@ -36,8 +36,9 @@ for expected in \
   "- toml++: Debian package libtomlplusplus-dev" \
   "- nlohmann-json 3: Debian package nlohmann-json3-dev" \
   "- xxHash 0.8 or newer (XXH3, for the redundant-copy advice): Debian package libxxhash-dev" \
+  "- elfutils' libdw and libzstd (call sites): Debian packages libdw-dev libzstd-dev" \
   "- pybind11 2.10 or newer: Debian package pybind11-dev" \
-  "apt-get install libtrilinos-kokkos-dev libtomlplusplus-dev nlohmann-json3-dev libxxhash-dev pybind11-dev"; do
+  "apt-get install libtrilinos-kokkos-dev libtomlplusplus-dev nlohmann-json3-dev libxxhash-dev libdw-dev libzstd-dev pybind11-dev"; do
   grep -qF -- "$expected" "$work/pip.log" || fail "pip's output lacks: $expected"
 done
 # One message: not CMake's own error for a missing package, nor a call stack.
