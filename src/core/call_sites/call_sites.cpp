@@ -110,8 +110,12 @@ std::uint32_t SiteTable::known(std::string_view file, int line,
   }
   const auto id = static_cast<std::uint32_t>(entries_.size());
   Entry& entry = entries_.emplace_back();
-  entry.resolved = CallSite{
-      std::string(file), line, demangle(std::string(function).c_str()), {}, {}};
+  entry.resolved = CallSite{std::string(file),
+                            line,
+                            demangle(std::string(function).c_str()),
+                            {},
+                            {},
+                            {}};
   known_index_.emplace(std::move(key), id);
   return id;
 }
@@ -265,7 +269,8 @@ Symbolizer::Site Symbolizer::site(const void* const* frames,
       // Why the site's module lacks lines, or their inlined calls.
       const std::string& problem = module->debug->problem();
       if (location.line > 0) {
-        site.with_line = CallSite{location.file, location.line, name(), {}, {}};
+        site.with_line =
+            CallSite{location.file, location.line, name(), {}, {}, {}};
         site.problem.clear();
         if (!problem.empty())
           site.problem = module->loaded.name + ": " + problem;
@@ -282,6 +287,7 @@ Symbolizer::Site Symbolizer::site(const void* const* frames,
                                            : location.file,
                      0,
                      name(),
+                     {},
                      {},
                      {}};
       }
