@@ -69,12 +69,14 @@ macro(cunumpy_find_dependencies)
   set(CUNUMPY_MISSING_DEPENDENCIES "")
   set(_cunumpy_missing_packages)
 
-  cunumpy_find_kokkos(QUIET)
-  if(NOT Kokkos_FOUND)
-    _cunumpy_missing(
-      "Kokkos 3.4 or newer"
-      "Debian package libtrilinos-kokkos-dev, or a Kokkos installed elsewhere with -DKokkos_ROOT=<prefix> (pip: -Ccmake.define.Kokkos_ROOT=<prefix>)"
-      libtrilinos-kokkos-dev)
+  if(CUNUMPY_WITH_KOKKOS)
+    cunumpy_find_kokkos(QUIET)
+    if(NOT Kokkos_FOUND)
+      _cunumpy_missing(
+        "Kokkos 3.4 or newer"
+        "Debian package libtrilinos-kokkos-dev, or a Kokkos installed elsewhere with -DKokkos_ROOT=<prefix> (pip: -Ccmake.define.Kokkos_ROOT=<prefix>)"
+        libtrilinos-kokkos-dev)
+    endif()
   endif()
   find_package(tomlplusplus QUIET)
   if(NOT tomlplusplus_FOUND)
@@ -115,7 +117,7 @@ macro(cunumpy_find_dependencies)
   if(CUNUMPY_BUILD_PYTHON)
     _cunumpy_find_python()
   endif()
-  if(CUNUMPY_BUILD_TESTS)
+  if(CUNUMPY_BUILD_TESTS AND CUNUMPY_WITH_KOKKOS)
     find_package(GTest QUIET)
     if(NOT GTest_FOUND)
       _cunumpy_missing("GoogleTest (the tests)"
