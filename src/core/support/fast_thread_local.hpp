@@ -12,20 +12,33 @@
 #define CUNUMPY_FAST_TLS __attribute__((tls_model("initial-exec")))
 #endif
 
+#include <cstddef>
 #include <cstdint>
 
 namespace cunumpy::Impl {
 
 class ApiScope;
 
-/// The thread-local words every event reads, in one cache line: after a
-/// time step that streams more than the caches, each line an event reads
-/// is a miss, and as separate thread_local variables they were spread over
-/// three lines of the library's TLS block (a miss each, a heavy step).
+/// The alignment of hot_thread_locals: a cache line on x86-64, whose
+/// static TLS block is aligned to one; 16 elsewhere. glibc refuses to
+/// dlopen a library whose initial-exec TLS needs more alignment than that
+/// block has ("cannot allocate memory in static TLS block" on aarch64),
+/// and the plugin and the Python module are loaded with dlopen.
+#if defined(__x86_64__)
+inline constexpr std::size_t hot_thread_locals_alignment = 64;
+#else
+inline constexpr std::size_t hot_thread_locals_alignment = 16;
+#endif
+
+/// The thread-local words every event reads, in one cache line (where
+/// aligned to one): after a time step that streams more than the caches,
+/// each line an event reads is a miss, and as separate thread_local
+/// variables they were spread over three lines of the library's TLS block
+/// (a miss each, a heavy step).
 /// For cunumpy's library's own files: a library built with hidden
 /// visibility (the plugin, the Python module) that used it would have a
 /// copy of its own, so a thread state of its own.
-struct alignas(64) HotThreadLocals {
+struct alignas(hot_thread_locals_alignment) HotThreadLocals {
   void* thread_state; ///< FastThreadLocal objects, nullptr until made
   void* unwinder;
   void* cuda_thread;
@@ -35,7 +48,7 @@ struct alignas(64) HotThreadLocals {
   std::uint32_t forwarding;
   std::uint32_t handled;
 };
-static_assert(sizeof(HotThreadLocals) == 64);
+static_assert(sizeof(HotThreadLocals) <= 64, "the words fit one cache line");
 /// Inline, so that every file sees it constant-initialized: declared
 /// extern, each access first tested for a TLS init function (a load from
 /// the GOT, another line).
