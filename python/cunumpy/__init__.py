@@ -14,6 +14,9 @@ to_cunumpy, to_device, as_device_array, ...), counted with the caller's file
 and line by the same recorder as the C++ library, so copies made by C++ code
 called from Python are counted too. Other attributes are forwarded to the
 array module of the active backend (numpy or cupy): xp.asarray, xp.float64...
+On "kokkos", functions run where the arrays' memory is (NumPy for host
+memory and the fake device, CuPy for CUDA memory), on DeviceArrays, without
+a copy.
 """
 
 
@@ -43,6 +46,7 @@ from ._conversions import (  # noqa: E402
     to_numpy,
 )
 from ._core import DeviceArray  # noqa: E402
+from ._operations import forwarded_attribute, install  # noqa: E402
 from ._host import (  # noqa: E402
     DeviceMirror,
     evaluate_on_host,
@@ -52,6 +56,8 @@ from ._host import (  # noqa: E402
 )
 
 __version__: str = _core.__version__
+
+install()  # DeviceArray's operators and methods
 
 __all__ = [
     "DeviceArray",
@@ -84,9 +90,10 @@ def __dir__() -> list[str]:
 
 def __getattr__(name: str) -> Any:
     # Forwarded backend operations (xp.asarray, xp.fft, xp.float64...): the
-    # numpy or cupy module of the active backend. They copy without being
-    # counted; the "kokkos" backend has no array operations of its own (its
-    # kernels are C++), so only its types and constants are forwarded.
+    # numpy or cupy module of the active backend, whose copies are not
+    # counted. On "kokkos", functions and namespaces (xp.fft) run on
+    # DeviceArrays in the library of their memory (cunumpy/_operations.py);
+    # types and constants are NumPy's.
     if name.startswith("__"):
         raise AttributeError(f"module 'cunumpy' has no attribute {name!r}")
     from ._backend import cupy_or_none, state
@@ -102,10 +109,6 @@ def __getattr__(name: str) -> Any:
             f"module 'cunumpy' has no attribute {name!r} "
             f"(nor has {module.__name__})"
         ) from None
-    if backend == "kokkos" and callable(value) and not isinstance(value, type):
-        raise AttributeError(
-            f"cunumpy.{name}: the 'kokkos' backend has no array operations; "
-            "run Kokkos kernels (C++) on DeviceArray, or use "
-            "cunumpy.host_call() for host code"
-        )
+    if backend == "kokkos":
+        return forwarded_attribute(name, value)
     return value

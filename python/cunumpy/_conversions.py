@@ -113,8 +113,9 @@ def describe(api: str, shape: tuple[int, ...], dtype: Any) -> str:
     return _core.describe_call(api, list(shape), np.dtype(dtype).name)
 
 
-def _host_view(array: DeviceArray) -> np.ndarray[Any, Any]:
-    """A NumPy view of a DeviceArray in host memory (no copy)."""
+def host_view(array: DeviceArray) -> np.ndarray[Any, Any]:
+    """A NumPy view of a DeviceArray in memory the host can address: host
+    memory, or the fake device's (no copy)."""
     order: Order = "F" if array._fortran else "C"
     if array.nbytes == 0:
         return np.empty(array.shape, array.dtype, order=order)
@@ -125,7 +126,7 @@ def _host_view(array: DeviceArray) -> np.ndarray[Any, Any]:
 def device_to_numpy(array: DeviceArray, api: str) -> np.ndarray[Any, Any]:
     """One device-to-host copy of a DeviceArray into a new NumPy array."""
     if array._host_accessible:
-        return _host_view(array)
+        return host_view(array)
     out = np.empty(array.shape, array.dtype, order="F" if array._fortran else "C")
     _core.to_host(array, out, api)
     return out

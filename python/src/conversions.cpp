@@ -157,8 +157,9 @@ DeviceArray convert(const DeviceArray& array, const std::string& dtype_name,
   return result;
 }
 
-/// A DeviceArray over device memory another library owns (a CuPy array on
-/// a CUDA build), keeping `owner` alive: no copy.
+/// A DeviceArray in the current device space over memory another library
+/// owns (a CuPy array on a CUDA build, a NumPy array on the fake device),
+/// keeping `owner` alive: no copy.
 DeviceArray wrap_device_memory(std::uintptr_t pointer, const py::object& shape,
                                const std::string& dtype_name, bool fortran,
                                py::object owner) {
@@ -166,8 +167,9 @@ DeviceArray wrap_device_memory(std::uintptr_t pointer, const py::object& shape,
   auto extents = parse_shape(shape, "wrap_device_memory");
   const std::size_t nbytes =
       checked_nbytes(extents, info(dtype).itemsize, "wrap_device_memory");
-  auto storage = alias_device_memory(reinterpret_cast<void*>(pointer), nbytes,
-                                     std::move(owner));
+  auto storage =
+      alias_device_memory(current_space(), reinterpret_cast<void*>(pointer),
+                          nbytes, std::move(owner));
   return DeviceArray(std::move(storage), std::move(extents), dtype, fortran);
 }
 
@@ -331,7 +333,8 @@ void bind_conversions(py::module_& module) {
   module.def("wrap_device_memory", &wrap_device_memory, py::arg("pointer"),
              py::arg("shape"), py::arg("dtype"), py::arg("fortran"),
              py::arg("owner"),
-             "A DeviceArray over device memory owned by `owner` (no copy).");
+             "A DeviceArray in the current device space over memory owned by "
+             "`owner` (no copy).");
 
   auto device_array = py::reinterpret_borrow<py::class_<DeviceArray>>(
       module.attr("DeviceArray"));

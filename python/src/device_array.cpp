@@ -278,11 +278,16 @@ std::shared_ptr<Storage> alias_host_memory(void* data, std::size_t nbytes,
       std::move(owner));
 }
 
-std::shared_ptr<Storage> alias_device_memory(void* data, std::size_t nbytes,
+std::shared_ptr<Storage> alias_device_memory(SpaceKind kind, void* data,
+                                             std::size_t nbytes,
                                              py::object owner) {
+#if CUNUMPY_HAS_FAKE_DEVICE
+  if (kind == SpaceKind::fake_device)
+    return std::make_shared<ViewStorage<testing::FakeDevice>>(
+        kind, static_cast<unsigned char*>(data), nbytes, std::move(owner));
+#endif
   return std::make_shared<ViewStorage<default_device_memory_space>>(
-      SpaceKind::device, static_cast<unsigned char*>(data), nbytes,
-      std::move(owner));
+      kind, static_cast<unsigned char*>(data), nbytes, std::move(owner));
 }
 
 void release_all_storage() noexcept {
@@ -615,8 +620,8 @@ std::string shape_text(const DeviceArray& array) {
 }
 
 /// The operations through which Python would read the device data
-/// implicitly (truth value, comparisons, number conversions, NumPy's
-/// __array__), and copy/pickle, all refused with what to call instead.
+/// implicitly (NumPy's __array__, __index__), and copy/pickle, all refused
+/// with what to call instead.
 void bind_no_implicit_conversions(py::class_<DeviceArray>& device_array) {
   {
     // pybind11 would write the signature as returning None.
@@ -634,26 +639,13 @@ void bind_no_implicit_conversions(py::class_<DeviceArray>& device_array) {
         "DeviceArray is never converted implicitly; cunumpy.to_numpy(a) "
         "makes one counted copy.");
   }
-  device_array.def("__bool__", [](const DeviceArray&) -> bool {
-    refuse_implicit("bool(cunumpy.DeviceArray)");
+  // The number conversions, the comparisons and the other operators are
+  // array operations, forwarded to the array library of the memory
+  // (cunumpy/_operations.py); CuPy's arrays have no __index__.
+  device_array.def("__index__", [](const DeviceArray&) -> py::object {
+    refuse_implicit("index(cunumpy.DeviceArray)");
   });
-  for (const char* name : {"__float__", "__int__", "__index__", "__complex__"})
-    device_array.def(name, [name](const DeviceArray&) -> py::object {
-      std::string conversion(name);
-      refuse_implicit(conversion.substr(2, conversion.size() - 4) +
-                      "(cunumpy.DeviceArray)");
-    });
-  const std::pair<const char*, const char*> comparisons[] = {
-      {"__eq__", "=="}, {"__ne__", "!="}, {"__lt__", "<"},
-      {"__le__", "<="}, {"__gt__", ">"},  {"__ge__", ">="}};
-  for (const auto& [name, symbol] : comparisons) {
-    const std::string what = std::string("cunumpy.DeviceArray ") + symbol;
-    device_array.def(name,
-                     [what](const DeviceArray&, const py::object&) -> bool {
-                       refuse_implicit(what);
-                     });
-  }
-  // Defining __eq__ drops the identity hash; arrays stay usable as keys.
+  // Arrays stay usable as keys, by identity, although == is elementwise.
   device_array.def("__hash__", [](const py::object& self) {
     return py::hash(py::make_tuple(reinterpret_cast<std::uintptr_t>(self.ptr()),
                                    "DeviceArray"));
@@ -729,9 +721,11 @@ void bind_device_array(py::module_& module) {
       module, "DeviceArray",
       "An array in Kokkos device memory (the \"kokkos\" backend).\n\n"
       "Its storage is a Kokkos view in the device space (or the fake "
-      "device). It is never converted implicitly: numpy.asarray(), float(), "
-      "bool() and == raise TypeError; cunumpy.to_numpy() makes one counted "
-      "copy, cunumpy.to_host_async() one the host does not wait for.");
+      "device). It is never converted implicitly: numpy.asarray() raises "
+      "TypeError; cunumpy.to_numpy() makes one counted copy, "
+      "cunumpy.to_host_async() one the host does not wait for. Array "
+      "operations run where the memory is (NumPy or CuPy), without a "
+      "copy.");
   bind_no_implicit_conversions(device_array);
   device_array
       .def(py::init([](const py::object& shape, const py::object& dtype,
@@ -825,7 +819,7 @@ void bind_device_array(py::module_& module) {
 #endif
       .def("_host_buffer",
            [](const DeviceArray& a) {
-             if (!a.storage()->host_accessible())
+             if (!a.storage()->host_addressable())
                throw py::value_error("cunumpy.DeviceArray: not in host memory");
              return HostBuffer{a.storage()};
            })

@@ -98,6 +98,12 @@ public:
   virtual std::string label() const = 0;
   /// True for storage in host memory (HostSpace), which NumPy may alias.
   virtual bool host_accessible() const = 0;
+  /// True when the host can address the bytes: host memory, and the fake
+  /// device (host memory under a device's name), whose array operations
+  /// NumPy runs in place.
+  bool host_addressable() const {
+    return host_accessible() || kind() == SpaceKind::fake_device;
+  }
 
   /// Copies nbytes() from host memory at `source` (Kokkos::deep_copy).
   virtual void copy_from_host(void* source) = 0;
@@ -140,9 +146,11 @@ std::shared_ptr<Storage> allocate_storage(SpaceKind kind, std::size_t nbytes,
 /// conversions return host views as they are.
 std::shared_ptr<Storage> alias_host_memory(void* data, std::size_t nbytes,
                                            py::object owner);
-/// Storage over existing memory of the device space of this build (CuPy's
-/// on a CUDA build), keeping `owner` alive.
-std::shared_ptr<Storage> alias_device_memory(void* data, std::size_t nbytes,
+/// Storage over existing memory of the memory space of `kind` (CuPy's on a
+/// CUDA build, NumPy's on the fake device, whose memory is host memory),
+/// keeping `owner` alive.
+std::shared_ptr<Storage> alias_device_memory(SpaceKind kind, void* data,
+                                             std::size_t nbytes,
                                              py::object owner);
 /// Frees every live view; called before Kokkos::finalize.
 void release_all_storage() noexcept;

@@ -151,6 +151,18 @@ void bind_lifecycle(py::module_& module) {
       "device_is_host", [] { return is_host_space(current_space()); },
       "True when the current device space is host memory (a host-only "
       "build without the fake device): conversions are no-ops.");
+  module.def(
+      "device_stream",
+      []() -> py::object {
+#ifdef KOKKOS_ENABLE_CUDA
+        return py::int_(
+            reinterpret_cast<std::uintptr_t>(Kokkos::Cuda().cuda_stream()));
+#else
+        return py::none();
+#endif
+      },
+      "The CUDA stream of Kokkos' default Cuda instance (an int), on which "
+      "forwarded CuPy operations run; None without CUDA.");
   module.def("cpp_round_trip_seconds", &cpp_round_trip_seconds,
              py::arg("nbytes"), py::arg("repeats"),
              "Benchmark reference: C++ to_device + to_host on the fake "

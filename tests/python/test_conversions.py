@@ -219,8 +219,6 @@ def test_device_array_has_no_implicit_conversion(device_space):
     with pytest.raises(TypeError, match="to_numpy"):
         np.array(device)
     with pytest.raises(TypeError):
-        float(xp.to_device(np.array(1.0)))
-    with pytest.raises(TypeError):
         np.add(device, 1.0)
 
 
@@ -337,10 +335,8 @@ def test_forwarded_backend_operations_are_not_counted():
     assert counter.total == 0
 
 
-def test_the_kokkos_backend_forwards_types_but_no_array_operations(device_space):
+def test_the_kokkos_backend_forwards_numpy_types_and_constants(device_space):
     assert xp.float32 is np.float32
     assert xp.pi == np.pi
-    with pytest.raises(AttributeError, match="kokkos"):
-        xp.asarray
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         xp.no_such_name

@@ -159,17 +159,13 @@ def test_exit_without_enter_is_an_error(make, name):
         block.__exit__(None, None, None)
 
 
-@pytest.mark.parametrize(
-    "read",
-    [bool, float, int, complex, lambda a: a == 1.0, lambda a: a != a, lambda a: a < 1e-6,
-     lambda a: a >= 0, lambda a: range(a)],
-    ids=["bool", "float", "int", "complex", "==", "!=", "<", ">=", "index"],
-)
-def test_device_data_is_never_read_implicitly(device, read):
+def test_device_data_is_never_read_implicitly(device):
     residual = xp.to_device(np.array(1e-9))
     with count_transfers() as counter:
         with pytest.raises(TypeError, match="device memory, never read implicitly") as error:
-            read(residual)
+            range(residual)  # CuPy's arrays have no __index__ either
+        with pytest.raises(TypeError, match="to_numpy"):
+            np.asarray(residual)
     text = message_of(error)
     assert "cunumpy.to_numpy(a)" in text and "cunumpy.to_host_async(a)" in text
     assert counter.total == counter.syncs == 0
