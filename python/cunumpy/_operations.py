@@ -327,8 +327,8 @@ def install() -> None:
         ("bool", bool), ("int", int), ("float", float), ("complex", complex),
     ):
         setattr(DeviceArray, f"__{name}__", _host_read(name, convert))
-    DeviceArray.item = _host_read("item", lambda host: host.item())
-    DeviceArray.tolist = _host_read("tolist", lambda host: host.tolist())
+    setattr(DeviceArray, "item", _host_read("item", lambda host: host.item()))
+    setattr(DeviceArray, "tolist", _host_read("tolist", lambda host: host.tolist()))
     # NumPy defers to DeviceArray's reflected operators, which refuse host
     # arrays with what to call instead of reading the device data.
-    DeviceArray.__array_ufunc__ = None
+    setattr(DeviceArray, "__array_ufunc__", None)
