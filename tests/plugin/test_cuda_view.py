@@ -202,3 +202,18 @@ def test_raw_cuda_copy_breaks_the_budget(case, cupti_built, fake_cuda,
     assert broken, f"the broken rule names the raw copy\n{run}"
     assert report["total"]["kinds"]["kokkos_own"]["count"] == 3, \
         shown(report["total"]["kinds"])
+
+
+def test_copy_after_a_uvm_allocation_breaks_the_budget(case, cupti_built,
+                                                       fake_cuda, budget):
+    """The program's cudaMemcpy right after an allocation in CudaUVMSpace,
+    whose header Kokkos writes from the host: not taken for a header copy
+    (Kokkos' own), so the budget is broken."""
+    assert cupti_built
+    run, report = replayed(case, fake_cuda, budget, "--uvm-copy")
+    assert run.status == 3, f"CUNUMPY_ON_VIOLATION=exit: status 3\n{run}"
+    assert [line for line in run.cunumpy_lines()
+            if "cudaMemcpy(nbytes=64)" in line], \
+        f"the broken rule names the copy\n{run}"
+    assert report["total"]["kinds"]["kokkos_own"]["count"] == 3, \
+        shown(report["total"]["kinds"])

@@ -7,10 +7,12 @@
 // once; then 'integrate' runs a kernel per step, and the first launch
 // copies Kokkos' lock arrays (two cudaMemcpyToSymbol of 8 bytes).
 //
-//   fake_cuda_app [--steps N] [--raw-copy]
+//   fake_cuda_app [--steps N] [--raw-copy] [--uvm-copy]
 //
 // --raw-copy adds the program's own cudaMemcpy of 64 bytes in the third
-// step of 'integrate', outside any Kokkos event.
+// step of 'integrate', outside any Kokkos event. --uvm-copy makes that
+// copy right after an allocation in CudaUVMSpace, whose header Kokkos
+// writes from the host (no header copy).
 
 #include <cstdio>
 #include <cstdlib>
@@ -65,11 +67,14 @@ int main(int argc, char* argv[]) {
   Kokkos::ScopeGuard kokkos(argc, argv);
   int steps = 100;
   bool raw_copy = false;
+  bool uvm_copy = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc)
       steps = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--raw-copy") == 0)
       raw_copy = true;
+    else if (std::strcmp(argv[i], "--uvm-copy") == 0)
+      raw_copy = uvm_copy = true;
   }
   void* cupti =
       dlopen(std::getenv("CUNUMPY_CUPTI_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
@@ -109,6 +114,10 @@ int main(int argc, char* argv[]) {
       lock_arrays();
     Kokkos::Tools::endParallelFor(kernel);
     if (raw_copy && step == 2) {
+      if (uvm_copy)
+        Kokkos::Tools::allocateData(Kokkos::Profiling::make_space_handle(
+                                        "CudaUVM"),
+                                    "managed", device_memory + 2048, 256);
       cudaMemcpy_v3020_params params{device_memory, host_memory, 64,
                                      cudaMemcpyHostToDevice};
       replay(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", &params);

@@ -472,9 +472,17 @@ void allocation(const char* space, const void* ptr, std::uint64_t size,
     std::uint32_t id = 0;
     bool unknown = false;
     classify_space(space, thread, side, id, unknown);
-    thread.allocation_step = follow && !freed && side == SpaceSide::device
-                                 ? AllocationStep::allocated
-                                 : AllocationStep::none;
+    // Kokkos copies the allocation's header from the host only into memory
+    // the host cannot write (CudaSpace, HIPSpace, SYCLDeviceUSMSpace); in
+    // managed or pinned memory it writes it in place, and a copy that
+    // follows is the program's.
+    const std::string_view name(space, strnlen(space, space_name_size));
+    const bool header_copied =
+        name == "Cuda" || name == "HIP" || name == "SYCLDeviceUSM";
+    thread.allocation_step = !follow || freed || side != SpaceSide::device
+                                 ? AllocationStep::none
+                             : header_copied ? AllocationStep::allocated
+                                             : AllocationStep::header;
     if (!recorder.wants_allocations())
       return;
     if (side != SpaceSide::host)
