@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   while (std::getline(std::cin, line)) {
     std::printf("%s", line.c_str());
     const auto address = std::strtoull(line.c_str(), nullptr, 16);
-    for (const SourceLocation& location : reader.locations(address))
+    for (const DebugLocation& location : reader.locations(address))
       std::printf(" | %s:%d", location.file.c_str(), location.line);
     std::printf("\n");
   }

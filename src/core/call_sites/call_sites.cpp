@@ -249,10 +249,10 @@ Symbolizer::Site Symbolizer::site(const void* const* frames,
     if (module == nullptr || module->loaded.library)
       continue;
     const std::uint64_t address = pc - module->loaded.bias;
-    std::vector<SourceLocation> locations = module->debug->locations(address);
+    std::vector<DebugLocation> locations = module->debug->locations(address);
     if (locations.empty())
       locations.emplace_back(); // no debug information: module+offset
-    for (SourceLocation& location : locations) {
+    for (DebugLocation& location : locations) {
       // The function's name only where it decides or is shown.
       std::optional<std::string> function;
       const auto name = [&]() -> const std::string& {

@@ -537,8 +537,8 @@ DebugInfo::State::function_at(Unit& unit, Dwarf_Addr address) const {
   return best;
 }
 
-std::vector<SourceLocation> DebugInfo::locations(std::uint64_t address) {
-  std::vector<SourceLocation> result;
+std::vector<DebugLocation> DebugInfo::locations(std::uint64_t address) {
+  std::vector<DebugLocation> result;
   if (state_->dwarf == nullptr)
     return result;
   auto& ranges = state_->ranges;
@@ -561,7 +561,7 @@ std::vector<SourceLocation> DebugInfo::locations(std::uint64_t address) {
 
   // Where the address is: the line table's row (the skeleton's for split
   // DWARF).
-  SourceLocation innermost;
+  DebugLocation innermost;
   if (Dwarf_Line* row = line_row(&unit.die, address)) {
     const char* file = ::dwarf_linesrc(row, nullptr, nullptr);
     int line = 0;
@@ -615,7 +615,7 @@ std::vector<SourceLocation> DebugInfo::locations(std::uint64_t address) {
     files = nullptr;
   for (std::size_t level = inlined.size(); level > 0; --level) {
     Dwarf_Die& call = inlined[level - 1];
-    SourceLocation caller;
+    DebugLocation caller;
     Dwarf_Attribute attribute;
     Dwarf_Word value = 0;
     if (files != nullptr &&

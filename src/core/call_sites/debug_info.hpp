@@ -17,7 +17,7 @@ namespace cunumpy::Impl {
 
 /// Where an address is in the source, or where an inlined call it is in was
 /// made.
-struct SourceLocation {
+struct DebugLocation {
   std::string file; ///< full path; empty when unknown
   int line = 0;     ///< 0: unknown
   /// The function it is in: its linkage (mangled) name, else its name;
@@ -44,7 +44,7 @@ public:
   /// innermost first: where it is (from the line table), then, for each
   /// inlined function it is in, where that was called from. Empty without
   /// debug information or when no unit covers it.
-  std::vector<SourceLocation> locations(std::uint64_t address);
+  std::vector<DebugLocation> locations(std::uint64_t address);
 
   /// libdw's version ("0.188").
   static std::string libdw_version();
