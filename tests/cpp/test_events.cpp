@@ -1212,7 +1212,8 @@ TEST(SyntheticScopes, GoogleTestMacros) {
 // Kernels are not transfers.
 
 // Fills values with 0, 1, ... and returns their sum, in two kernels. A free
-// function: nvcc rejects a KOKKOS_LAMBDA in a TEST body (a private member).
+// function: nvcc rejects a Kokkos lambda in a GoogleTest body (a private
+// member).
 double fill_and_sum(const Kokkos::View<double*, Kokkos::HostSpace>& values) {
   const auto policy = Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(
       0, values.extent(0));

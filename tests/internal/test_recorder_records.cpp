@@ -250,8 +250,8 @@ TEST(RecorderRegions, ATimeStepOfManyNamedRegionsInternsNothingOnceWarm) {
 
 using HostValues = Kokkos::View<double*, Kokkos::HostSpace>;
 
-// Kernels on the host, in free functions: nvcc rejects a KOKKOS_LAMBDA in a
-// TEST body (a private member).
+// Kernels on the host, in free functions: nvcc rejects a Kokkos lambda in a
+// GoogleTest body (a private member).
 void fill_values(const char* name, const HostValues& values, double factor) {
   Kokkos::parallel_for(
       name,

@@ -115,9 +115,9 @@ int main(int argc, char* argv[]) {
     Kokkos::Tools::endParallelFor(kernel);
     if (raw_copy && step == 2) {
       if (uvm_copy)
-        Kokkos::Tools::allocateData(Kokkos::Profiling::make_space_handle(
-                                        "CudaUVM"),
-                                    "managed", device_memory + 2048, 256);
+        Kokkos::Tools::allocateData(
+            Kokkos::Profiling::make_space_handle("CudaUVM"), "managed",
+            device_memory + 2048, 256);
       cudaMemcpy_v3020_params params{device_memory, host_memory, 64,
                                      cudaMemcpyHostToDevice};
       replay(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", &params);
