@@ -172,6 +172,10 @@ enum class Limit : std::uint8_t {
 enum class Verdict : std::uint8_t { broken, incomplete, unchecked, ok };
 /// The verdict of `violations`.
 Verdict verdict(const std::vector<struct Violation>& violations) noexcept;
+/// The formats of TransferBudget::report(format) and CUNUMPY_REPORT_FORMAT:
+/// "text", "summary", "json", "hatchet".
+std::vector<std::string> report_formats();
+
 /// "ok", "broken", "incomplete", "unchecked": as reports and the JSON spell
 /// it.
 std::string_view to_string(Verdict verdict) noexcept;
@@ -341,6 +345,13 @@ public:
   void check() const;
   /// Every phase's events, then the broken rules.
   std::string report() const;
+  /// The report of the run in `format`, as the plugin writes it: "text"
+  /// (everything, for people), "summary" (a few lines), "json" (every
+  /// number; cunumpy-report merges these across MPI ranks), "hatchet" (the
+  /// region tree in Hatchet's literal format); see report_formats. A
+  /// budget without rules has the verdict "none". Throws
+  /// std::invalid_argument for another format, naming the formats.
+  std::string report(std::string_view format) const;
   /// Everything the budget knows, as plain data: the tree of region paths,
   /// the phases, the violations (see BudgetSnapshot).
   BudgetSnapshot snapshot() const;

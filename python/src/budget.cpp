@@ -322,8 +322,16 @@ void bind_budget(py::module_& module) {
            "Every broken rule, with the offending events.")
       .def("check", &TransferBudget::check,
            "AssertionError with report() when a rule is broken.")
-      .def("report", &TransferBudget::report,
-           "Every phase's events, then the broken rules.")
+      .def(
+          "report",
+          [](const TransferBudget& budget,
+             const std::optional<std::string>& format) {
+            return format ? budget.report(*format) : budget.report();
+          },
+          py::arg("format") = py::none(),
+          "Every phase's events, then the broken rules; with `format`, the "
+          "report of the run as the plugin writes it: 'text', 'summary', "
+          "'json' (cunumpy-report merges these) or 'hatchet'.")
       .def(
           "advice",
           [](const TransferBudget& budget, const py::kwargs& thresholds) {

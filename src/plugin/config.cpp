@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <utility>
 
+#include "report/report.hpp"
 #include "support/environment.hpp"
 #include "support/excerpt.hpp"
 #include "support/variables.hpp"
@@ -126,49 +127,6 @@ void read_advice(Config& config) {
 
 } // namespace
 
-std::optional<int> rank_from_environment() {
-  for (const char* name :
-       {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
-    if (const auto rank =
-            Impl::environment_integer(name, 0, (1 << 30) - 1, "ignored"))
-      return rank;
-  }
-  return std::nullopt;
-}
-
-std::optional<int> ranks_from_environment() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                           "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS"}) {
-    if (const auto ranks =
-            Impl::environment_integer(name, 1, (1 << 30) - 1, "ignored"))
-      return ranks;
-  }
-  return std::nullopt;
-}
-
-std::string run_id_from_environment() {
-  if (const auto id = Impl::read_text("CUNUMPY_RUN_ID"))
-    return *id;
-  // Every launch's own id that is set: Slurm's job alone is shared by the
-  // launches (srun steps, mpiruns) of one batch job.
-  std::string id;
-  if (const auto job = Impl::environment("SLURM_JOB_ID")) {
-    const auto step = Impl::environment("SLURM_STEP_ID");
-    id = "slurm:" + *job + (step ? "." + *step : std::string());
-  }
-  for (const auto& [name, prefix] :
-       {std::pair{"PMIX_NAMESPACE", "pmix:"},
-        std::pair{"OMPI_MCA_ess_base_jobid", "ompi:"}})
-    if (const auto launch = Impl::environment(name))
-      id += (id.empty() ? "" : " ") + std::string(prefix) + *launch;
-  if (!id.empty())
-    return id;
-  char host[256] = "";
-  ::gethostname(host, sizeof host - 1);
-  return "local:" + std::string(host) + ":" + std::to_string(::getpid()) + ":" +
-         std::to_string(static_cast<long long>(std::time(nullptr)));
-}
-
 std::string expand_rank(const std::string& pattern, int rank) {
   std::string result;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
@@ -245,19 +203,20 @@ std::string cannot_write(const std::string& path) {
 
 Config Config::from_environment() {
   Config config;
-  if (const auto rank = rank_from_environment()) {
-    config.rank = *rank;
-    config.rank_known = true;
-  }
-  config.size = ranks_from_environment().value_or(config.rank_known ? 0 : 1);
-  config.run_id = run_id_from_environment();
-  if (const auto label = Impl::read_text("CUNUMPY_LABEL"))
-    config.label = *label;
+  const Impl::RunIdentity run = Impl::read_run_identity();
+  config.rank = run.rank;
+  config.rank_known = run.rank_known;
+  config.size = run.size;
+  config.run_id = run.id;
+  config.label = run.label;
   if (const auto budget = Impl::read_text("CUNUMPY_BUDGET"))
     config.budget_path = *budget;
   if (const auto report = Impl::read_text("CUNUMPY_REPORT")) {
     config.report_path = expand_rank(*report, config.rank);
-    config.report_json = ends_with(lowercase(config.report_path), ".json");
+    config.report_format = Impl::read_choice("CUNUMPY_REPORT_FORMAT");
+    if (Impl::find_report_format(config.report_format) == nullptr)
+      config.report_format =
+          ends_with(lowercase(config.report_path), ".json") ? "json" : "text";
     std::string problem = cannot_write(config.report_path);
     // Written at the end, the report would replace the rules it checks.
     if (problem.empty())
@@ -268,7 +227,7 @@ Config Config::from_environment() {
                  Impl::excerpt(config.report_path, 256) + "' (" + problem +
                  "); the summary goes to stderr instead");
       config.report_path.clear();
-      config.report_json = false;
+      config.report_format = "text";
     } else {
       config.report_path = absolute(config.report_path);
       config.report_file = FileState::of(config.report_path);

@@ -34,7 +34,8 @@ struct Config {
   /// CUNUMPY_REPORT with %r replaced by the rank; empty: a short summary on
   /// stderr.
   std::string report_path;
-  bool report_json = false;       ///< the report path ends in .json
+  /// CUNUMPY_REPORT_FORMAT, else json for a *.json path, else text.
+  std::string report_format = "text";
   std::string budget_path;        ///< CUNUMPY_BUDGET
   bool exit_on_violation = false; ///< CUNUMPY_ON_VIOLATION=exit
   std::string trace_path;         ///< CUNUMPY_TRACE with %r replaced
@@ -50,7 +51,7 @@ struct Config {
   bool rank_known = false;
   /// The job's number of ranks, when the launcher says (0: unknown).
   int size = 0;
-  /// What every rank of one launch shares (run_id_from_environment).
+  /// What every rank of one launch shares (Impl::run_identity).
   std::string run_id;
   /// CUNUMPY_LABEL: the user's name for this run, in the JSON report (to
   /// tell runs apart when comparing them).
@@ -62,21 +63,6 @@ struct Config {
 /// The exit status of a process whose budget was broken under
 /// CUNUMPY_ON_VIOLATION=exit.
 inline constexpr int violation_exit_status = 3;
-
-/// The MPI rank from OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or
-/// SLURM_PROCID, the first one set; a bad value (not digits, see
-/// Impl::parse_environment_integer) is named on stderr and skipped.
-std::optional<int> rank_from_environment();
-/// The job's number of ranks from the variables MPI launchers set
-/// (OMPI_COMM_WORLD_SIZE, PMI_SIZE, MV2_COMM_WORLD_SIZE, SLURM_NTASKS).
-std::optional<int> ranks_from_environment();
-
-/// An id every rank of one launch shares, to tell a stale report of
-/// another run from this run's: CUNUMPY_RUN_ID, else every id of the launch
-/// that is set (Slurm's job and step, PMIx's namespace, Open MPI's job id:
-/// two mpiruns in one Slurm job differ by the latter), else this process
-/// ("local:<host>:<pid>:<start time>").
-std::string run_id_from_environment();
 
 /// `pattern` with every "%r" replaced by `rank`.
 std::string expand_rank(const std::string& pattern, int rank);

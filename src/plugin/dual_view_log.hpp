@@ -9,8 +9,8 @@
 
 #include <cunumpy/event.hpp>
 
-#include "dual_view_records.hpp"
 #include "recorder/recorder.hpp"
+#include "report/report.hpp"
 
 namespace cunumpy::plugin {
 
@@ -19,8 +19,8 @@ namespace cunumpy::plugin {
 /// copied nothing and a modify that no sync followed are listed apart.
 class DualViewLog final : public Impl::EventSink {
 public:
-  using Sync = DualViewSync;
-  using Modify = DualViewModify;
+  using Sync = Impl::DualViewSync;
+  using Modify = Impl::DualViewModify;
 
   void on_event(const Impl::RawEvent&, const Impl::RecorderLock&) override {}
   void on_dual_view(const Impl::DualViewEvent& event,

@@ -19,22 +19,14 @@
 #include "recorder/recorder.hpp"
 #include "recorder/spaces.hpp"
 #include "recorder/thread_state.hpp"
-#include "report.hpp"
 #include "report/format.hpp"
+#include "report/report.hpp"
 #include "support/environment.hpp"
 #include "support/excerpt.hpp"
 #include "tools/callbacks.hpp"
 
 namespace cunumpy::plugin {
 namespace {
-
-std::string program_name() {
-#if defined(__GLIBC__)
-  if (program_invocation_name != nullptr)
-    return program_invocation_name;
-#endif
-  return "<program>";
-}
 
 bool write_file(const std::string& path, const std::string& text,
                 std::string& error) {
@@ -332,37 +324,22 @@ void Plugin::note_open_regions() {
     return;
   open_regions_noted_ = true;
   Impl::Recorder& recorder = Impl::Recorder::instance();
-  std::vector<Impl::Recorder::OpenPath> open;
+  std::vector<Impl::OpenRegionText> open;
   {
     const Impl::RecorderLock lock = recorder.lock();
-    open = recorder.open_regions(lock);
+    open = Impl::open_region_texts(lock);
   }
   if (open.empty())
     return;
   const profiling::BudgetSnapshot snapshot = budget_->snapshot();
   std::vector<std::string> incidents;
-  for (std::size_t i = 0; i < open.size(); ++i) {
-    const Impl::Recorder::OpenPath& region = open[i];
-    // Pushes below the tree's cut are its last level again: said once.
-    std::size_t same = 1;
-    while (i + 1 < open.size() && open[i + 1].path == region.path &&
-           open[i + 1].thread == region.thread) {
-      ++same;
-      ++i;
-    }
-    const std::string where = region.main
-                                  ? std::string("main thread")
-                                  : "thread " + std::to_string(region.thread);
-    open_regions_.push_back(
-        "'" + region.path + "' (" + where +
-        (same > 1 ? ", " + std::to_string(same) + " times" : std::string()) +
-        ")");
+  for (const Impl::OpenRegionText& region : open) {
     const std::string below = region.path + "/";
     for (const profiling::RegionNode& node : snapshot.regions)
       if (node.is_phase && (node.path == region.path ||
                             node.path.compare(0, below.size(), below) == 0)) {
         incidents.push_back(
-            "region '" + region.path + "' (" + where +
+            "region '" + region.path + "' (" + region.where +
             ") was never popped: the events after its missing pop may count "
             "in phase '" +
             node.name + "' instead of the phase around it");
@@ -376,13 +353,11 @@ void Plugin::note_open_regions() {
 
 bool Plugin::write_report() {
   note_open_regions();
-  Impl::Recorder& recorder = Impl::Recorder::instance();
-  Report report;
+  Impl::Report report;
   std::string trace_error;
   {
     const Impl::RecorderLock lock = Impl::lock_recorder(); // every event
-    const double end = recorder.now();
-    report.program = program_name();
+    Impl::describe_run(report, start_, lock);
     report.rank = config_.rank;
     report.rank_known = config_.rank_known;
     report.size = config_.size;
@@ -390,9 +365,7 @@ bool Plugin::write_report() {
     report.label = config_.label;
     report.kokkos_interface = interface_version_;
     report.kokkos_sessions = sessions_seen_;
-    report.pid = static_cast<long>(::getpid());
-    report.elapsed = end - start_;
-    report.backtrace_depth = recorder.backtrace_depth();
+    report.has_budget = !config_.budget_path.empty();
     report.budget_path = config_.budget_path;
     report.budget_error = budget_error_;
     {
@@ -407,35 +380,24 @@ bool Plugin::write_report() {
                     value) == report.kokkos_versions.end())
         report.kokkos_versions.push_back(value);
     report.unwatched = unwatched_;
-    report.open_regions = open_regions_;
-    if (const std::uint32_t cut = lock.regions().cut())
-      report.region_tree_cut = lock.path(cut);
     // The sites the trace and the DualView log name are resolved by now;
     // the budget's below.
-    report.cuda_view = profiling::cuda_view();
     report.all_regions = config_.all_regions;
     report.dual_view_syncs = dual_views_.syncs(lock);
     report.unsynced_modifies = dual_views_.unsynced_modifies(lock);
     if (trace_) {
       report.trace_path = trace_->path();
       const std::string changed = config_.trace_file.changed();
-      trace_error =
-          changed.empty() ? trace_->write(end, report.program, lock) : changed;
+      trace_error = changed.empty() ? trace_->write(start_ + report.elapsed,
+                                                    report.program, lock)
+                                    : changed;
       report.trace_dropped = trace_->dropped();
     }
   }
-  report.budget = budget_->snapshot();
   report.advice_recording = config_.advice;
   report.advice_options = config_.advice_options;
   report.advice_top = static_cast<std::size_t>(config_.advice_top);
-  if (config_.advice != profiling::AdviceRecording::off)
-    report.advice = budget_->advice(config_.advice_options);
-  report.device_spaces = registered_device_spaces();
-  report.site_problems = recorder.lock().sites().problems();
-  {
-    Impl::UnknownSpaceCopies unknown = Impl::unknown_space_copies();
-    report.unknown_spaces = {std::move(unknown.names), unknown.copies};
-  }
+  Impl::describe_budget(report, *budget_);
   failed_ = report.failed();
 
   if (!trace_error.empty())
@@ -447,7 +409,7 @@ bool Plugin::write_report() {
     std::string text;
     if (error.empty()) {
       try {
-        text = config_.report_json ? format_json(report) : format_text(report);
+        text = Impl::find_report_format(config_.report_format)->write(report);
       } catch (const std::exception& failure) {
         error = std::string("it could not be made: ") + failure.what();
       }
@@ -461,12 +423,14 @@ bool Plugin::write_report() {
   // when there is no file or the budget failed, for the CI log. (A budget
   // file that could not be used was said at start-up.)
   std::string text;
-  if (!written || !report.budget.violations.empty())
-    text = format_summary(report, written ? config_.report_path : "");
-  else // what a quiet report file would hide
-    for (const std::string& note : report_notes(report, true))
+  if (!written || !report.budget.violations.empty()) {
+    report.report_path = written ? config_.report_path : "";
+    text = Impl::format_summary(report);
+  } else { // what a quiet report file would hide
+    for (const std::string& note : Impl::report_notes(report, true))
       text += "cunumpy: note: " + Impl::printable(note) + " (report in " +
               config_.report_path + ")\n";
+  }
   if (!text.empty()) {
     std::fputs(text.c_str(), stderr);
     std::fflush(stderr);

@@ -78,7 +78,6 @@ private:
   /// missing pop may count in that phase instead of the one around it, so
   /// the verdict is incomplete (an incident names the region). Once.
   void note_open_regions();
-  std::vector<std::string> open_regions_;
   bool open_regions_noted_ = false;
   /// A Kokkos session ran that cunumpy was not told of (a finalize hook it
   /// left in Kokkos ran).

@@ -44,6 +44,36 @@ private:
   std::string path_;
 };
 
+TEST(Budget, ReportsTheRunInEveryFormatOfThePlugin) {
+  TransferBudget budget;
+  int line = 0;
+  {
+    auto phase = budget.phase("integrate");
+    line = __LINE__ + 1;
+    marker();
+  }
+  EXPECT_TRUE(contains(budget.report("text"),
+                       "budget: none (the TransferBudget has no rule)"));
+  budget.require("integrate", Rule());
+  const std::string text = budget.report("text");
+  EXPECT_TRUE(contains(text, "cunumpy transfer report: ")) << text;
+  EXPECT_TRUE(contains(text, "phase 'integrate' (1 call); rule: ")) << text;
+  EXPECT_TRUE(contains(text, site(__FILE__, line))) << text;
+  const std::string json = budget.report("json");
+  EXPECT_TRUE(contains(json, "\"format\": \"cunumpy-report\"")) << json;
+  EXPECT_TRUE(contains(json, "\"name\": \"integrate\"")) << json;
+  EXPECT_FALSE(contains(json, "\"verdict\": \"ok\"")) << json;
+  EXPECT_FALSE(contains(json, "\"verdict\": \"none\"")) << json;
+  EXPECT_TRUE(contains(budget.report("hatchet"), "\"name\": \"integrate\""));
+  EXPECT_TRUE(contains(budget.report("summary"), "cunumpy: budget"));
+  EXPECT_EQ(cunumpy::profiling::report_formats(),
+            (std::vector<std::string>{"text", "summary", "json", "hatchet"}));
+  const std::string message =
+      message_of<std::invalid_argument>([&] { (void)budget.report("csv"); });
+  EXPECT_TRUE(contains(message, "no report format 'csv'")) << message;
+  EXPECT_TRUE(contains(message, "'hatchet'")) << message;
+}
+
 TEST(Budget, PhasesCountTheirEventsAndCalls) {
   TransferBudget budget;
   for (int i = 0; i < 3; ++i) {

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "config.hpp"
+#include "report/report.hpp"
 #include "support/environment.hpp"
 
 namespace {
@@ -71,8 +72,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
     finding("rank out of range", std::to_string(config.rank));
   if (!config.report_path.empty() && config.report_path[0] != '/')
     finding("a relative report path", config.report_path);
-  if (config.report_json != ends_with_json(config.report_path))
-    finding("report_json does not follow the path", config.report_path);
+  if (cunumpy::Impl::find_report_format(config.report_format) == nullptr)
+    finding("an unknown report format", config.report_format);
+  if (std::getenv("CUNUMPY_REPORT_FORMAT") == nullptr &&
+      (config.report_format == "json") != ends_with_json(config.report_path))
+    finding("the report format does not follow the path", config.report_path);
   if (config.size < 0)
     finding("job size out of range", std::to_string(config.size));
   if (config.advice_top < 0 || config.advice_top > 100)

@@ -665,3 +665,42 @@ def test_thicket_example(case, sample, merge, request):
     assert run.returncode == 0, run.stderr
     assert "program/step/ArborX::query" in run.stdout and \
         "program/output/ArborX::query" in run.stdout, run.stdout
+
+
+def test_hatchet_format_of_one_run(case, sample, merge, budget):
+    """CUNUMPY_REPORT_FORMAT=hatchet: the tree cunumpy-report makes of the
+    run's JSON report (the times of another run apart)."""
+    run = case.run(["--library-regions"], CUNUMPY_REPORT="tree.json",
+                   CUNUMPY_REPORT_FORMAT="hatchet", CUNUMPY_BUDGET=budget)
+    assert run.status == 0, run
+    ours = read_json(case.path("tree.json"))
+    os.makedirs(case.path("one"))
+    write_json(case.path("one/report-0.json"), sample)
+    status, _, stderr = merge("--format", "hatchet", "-o",
+                              case.path("merged.json"), case.path("one"))
+    assert status == 0, stderr
+    theirs = read_json(case.path("merged.json"))
+    mine, other = nodes_by_path(ours), nodes_by_path(theirs)
+    assert set(mine) == set(other) and len(mine) > 3, sorted(mine)
+    for path, metrics in other.items():
+        assert set(mine[path]) == set(metrics), path
+        for name, value in metrics.items():
+            if "seconds" not in name and "time" not in name:
+                assert mine[path][name] == value, (path, name)
+    assert {key: value for key, value in ours[0]["metadata"].items()
+            if key != "run_id"} == \
+        {key: value for key, value in theirs[0]["metadata"].items()
+         if key != "run_id"}
+
+
+def test_unknown_report_format(case, budget):
+    """A format cunumpy does not have: one line, and the format of the
+    file's name."""
+    run = case.run([], CUNUMPY_REPORT="report.json",
+                   CUNUMPY_REPORT_FORMAT="csv", CUNUMPY_BUDGET=budget)
+    lines = [line for line in run.stderr.splitlines()
+             if "CUNUMPY_REPORT_FORMAT" in line]
+    assert lines == ['cunumpy: CUNUMPY_REPORT_FORMAT="csv" is not one of '
+                     'text, json, hatchet, summary; using json for *.json, '
+                     'else text'], run.stderr
+    assert case.json("report.json", run)["format"] == "cunumpy-report"

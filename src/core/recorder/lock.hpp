@@ -87,6 +87,8 @@ public:
   RecorderLock(const RecorderLock&) = delete;
   RecorderLock& operator=(const RecorderLock&) = delete;
 
+  /// The recorder whose mutex is held.
+  Recorder& recorder() const noexcept { return *recorder_; }
   /// Interned labels, descriptions, region and space names.
   StringTable& strings() const;
   /// Call sites by id.

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <ctime>
 #include <stdexcept>
+#include <unistd.h>
 
 #include "support/environment.hpp"
 #include "support/excerpt.hpp"
@@ -18,7 +20,9 @@ std::vector<Variable> make_table() {
   // clang-format off
   return {
     {"CUNUMPY_REPORT", Kind::text, "a file; %r: the MPI rank",
-     "a summary on stderr", "the report: text, or JSON when the name ends in .json", true},
+     "a summary on stderr", "the report, in CUNUMPY_REPORT_FORMAT", true},
+    {"CUNUMPY_REPORT_FORMAT", Kind::choice, "text, json, hatchet, summary",
+     "json for *.json, else text", "the format of CUNUMPY_REPORT (docs/plugin.md#report-formats)", true},
     {"CUNUMPY_BUDGET", Kind::text, "a TOML file", "none",
      "rules per region, checked at the end of the run", true},
     {"CUNUMPY_ON_VIOLATION", Kind::choice, "warn, exit", "warn",
@@ -31,9 +35,9 @@ std::vector<Variable> make_table() {
     {"CUNUMPY_REPORT_ALL_REGIONS", Kind::integer, "0, 1", "0",
      "1: the text report lists the regions without transfers too", true, 0, 1},
     {"CUNUMPY_LABEL", Kind::text, "any text", "none",
-     "a name for this run in the JSON report, to compare runs", true},
+     "a name for this run in the JSON report, to compare runs"},
     {"CUNUMPY_RUN_ID", Kind::text, "any text", "the launcher's job",
-     "what every rank of one run shares in its report (cunumpy-report refuses a mix)", true},
+     "what every rank of one run shares in its report (cunumpy-report refuses a mix)"},
     {"CUNUMPY_BACKTRACE", Kind::integer, "0 to 64", "32",
      "stack frames read per event to find its line; 0: no call sites", false, 0, 64},
     {"CUNUMPY_DEVICE_SPACES", Kind::text, "names, comma-separated", "none",
@@ -171,6 +175,68 @@ std::string variables_markdown() {
             " | " + std::string(entry.help) + " | " +
             (entry.plugin_only ? "plugin" : "plugin, library, Python") + " |\n";
   return text;
+}
+
+std::optional<int> rank_from_environment() {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    if (const auto rank =
+            environment_integer(name, 0, (1 << 30) - 1, "ignored"))
+      return rank;
+  }
+  return std::nullopt;
+}
+
+std::optional<int> ranks_from_environment() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                           "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS"}) {
+    if (const auto ranks =
+            environment_integer(name, 1, (1 << 30) - 1, "ignored"))
+      return ranks;
+  }
+  return std::nullopt;
+}
+
+std::string run_id_from_environment() {
+  if (const auto id = read_text("CUNUMPY_RUN_ID"))
+    return *id;
+  // Every launch's own id that is set: Slurm's job alone is shared by the
+  // launches (srun steps, mpiruns) of one batch job.
+  std::string id;
+  if (const auto job = environment("SLURM_JOB_ID")) {
+    const auto step = environment("SLURM_STEP_ID");
+    id = "slurm:" + *job + (step ? "." + *step : std::string());
+  }
+  for (const auto& [name, prefix] :
+       {std::pair{"PMIX_NAMESPACE", "pmix:"},
+        std::pair{"OMPI_MCA_ess_base_jobid", "ompi:"}})
+    if (const auto launch = environment(name))
+      id += (id.empty() ? "" : " ") + std::string(prefix) + *launch;
+  if (!id.empty())
+    return id;
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  return "local:" + std::string(host) + ":" + std::to_string(::getpid()) + ":" +
+         std::to_string(static_cast<long long>(std::time(nullptr)));
+}
+
+RunIdentity read_run_identity() {
+  RunIdentity identity;
+  if (const auto rank = rank_from_environment()) {
+    identity.rank = *rank;
+    identity.rank_known = true;
+  }
+  identity.size =
+      ranks_from_environment().value_or(identity.rank_known ? 0 : 1);
+  identity.id = run_id_from_environment();
+  if (const auto label = read_text("CUNUMPY_LABEL"))
+    identity.label = *label;
+  return identity;
+}
+
+const RunIdentity& run_identity() {
+  static const RunIdentity run = read_run_identity();
+  return run;
 }
 
 } // namespace cunumpy::Impl

@@ -48,6 +48,34 @@ std::string variables_help();
 /// The table of docs/plugin.md, in Markdown.
 std::string variables_markdown();
 
+/// The MPI rank from OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or
+/// SLURM_PROCID, the first one set; a bad value (not digits, see
+/// Impl::parse_environment_integer) is named on stderr and skipped.
+std::optional<int> rank_from_environment();
+/// The job's number of ranks from the variables MPI launchers set
+/// (OMPI_COMM_WORLD_SIZE, PMI_SIZE, MV2_COMM_WORLD_SIZE, SLURM_NTASKS).
+std::optional<int> ranks_from_environment();
+
+/// An id every rank of one launch shares, to tell a stale report of
+/// another run from this run's: CUNUMPY_RUN_ID, else every id of the launch
+/// that is set (Slurm's job and step, PMIx's namespace, Open MPI's job id:
+/// two mpiruns in one Slurm job differ by the latter), else this process
+/// ("local:<host>:<pid>:<start time>").
+std::string run_id_from_environment();
+
+/// Which process of which run this is, read once from the environment.
+struct RunIdentity {
+  int rank = 0;
+  bool rank_known = false;
+  int size = 0;      ///< the job's ranks; 0: unknown
+  std::string id;    ///< run_id_from_environment
+  std::string label; ///< CUNUMPY_LABEL
+};
+RunIdentity read_run_identity();
+/// read_run_identity, read once (the run id of a process without a
+/// launcher holds the time).
+const RunIdentity& run_identity();
+
 } // namespace cunumpy::Impl
 
 #endif

@@ -1,0 +1,200 @@
+#ifndef CUNUMPY_SRC_REPORT_REPORT_HPP
+#define CUNUMPY_SRC_REPORT_REPORT_HPP
+
+// The report of a run: one model, made once from what the recorder and a
+// budget know (describe_run), and each format a function over it
+// (report_formats). The plugin, the library (TransferBudget::report) and the
+// Python module all write their reports through it.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <cunumpy/advice.hpp>
+#include <cunumpy/budget_snapshot.hpp>
+#include <cunumpy/cuda_view.hpp>
+
+#include "recorder/lock.hpp"
+
+namespace cunumpy::profiling {
+class TransferBudget;
+}
+
+namespace cunumpy::Impl {
+
+/// The syncs of one DualView at one call site, in one direction.
+struct DualViewSync {
+  std::string label;
+  bool to_device = true;
+  bool copied = false; ///< the sync made a copy (else it copied nothing)
+  EventKind copy_kind = EventKind::to_device;
+  CallSite site;
+  std::uint64_t count = 0;
+  std::uint64_t nbytes = 0;
+};
+
+/// Modifies of one DualView that no sync followed.
+struct DualViewModify {
+  std::string label;
+  bool on_device = true;
+  CallSite site;           ///< the last modify
+  std::uint64_t count = 0; ///< modifies since the last sync
+};
+
+/// Copies taken for host-to-host because a space's name is unknown: the
+/// names, in the order seen, and how many copies that left uncounted.
+struct UnknownSpaces {
+  std::vector<std::string> names;
+  std::uint64_t copies = 0;
+};
+
+/// Everything a report says of a run: plain data, made under the
+/// recorder's lock and formatted after it.
+struct Report {
+  std::string program;
+  int rank = 0;
+  bool rank_known = false;
+  int size = 0; ///< the job's ranks; 0: unknown
+  std::string run_id;
+  std::string label; ///< CUNUMPY_LABEL
+  /// The Kokkos that called the plugin: its tools interface, its version
+  /// when it declared one, and how many of its sessions (or Kokkos
+  /// libraries of the process) initialized the plugin.
+  std::uint64_t kokkos_interface = 0;
+  /// The version of every Kokkos the process initialized, in order.
+  std::vector<std::string> kokkos_versions;
+  int kokkos_sessions = 0;
+  long pid = 0;
+  double elapsed = 0.0;
+  int backtrace_depth = 0;
+  std::vector<std::string> device_spaces;
+  UnknownSpaces unknown_spaces;
+
+  /// A budget was asked for (CUNUMPY_BUDGET; a library budget with
+  /// rules): without one the verdict is "none".
+  bool has_budget = false;
+  /// Why there is none, for the text report.
+  std::string no_budget = "set CUNUMPY_BUDGET to a rule file";
+  std::string budget_path;  ///< its rule file, if any
+  std::string budget_error; ///< why the budget file was not used
+  /// The region tree, the phases, the violations and the losses.
+  profiling::BudgetSnapshot budget;
+  /// Why Kokkos' table of callbacks was not watched ("" when it was).
+  std::string unwatched;
+  /// Regions still open at the end, as "'path' (thread N)".
+  std::vector<std::string> open_regions;
+  /// The path below which regions were not made (RegionTree::max_depth),
+  /// "" when the tree was not cut.
+  std::string region_tree_cut;
+  /// Why call sites lack a line, once per module (SiteTable::problems).
+  std::vector<std::string> site_problems;
+  /// List every region, not only those with transfers
+  /// (CUNUMPY_REPORT_ALL_REGIONS).
+  bool all_regions = false;
+
+  /// What advice recorded (CUNUMPY_ADVISE), with which thresholds, what
+  /// it found (largest estimated saving first), and how many findings the
+  /// stderr summary shows.
+  profiling::AdviceRecording advice_recording = profiling::AdviceRecording::on;
+  profiling::AdviceOptions advice_options;
+  std::vector<profiling::Finding> advice;
+  std::size_t advice_top = 3;
+
+  std::vector<DualViewSync> dual_view_syncs;
+  std::vector<DualViewModify> unsynced_modifies;
+
+  /// Where the full report is written ("" when nowhere): the summary
+  /// points to it.
+  std::string report_path;
+  std::string trace_path;
+  std::uint64_t trace_dropped = 0;
+  /// What CUDA's own record of the process (CUPTI) added, or why not.
+  profiling::CudaView cuda_view;
+  std::vector<std::pair<std::string, std::string>> metadata;
+
+  /// The budget asked for is broken, could not be checked, may have
+  /// missed events, or checked nothing (no device memory space).
+  bool failed() const {
+    return has_budget && (!budget.violations.empty() || !budget_error.empty());
+  }
+  /// "none", "ok", "broken", "incomplete" (events may be missing, or the
+  /// rule file could not be used), "unchecked" (no device memory space).
+  std::string_view verdict() const;
+};
+
+/// What the recorder knows of the run, read under its lock: the program,
+/// its pid, the seconds since `start` (the recorder's
+/// clock), the backtrace depth, the regions still open and the region
+/// tree's cut, why call sites lack a line, the device and unknown memory
+/// spaces, CUDA's view.
+void describe_run(Report& report, double start, const RecorderLock& lock);
+/// What `budget` knows: its snapshot (regions, phases, violations,
+/// losses) and, unless `report.advice_recording` is off, its findings.
+/// Takes the recorder's lock.
+void describe_budget(Report& report, const profiling::TransferBudget& budget);
+
+/// A region still open at the end, once per thread and path however many
+/// times it was pushed below the tree's cut.
+struct OpenRegionText {
+  std::string path;
+  std::string where; ///< "main thread", "thread 3"
+  std::size_t times = 1;
+};
+std::vector<OpenRegionText> open_region_texts(const RecorderLock& lock);
+
+/// A way to write a report: its name (CUNUMPY_REPORT_FORMAT,
+/// TransferBudget::report(format)), what it is, and the function writing it.
+struct ReportFormat {
+  std::string_view name;
+  std::string_view description;
+  std::string (*write)(const Report&);
+};
+/// Every format, in the order the documentation lists them.
+const std::vector<ReportFormat>& report_formats();
+/// The format named `name`, or null.
+const ReportFormat* find_report_format(std::string_view name);
+/// "'text', 'summary', 'json' and 'hatchet'": for messages.
+std::string report_format_names();
+
+/// Lines (without "cunumpy: note: ") on what the report may hide: events
+/// that may be missing (without a budget, whose verdict says so), copies
+/// taken as host-to-host because a memory space's name is unknown; and, in
+/// the report file only (not the `summary`), a table of callbacks cunumpy
+/// cannot watch.
+std::vector<std::string> report_notes(const Report& report, bool summary);
+
+// The formats (report_formats lists them).
+
+/// The full text report (text_report.cpp).
+std::string format_text(const Report& report);
+/// A few lines for stderr: totals, phases, verdict and broken rules, and
+/// where the full report is (Report::report_path) (text_report.cpp).
+std::string format_summary(const Report& report);
+/// The JSON report, which cunumpy-report merges across ranks
+/// (json_report.cpp).
+std::string format_json(const Report& report);
+/// The region tree in Hatchet's literal format (hatchet_report.cpp).
+std::string format_hatchet(const Report& report);
+
+// What more than one format writes (report.cpp).
+
+/// Copies first, then by bytes, then by count; at most `limit`.
+std::vector<profiling::SiteSummary>
+top_sites(std::vector<profiling::SiteSummary> sites, std::size_t limit);
+inline constexpr std::size_t top_sites_total = 10;
+inline constexpr std::size_t top_sites_phase = 5;
+inline constexpr std::size_t top_sites_region = 3;
+/// Bytes per second of a kind's copies, 0 when not timed.
+double bandwidth(const profiling::KindTotals& totals);
+/// "device" or "host".
+std::string side_text(bool device);
+/// "on", "contents" or "off".
+std::string recording_name(profiling::AdviceRecording recording);
+/// The phases a rule names that were never entered.
+std::vector<std::string> never_entered(const Report& report);
+
+} // namespace cunumpy::Impl
+
+#endif

@@ -1,0 +1,129 @@
+"""The report of a run in the plugin's formats, from a TransferBudget:
+the same model and formatters as the plugin, so cunumpy-report merges a
+library's JSON report and its Hatchet tree is the one cunumpy-report
+writes for it."""
+
+import importlib.machinery
+import importlib.util
+import io
+import json
+import math
+import pathlib
+
+import numpy as np
+import pytest
+
+import cunumpy as xp
+
+REPORT_TOOL = pathlib.Path(__file__).resolve().parents[2] / "src" / "plugin" / "cunumpy-report"
+
+
+def load_report_tool():
+    loader = importlib.machinery.SourceFileLoader("cunumpy_report", str(REPORT_TOOL))
+    spec = importlib.util.spec_from_loader("cunumpy_report", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def broken_budget():
+    """Phases step (with a region solve inside) and output; step forbids
+    the copy it makes."""
+    budget = xp.profiling.TransferBudget()
+    state = xp.to_cunumpy(np.ones(1000))
+    for _ in range(3):
+        with budget.phase("step"):
+            with budget.phase("solve"):
+                state = state.astype(np.float64)
+            xp.to_numpy(state)
+        with budget.phase("output"):
+            xp.to_numpy(state)
+    budget.require("step", allow={})
+    budget.require("output", allow={"to_host": {"max_count": 3}})
+    return budget
+
+
+def test_a_budget_writes_every_format_of_the_plugin(device_space):
+    budget = broken_budget()
+    report = json.loads(budget.report("json"))
+    assert report["format"] == "cunumpy-report" and report["version"] == 3
+    assert report["budget"]["verdict"] == "broken"
+    assert report["budget"]["checked"] and report["budget"]["file"] is None
+    assert [phase["name"] for phase in report["phases"]] == ["step", "solve", "output"]
+    step = next(p for p in report["phases"] if p["name"] == "step")
+    assert step["broken"] and step["calls"] == 3 and step["kinds"]["to_host"]["count"] == 3
+    assert [r["path"] for r in report["regions"][1:]] == ["step", "step/solve", "output"]
+
+    text = budget.report("text")
+    assert text.startswith("cunumpy transfer report: ")
+    assert "budget: BROKEN, 1 broken rule(s)" in text
+    assert "phase 'step' (3 calls); rule: " in text
+
+    summary = budget.report("summary")
+    assert summary.startswith("cunumpy: ") and "cunumpy: budget: BROKEN" in summary
+
+    (root,) = json.loads(budget.report("hatchet"))
+    assert root["frame"] == {"name": "program", "type": "region"}
+    assert [child["frame"]["name"] for child in root["children"]] == ["step", "output"]
+    solve = root["children"][0]["children"][0]
+    assert solve["frame"]["name"] == "solve" and solve["metrics"]["calls"] == 3
+
+    # The report without a format is the TransferBudget's own.
+    assert budget.report().startswith("TransferBudget: 3 phase(s)")
+
+
+def test_a_budget_without_rules_has_no_verdict(device_space):
+    budget = xp.profiling.TransferBudget()
+    with budget.phase("step"):
+        xp.to_numpy(xp.to_cunumpy(np.ones(10)))
+    assert json.loads(budget.report("json"))["budget"]["verdict"] == "none"
+    assert "budget: none (the TransferBudget has no rule)" in budget.report("text")
+
+
+def test_an_unknown_format_names_the_formats():
+    budget = xp.profiling.TransferBudget()
+    with pytest.raises(ValueError) as error:
+        budget.report("csv")
+    message = str(error.value)
+    assert "'csv'" in message
+    for name in ("'text'", "'summary'", "'json'", "'hatchet'"):
+        assert name in message, message
+
+
+def close(a, b):
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+    return a == b
+
+
+def test_cunumpy_report_merges_a_library_report_into_the_same_tree(device_space, tmp_path):
+    budget = broken_budget()
+    # One after the other: only the run's elapsed time moves in between.
+    report_text = budget.report("json")
+    tree = json.loads(budget.report("hatchet"))
+    path = tmp_path / "report.json"
+    path.write_text(report_text)
+
+    tool = load_report_tool()
+    merged, write_tree = tool.merge_files([str(path)], tree=True)
+    assert merged["ranks"] == [0] and merged["violations"][0]["phase"] == "step"
+    stream = io.StringIO()
+    write_tree(stream)
+    expected = json.loads(stream.getvalue())
+
+    def compare(ours, theirs, where):
+        assert ours["frame"] == theirs["frame"], where
+        assert ours.get("metadata") == theirs.get("metadata"), where
+        assert set(ours["metrics"]) == set(theirs["metrics"]), where
+        for name, value in theirs["metrics"].items():
+            if where == "program" and name.startswith("time"):
+                # The root's time is the elapsed time, read at each report.
+                assert abs(ours["metrics"][name] - value) < 1.0, (where, name)
+            else:
+                assert close(ours["metrics"][name], value), (where, name, ours["metrics"][name], value)
+        assert len(ours["children"]) == len(theirs["children"]), where
+        for mine, other in zip(ours["children"], theirs["children"]):
+            compare(mine, other, where + "/" + other["frame"]["name"])
+
+    assert len(tree) == len(expected) == 1
+    compare(tree[0], expected[0], "program")
