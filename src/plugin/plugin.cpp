@@ -57,7 +57,8 @@ std::string library_of(const void* function) {
 /// Watches the table of callbacks of the Kokkos that called `caller` for
 /// tools that replace cunumpy's entries (see tools/callbacks.hpp); returns
 /// why it cannot, or "".
-std::string watch_callbacks(const void* caller, const bool* finalized) {
+std::string watch_callbacks(Impl::Recorder& recorder, const void* caller,
+                            const bool* finalized) {
   namespace tools = Impl::tools;
   std::string library;
   const auto access = find_kokkos(caller, library, finalized);
@@ -92,7 +93,6 @@ std::string watch_callbacks(const void* caller, const bool* finalized) {
   // ones to watch, and what it does not pass on never reaches cunumpy.
   tools::watch(access, live, false);
   if (!missing.empty()) {
-    Impl::Recorder& recorder = Impl::Recorder::instance();
     const std::string text =
         "Kokkos calls cunumpy through the tool " +
         library_of(reinterpret_cast<const void*>(live.init)) +
@@ -109,10 +109,11 @@ std::string watch_callbacks(const void* caller, const bool* finalized) {
 
 } // namespace
 
-Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
-               std::uint32_t device_count, kokkosp::DeviceInfo* devices,
-               const void* self, const void* caller) {
-  Impl::Recorder& recorder = Impl::Recorder::instance();
+Plugin::Plugin(Impl::Recorder& recorder, int load_sequence,
+               std::uint64_t interface_version, std::uint32_t device_count,
+               kokkosp::DeviceInfo* devices, const void* self,
+               const void* caller)
+    : recorder_(recorder) {
   // Kokkos feeds the recorder through this library: cunumpy's in-process
   // hooks, if the application uses cunumpy too, must not feed it again.
   recorder.set_fed_by_plugin(true);
@@ -153,7 +154,7 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
     recorder.attach(trace_.get());
   }
   recorder.attach(&dual_views_);
-  unwatched_ = watch_callbacks(caller, &kokkos_finalized_);
+  unwatched_ = watch_callbacks(recorder, caller, &kokkos_finalized_);
   if (!kokkosp::known_interface(interface_version)) {
     const std::string text =
         "Kokkos passed the Kokkos Tools interface version " +
@@ -169,10 +170,9 @@ Plugin::Plugin(int load_sequence, std::uint64_t interface_version,
 }
 
 Plugin::~Plugin() {
-  Impl::Recorder& recorder = Impl::Recorder::instance();
-  recorder.detach(&dual_views_);
+  recorder_.detach(&dual_views_);
   if (trace_)
-    recorder.detach(trace_.get());
+    recorder_.detach(trace_.get());
 }
 
 void Plugin::declare_metadata(const char* key, const char* value) {
@@ -180,7 +180,7 @@ void Plugin::declare_metadata(const char* key, const char* value) {
   // device at all, before any copy says so.
   if (key != nullptr && value != nullptr &&
       std::strcmp(key, "Default Device") == 0)
-    Impl::Recorder::instance().set_default_device(value);
+    recorder_.set_default_device(value);
   std::lock_guard lock(metadata_mutex_);
   metadata_.emplace_back(key != nullptr ? key : "",
                          value != nullptr ? value : "");
@@ -191,15 +191,14 @@ void Plugin::start_session(std::uint64_t interface_version) {
   ++sessions_seen_;
   if (interface_version == interface_version_)
     return;
-  Impl::Recorder& recorder = Impl::Recorder::instance();
   const std::string text =
       "two Kokkos with different tools interfaces in one process (" +
       std::to_string(interface_version_) + " and " +
       std::to_string(interface_version) +
       "): cunumpy reads the events of both as the first's";
   Impl::warn(text);
-  const Impl::RecorderLock lock = recorder.lock();
-  recorder.open_incident(text, lock);
+  const Impl::RecorderLock lock = recorder_.lock();
+  recorder_.open_incident(text, lock);
 }
 
 bool Plugin::end_session() {
@@ -226,12 +225,11 @@ bool Plugin::reconsider() {
   // a session still running at the exit is one too.
   const bool unseen =
       unseen_finalize.load() || kokkos_state() == KokkosState::running;
-  if (!unseen || Impl::Recorder::instance().lock_held_by_this_thread())
+  if (!unseen || recorder_.lock_held_by_this_thread())
     return failed_.load();
-  Impl::Recorder& recorder = Impl::Recorder::instance();
   {
-    const Impl::RecorderLock lock = recorder.lock();
-    recorder.open_incident(
+    const Impl::RecorderLock lock = recorder_.lock();
+    recorder_.open_incident(
         "Kokkos was initialized again after it finalized, and Kokkos "
         "restarts no tool for a second session: what that session did did "
         "not reach cunumpy",
@@ -258,7 +256,7 @@ void Plugin::finalize_next() {
 }
 
 bool Plugin::finish() {
-  if (Impl::Recorder::instance().lock_held_by_this_thread())
+  if (recorder_.lock_held_by_this_thread())
     return finish_without_report();
   if (finished_.exchange(true))
     return failed_.load();
@@ -270,9 +268,8 @@ bool Plugin::finish() {
   } else if (kokkos_state() == KokkosState::stopped) {
     // At the exit, and Kokkos finalized without calling cunumpy's finalize:
     // its tools were off (paused, or their callbacks cleared) then.
-    Impl::Recorder& recorder = Impl::Recorder::instance();
-    const Impl::RecorderLock lock = recorder.lock();
-    recorder.open_incident(
+    const Impl::RecorderLock lock = recorder_.lock();
+    recorder_.open_incident(
         "Kokkos finalized without telling cunumpy: its tools were turned off "
         "(paused, or their callbacks cleared) and not turned back on, so what "
         "the program did meanwhile did not reach cunumpy",
@@ -323,10 +320,9 @@ void Plugin::note_open_regions() {
   if (open_regions_noted_)
     return;
   open_regions_noted_ = true;
-  Impl::Recorder& recorder = Impl::Recorder::instance();
   std::vector<Impl::OpenRegionText> open;
   {
-    const Impl::RecorderLock lock = recorder.lock();
+    const Impl::RecorderLock lock = recorder_.lock();
     open = Impl::open_region_texts(lock);
   }
   if (open.empty())
@@ -346,9 +342,9 @@ void Plugin::note_open_regions() {
         break;
       }
   }
-  const Impl::RecorderLock lock = recorder.lock();
+  const Impl::RecorderLock lock = recorder_.lock();
   for (std::string& text : incidents)
-    recorder.open_incident(std::move(text), lock);
+    recorder_.open_incident(std::move(text), lock);
 }
 
 bool Plugin::write_report() {

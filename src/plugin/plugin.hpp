@@ -38,9 +38,9 @@ public:
   /// loaded it (`caller`: an address in the code that called
   /// kokkosp_init_library; `self`: one in this library). Problems print one
   /// line each; nothing throws for them.
-  Plugin(int load_sequence, std::uint64_t interface_version,
-         std::uint32_t device_count, kokkosp::DeviceInfo* devices,
-         const void* self, const void* caller);
+  Plugin(Impl::Recorder& recorder, int load_sequence,
+         std::uint64_t interface_version, std::uint32_t device_count,
+         kokkosp::DeviceInfo* devices, const void* self, const void* caller);
   ~Plugin();
   Plugin(const Plugin&) = delete;
   Plugin& operator=(const Plugin&) = delete;
@@ -102,6 +102,7 @@ private:
   DualViewLog dual_views_;
   std::mutex metadata_mutex_; ///< Kokkos may declare metadata on any thread
   std::vector<std::pair<std::string, std::string>> metadata_;
+  Impl::Recorder& recorder_; ///< handed by kokkosp_init_library
   double start_ = 0.0;
   /// The Kokkos Tools interface version Kokkos passed at init.
   std::uint64_t interface_version_ = 0;
