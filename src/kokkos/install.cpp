@@ -82,8 +82,7 @@ std::mutex install_mutex;
 std::atomic<bool> session_ended{false};
 
 /// The installer the core calls (Impl::ensure_hooks) before it counts.
-void install_hooks() {
-  Recorder& recorder = Recorder::instance();
+void install_hooks(Recorder& recorder) {
   std::atomic<bool>& installed = recorder.hooks_installed();
   if (installed.load(std::memory_order_acquire) &&
       !session_ended.load(std::memory_order_acquire))
@@ -126,6 +125,7 @@ void install_hooks() {
   // events of threads that opened none of their own.
   recorder.set_main_thread();
   recorder.set_default_device(Kokkos::DefaultExecutionSpace::name());
+  tools::connect(recorder);
   const kokkosp::EventSet own = tools::own_callbacks();
   kokkosp::EventSet table{};
   tools::get_table(table);

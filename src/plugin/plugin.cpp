@@ -114,6 +114,7 @@ Plugin::Plugin(Impl::Recorder& recorder, int load_sequence,
                kokkosp::DeviceInfo* devices, const void* self,
                const void* caller)
     : recorder_(recorder) {
+  Impl::tools::connect(recorder);
   // Kokkos feeds the recorder through this library: cunumpy's in-process
   // hooks, if the application uses cunumpy too, must not feed it again.
   recorder.set_fed_by_plugin(true);

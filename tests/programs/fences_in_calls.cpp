@@ -22,11 +22,15 @@ namespace {
 
 namespace record = cunumpy::Impl::record;
 
+cunumpy::Impl::Recorder& recorder() {
+  return cunumpy::Impl::Recorder::instance();
+}
+
 constexpr std::uint32_t cuda_instance = (2u << 24) | 1u; // Kokkos 4's ids
 
 void fence(const char* name) {
-  record::begin_fence(name, cuda_instance);
-  record::end_fence();
+  record::begin_fence(recorder(), name, cuda_instance);
+  record::end_fence(recorder());
 }
 
 /// A space name as Kokkos gives it to tools: a 64-byte SpaceHandle.name,
@@ -83,11 +87,11 @@ int main(int argc, char* argv[]) {
       cunumpy::Impl::ApiScope scope("to_device", {}, &shape);
       fence("Kokkos::Cuda: backend fence after async malloc");
       const SpaceName cuda("Cuda"), host_space("Host");
-      record::begin_deep_copy(cuda.text, "x", device, host_space.text, "x",
-                              host, sizeof host);
+      record::begin_deep_copy(recorder(), cuda.text, "x", device,
+                              host_space.text, "x", host, sizeof host);
       fence("Kokkos::deep_copy: copy between contiguous views, post deep "
             "copy fence");
-      record::end_deep_copy();
+      record::end_deep_copy(recorder());
       fence("HostSpace::impl_deallocate before free");
     }
     const auto events = counted.counter().events();

@@ -52,7 +52,9 @@ def test_a_budget_writes_every_format_of_the_plugin(device_space):
     assert [phase["name"] for phase in report["phases"]] == ["step", "solve", "output"]
     step = next(p for p in report["phases"] if p["name"] == "step")
     assert step["broken"] and step["calls"] == 3 and step["kinds"]["to_host"]["count"] == 3
-    assert [r["path"] for r in report["regions"][1:]] == ["step", "step/solve", "output"]
+    # The process's one region tree: other tests' regions are there too.
+    paths = {r["path"]: r for r in report["regions"][1:]}
+    assert paths["step/solve"]["calls"] == 3 and paths["output"]["calls"] == 3
 
     text = budget.report("text")
     assert text.startswith("cunumpy transfer report: ")
@@ -64,8 +66,10 @@ def test_a_budget_writes_every_format_of_the_plugin(device_space):
 
     (root,) = json.loads(budget.report("hatchet"))
     assert root["frame"] == {"name": "program", "type": "region"}
-    assert [child["frame"]["name"] for child in root["children"]] == ["step", "output"]
-    solve = root["children"][0]["children"][0]
+    children = {child["frame"]["name"]: child for child in root["children"]}
+    assert {"step", "output"} <= set(children)
+    (solve,) = [child for child in children["step"]["children"]
+                if child["frame"]["name"] == "solve"]
     assert solve["frame"]["name"] == "solve" and solve["metrics"]["calls"] == 3
 
     # The report without a format is the TransferBudget's own.

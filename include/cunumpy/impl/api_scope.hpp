@@ -21,18 +21,24 @@ template <class T> struct complex;
 
 namespace cunumpy::Impl {
 
+class Recorder;
+
+/// The recorder, for the library's entry points (the public functions and
+/// objects a program calls without a context), which hand it on.
+Recorder& library_recorder() noexcept;
+
 /// Installs cunumpy's Kokkos Tools callbacks the first time it is called,
 /// keeping the callbacks installed before (a tool loaded through
 /// KOKKOS_TOOLS_LIBS, another in-process hook) and forwarding every event to
 /// them. Does nothing when the cunumpy plugin already feeds the recorder, or
 /// in a program without cunumpy's Kokkos-facing library (libcunumpy), which
-/// is what installs them. Throws std::runtime_error when Kokkos is not
-/// initialized.
-void ensure_hooks();
+/// is what installs them. Returns the recorder they feed. Throws
+/// std::runtime_error when Kokkos is not initialized.
+Recorder& ensure_hooks();
 
 /// How the in-process hooks are installed: registered by the Kokkos-facing
 /// library when it is loaded (the core links no Kokkos).
-using HookInstaller = void (*)();
+using HookInstaller = void (*)(Recorder& recorder);
 void set_hook_installer(HookInstaller installer) noexcept;
 
 /// Marks the module (shared library, Python extension, Kokkos tool) whose

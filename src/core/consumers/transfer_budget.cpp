@@ -22,7 +22,7 @@ PhaseScope::PhaseScope(std::shared_ptr<Impl::BudgetState> state,
     const RecorderLock lock = lock_recorder();
     state_->add_explicit_phase(name_, lock);
   }
-  token_ = Impl::record::open_phase(name_);
+  token_ = Impl::record::open_phase(Impl::library_recorder(), name_);
 }
 
 PhaseScope::PhaseScope(PhaseScope&& other) noexcept
@@ -36,7 +36,7 @@ PhaseScope::~PhaseScope() {
 void PhaseScope::close() noexcept {
   if (!state_)
     return;
-  Impl::record::close_phase(token_);
+  Impl::record::close_phase(Impl::library_recorder(), token_);
   state_.reset();
 }
 

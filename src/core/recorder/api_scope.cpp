@@ -46,28 +46,39 @@ void set_hook_installer(HookInstaller installer) noexcept {
   hook_installer.store(installer, std::memory_order_release);
 }
 
-void ensure_hooks() {
+Recorder& library_recorder() noexcept {
+  // The library's start: its entry points (the functions and objects a
+  // program calls without a context) are handed the recorder here, and
+  // hand it on.
+  return Recorder::instance();
+}
+
+Recorder& ensure_hooks() {
+  Recorder& recorder = library_recorder();
   if (const HookInstaller install =
-          hook_installer.load(std::memory_order_acquire))
-    return install();
-  if (!Recorder::instance().fed_by_plugin())
+          hook_installer.load(std::memory_order_acquire)) {
+    install(recorder);
+    return recorder;
+  }
+  if (!recorder.fed_by_plugin())
     throw std::runtime_error(
         "cunumpy: nothing feeds the recorder: link the program with "
         "cunumpy::cunumpy (libcunumpy, which installs cunumpy's Kokkos Tools "
         "callbacks) or load the plugin libkp_cunumpy through "
         "KOKKOS_TOOLS_LIBS");
+  return recorder;
 }
 
 void set_site_provider(SiteProvider provider) noexcept {
-  Recorder::instance().set_site_provider(provider);
+  library_recorder().set_site_provider(provider);
 }
 
 SiteProvider site_provider() noexcept {
-  return Recorder::instance().site_provider();
+  return library_recorder().site_provider();
 }
 
 void set_debug_sync(bool on) noexcept {
-  Recorder::instance().debug_sync(on);
+  library_recorder().debug_sync(on);
 }
 
 ApiScope::ApiScope(std::string_view api, SourceLocation where,
@@ -112,7 +123,7 @@ ApiScope* ApiScope::current() noexcept {
 
 void record_marker(EventKind kind, std::string_view description,
                    SourceLocation where) {
-  Recorder& recorder = Recorder::instance();
+  Recorder& recorder = library_recorder();
   // A kernel that converted device arrays, or ran on the host in place of
   // a device's: the front end that says so has a device backend.
   recorder.note_device_space();
@@ -125,7 +136,7 @@ void record_marker(EventKind kind, std::string_view description,
   RawEvent event;
   event.kind = kind;
   event.blocking = false;
-  ThreadState& thread = thread_state();
+  ThreadState& thread = thread_state(recorder);
   event.thread = thread.index;
   event.start = recorder.now();
   const Place place = recorder.place(thread);
@@ -140,7 +151,7 @@ void record_marker(EventKind kind, std::string_view description,
 
 SyncScope::SyncScope(std::string_view api, SourceLocation where, bool implicit)
     : api_(api, where), fences_before_(thread_fence_count()),
-      start_(Recorder::instance().now()), implicit_(implicit) {
+      start_(library_recorder().now()), implicit_(implicit) {
   api_.single_sync = true;
   api_.implicit_sync = implicit;
 }
@@ -149,7 +160,7 @@ SyncScope::~SyncScope() {
   try {
     if (thread_fence_count() != fences_before_)
       return; // Kokkos reported the fence; it is recorded already
-    Recorder& recorder = Recorder::instance();
+    Recorder& recorder = library_recorder();
     if (!recorder.has_sinks())
       return;
     CapturedSite site;
@@ -158,7 +169,7 @@ SyncScope::~SyncScope() {
     event.kind = EventKind::sync;
     event.blocking = true;
     event.implicit = implicit_;
-    ThreadState& thread = thread_state();
+    ThreadState& thread = thread_state(recorder);
     event.thread = thread.index;
     event.start = start_;
     event.duration = recorder.now() - start_;
@@ -175,7 +186,7 @@ SyncScope::~SyncScope() {
     event.label = event.description;
     recorder.deliver(event, lock);
   } catch (...) {
-    Recorder::instance().count_lost(LossReason::record_failed);
+    library_recorder().count_lost(LossReason::record_failed);
   }
 }
 

@@ -53,8 +53,8 @@ bool cached_copy_ids(ThreadState& thread, const InFlightCopy& copy,
   return thread.descriptions.find(copy, event.description);
 }
 
-void lost_record() noexcept {
-  Recorder::instance().count_lost(LossReason::record_failed);
+void lost_record(Recorder& recorder) noexcept {
+  recorder.count_lost(LossReason::record_failed);
 }
 
 /// CUDA copied inside `copy`: its event (and a scalar read's wait) waits
@@ -76,8 +76,9 @@ __attribute__((noinline, cold)) bool hold_for_cuda(Recorder& recorder,
 }
 
 /// The Kokkos copy of `token` made no event of its own.
-__attribute__((noinline, cold)) void forget_for_cuda(std::uint32_t token) {
-  if (LateSource* late = Recorder::instance().late_source())
+__attribute__((noinline, cold)) void forget_for_cuda(Recorder& recorder,
+                                                     std::uint32_t token) {
+  if (LateSource* late = recorder.late_source())
     late->forget(token);
 }
 
@@ -91,14 +92,14 @@ void place_event(RawEvent& event, const Place& place) noexcept {
 
 namespace record {
 
-void begin_deep_copy(const char* dst_space, const char* dst_label,
-                     const void* dst_ptr, const char* src_space,
-                     const char* src_label, const void* src_ptr,
-                     std::uint64_t size) noexcept {
+void begin_deep_copy(Recorder& recorder, const char* dst_space,
+                     const char* dst_label, const void* dst_ptr,
+                     const char* src_space, const char* src_label,
+                     const void* src_ptr, std::uint64_t size) noexcept {
   ThreadState* thread = nullptr;
   InFlightCopy* copy = nullptr;
   try {
-    thread = &thread_state();
+    thread = &thread_state(recorder);
     ++thread->activity;
     thread->allocation_step = AllocationStep::none;
     copy = &thread->push_copy();
@@ -107,7 +108,6 @@ void begin_deep_copy(const char* dst_space, const char* dst_label,
     copy->has_recorded_child = false;
     copy->hash_contents = false;
     copy->cuda_call = 0;
-    Recorder& recorder = Recorder::instance();
     if (!recorder.has_sinks())
       return;
     SpaceSide dst_side, src_side;
@@ -141,13 +141,13 @@ void begin_deep_copy(const char* dst_space, const char* dst_label,
       copy->transfer = false;
     else if (thread != nullptr)
       ++thread->failed_copy_begins;
-    lost_record();
+    lost_record(recorder);
   }
 }
 
-void end_deep_copy() noexcept {
+void end_deep_copy(Recorder& recorder) noexcept {
   try {
-    ThreadState& thread = thread_state();
+    ThreadState& thread = thread_state(recorder);
     if (thread.copy_depth == 0) {
       if (thread.failed_copy_begins > 0) {
         --thread.failed_copy_begins; // counted as lost at its begin
@@ -155,7 +155,6 @@ void end_deep_copy() noexcept {
       }
       // A copy whose begin went elsewhere: another tool took that callback.
       // It is lost; the Kokkos Tools layer puts cunumpy back in front.
-      Recorder& recorder = Recorder::instance();
       if (recorder.has_sinks())
         recorder.count_lost(LossReason::copy_begin_missed);
       recorder.before_read();
@@ -165,10 +164,9 @@ void end_deep_copy() noexcept {
     // A copy made of inner deep copies is recorded through them only.
     if (!copy.transfer || copy.has_recorded_child) {
       if (__builtin_expect(copy.cuda_call != 0, 0))
-        forget_for_cuda(copy.cuda_call);
+        forget_for_cuda(recorder, copy.cuda_call);
       return;
     }
-    Recorder& recorder = Recorder::instance();
     RawEvent event;
     event.kind = copy.kind;
     event.blocking =
@@ -215,22 +213,23 @@ void end_deep_copy() noexcept {
     thread.last_copy = {copy.dst_ptr, copy.src_ptr, copy.nbytes,
                         event.site,   copy.kind,    true};
   } catch (...) {
-    lost_record();
+    lost_record(recorder);
   }
 }
 
-void begin_fence(const char* name, std::uint32_t device_id) noexcept {
+void begin_fence(Recorder& recorder, const char* name,
+                 std::uint32_t device_id) noexcept {
   ThreadState* thread = nullptr;
   InFlightFence* fence = nullptr;
   try {
-    thread = &thread_state();
+    thread = &thread_state(recorder);
     ++thread->activity;
-    Recorder::instance().note_execution_space(device_id);
+    recorder.note_execution_space(device_id);
     if (thread->copy_depth == 0 && name != nullptr &&
         std::strncmp(name, "Kokkos::deep_copy", 17) == 0)
       // Kokkos fences inside its deep copies only: this one's copy was
       // made while cunumpy's deep-copy callbacks were taken away.
-      Recorder::instance().count_lost(LossReason::copy_unseen);
+      recorder.count_lost(LossReason::copy_unseen);
     fence = &thread->push_fence();
     fence->recorded = false;
     fence->in_allocation = thread->allocation_step != AllocationStep::none;
@@ -245,7 +244,6 @@ void begin_fence(const char* name, std::uint32_t device_id) noexcept {
       thread->copies[thread->copy_depth - 1].saw_fence = true;
       return;
     }
-    Recorder& recorder = Recorder::instance();
     const std::string_view fence_name = name != nullptr ? name : "";
     if (!recorder.has_sinks() || is_tool_fence(fence_name) ||
         is_host_execution_space_fence(device_id, recorder.kokkos()))
@@ -268,13 +266,13 @@ void begin_fence(const char* name, std::uint32_t device_id) noexcept {
       fence->recorded = false;
     else if (thread != nullptr)
       ++thread->failed_fence_begins;
-    lost_record();
+    lost_record(recorder);
   }
 }
 
-void end_fence() noexcept {
+void end_fence(Recorder& recorder) noexcept {
   try {
-    ThreadState& thread = thread_state();
+    ThreadState& thread = thread_state(recorder);
     if (thread.fence_depth == 0) {
       if (thread.failed_fence_begins > 0)
         --thread.failed_fence_begins;
@@ -286,7 +284,6 @@ void end_fence() noexcept {
       thread.allocation_step = AllocationStep::none; // the view is made
     if (!fence.recorded)
       return;
-    Recorder& recorder = Recorder::instance();
     RawEvent event;
     event.kind = EventKind::sync;
     event.blocking = true;
@@ -335,16 +332,15 @@ void end_fence() noexcept {
     }
     recorder.deliver(event, lock);
   } catch (...) {
-    lost_record();
+    lost_record(recorder);
   }
 }
 
 // Regions are followed with or without sinks: a counter or budget made
 // inside a region sees the events there placed in it.
-void push_region(const char* name) noexcept {
+void push_region(Recorder& recorder, const char* name) noexcept {
   try {
-    Recorder& recorder = Recorder::instance();
-    ThreadState& thread = thread_state();
+    ThreadState& thread = thread_state(recorder);
     thread.allocation_step = AllocationStep::none;
     const std::uint32_t id =
         recent_name_id(recorder, thread, name != nullptr ? name : "");
@@ -352,26 +348,24 @@ void push_region(const char* name) noexcept {
     const RecorderLock lock = recorder.lock();
     recorder.push_region(thread, id, 0, time, lock);
   } catch (...) {
-    lost_record();
+    lost_record(recorder);
   }
 }
 
-void pop_region() noexcept {
+void pop_region(Recorder& recorder) noexcept {
   try {
-    Recorder& recorder = Recorder::instance();
-    ThreadState& thread = thread_state();
+    ThreadState& thread = thread_state(recorder);
     thread.allocation_step = AllocationStep::none;
     const double time = recorder.now();
     const RecorderLock lock = recorder.lock();
     recorder.pop_region(thread, time, lock);
   } catch (...) {
-    lost_record();
+    lost_record(recorder);
   }
 }
 
-std::uint64_t open_phase(const std::string& name) {
-  Recorder& recorder = Recorder::instance();
-  ThreadState& thread = thread_state();
+std::uint64_t open_phase(Recorder& recorder, const std::string& name) {
+  ThreadState& thread = thread_state(recorder);
   const std::uint64_t token = recorder.next_phase_token();
   const double time = recorder.now();
   const RecorderLock lock = recorder.lock();
@@ -380,26 +374,24 @@ std::uint64_t open_phase(const std::string& name) {
   return token;
 }
 
-void close_phase(std::uint64_t token) noexcept {
+void close_phase(Recorder& recorder, std::uint64_t token) noexcept {
   try {
-    Recorder& recorder = Recorder::instance();
-    ThreadState& thread = thread_state();
+    ThreadState& thread = thread_state(recorder);
     const double time = recorder.now();
     const RecorderLock lock = recorder.lock();
     recorder.close_phase(thread, token, time, lock);
   } catch (...) {
-    lost_record();
+    lost_record(recorder);
   }
 }
 
 namespace {
 
-void dual_view_event(const char* label, const void* ptr, bool sync,
-                     bool device) {
-  Recorder& recorder = Recorder::instance();
+void dual_view_event(Recorder& recorder, const char* label, const void* ptr,
+                     bool sync, bool device) {
   if (!recorder.has_sinks())
     return;
-  ThreadState& thread = thread_state();
+  ThreadState& thread = thread_state(recorder);
   DualViewEvent event;
   event.pointer = ptr;
   event.sync = sync;
@@ -439,35 +431,34 @@ void dual_view_event(const char* label, const void* ptr, bool sync,
 
 } // namespace
 
-void dual_view_sync(const char* label, const void* ptr,
+void dual_view_sync(Recorder& recorder, const char* label, const void* ptr,
                     bool to_device) noexcept {
   try {
-    dual_view_event(label, ptr, true, to_device);
+    dual_view_event(recorder, label, ptr, true, to_device);
   } catch (...) {
-    lost_record();
+    lost_record(recorder);
   }
 }
 
-void dual_view_modify(const char* label, const void* ptr,
+void dual_view_modify(Recorder& recorder, const char* label, const void* ptr,
                       bool on_device) noexcept {
   try {
-    dual_view_event(label, ptr, false, on_device);
+    dual_view_event(recorder, label, ptr, false, on_device);
   } catch (...) {
-    lost_record();
+    lost_record(recorder);
   }
 }
 
-void allocation(const char* space, const void* ptr, std::uint64_t size,
-                bool freed) noexcept {
+void allocation(Recorder& recorder, const char* space, const void* ptr,
+                std::uint64_t size, bool freed) noexcept {
   try {
-    Recorder& recorder = Recorder::instance();
     // A device allocation starts Kokkos' making of a view, which CUDA's
     // record and advice follow (ThreadState::allocation_step).
     const bool follow =
         recorder.late_source() != nullptr || recorder.wants_allocations();
     if (!follow && recorder.device_space_seen())
       return;
-    ThreadState& thread = thread_state();
+    ThreadState& thread = thread_state(recorder);
     SpaceSide side = SpaceSide::host;
     std::uint32_t id = 0;
     bool unknown = false;
@@ -490,15 +481,15 @@ void allocation(const char* space, const void* ptr, std::uint64_t size,
     const Allocation record{ptr, size, thread.index, freed, recorder.now()};
     recorder.deliver(record, recorder.lock());
   } catch (...) {
-    lost_record();
+    lost_record(recorder);
   }
 }
 
-void begin_kernel(const char* name, std::uint32_t device_id) noexcept {
+void begin_kernel(Recorder& recorder, const char* name,
+                  std::uint32_t device_id) noexcept {
   try {
-    Recorder& recorder = Recorder::instance();
     recorder.note_execution_space(device_id);
-    ThreadState& thread = thread_state();
+    ThreadState& thread = thread_state(recorder);
     ++thread.launch_depth;
     const AllocationStep step = thread.allocation_step;
     thread.allocation_step =
@@ -511,7 +502,7 @@ void begin_kernel(const char* name, std::uint32_t device_id) noexcept {
     kernel.name.assign(name != nullptr ? name : "");
     kernel.start = recorder.now();
   } catch (...) {
-    lost_record();
+    lost_record(recorder);
   }
 }
 
@@ -552,10 +543,10 @@ void wait_after_kernel(Recorder& recorder, ThreadState& thread,
 
 } // namespace
 
-void end_kernel() noexcept {
+void end_kernel(Recorder& recorder) noexcept {
   ThreadState* state = nullptr;
   try {
-    ThreadState& thread = thread_state();
+    ThreadState& thread = thread_state(recorder);
     state = &thread;
     if (thread.launch_depth > 0)
       --thread.launch_depth;
@@ -564,7 +555,6 @@ void end_kernel() noexcept {
     if (thread.kernel_depth == 0)
       return; // begun before a sink wanted kernels
     const InFlightKernel& kernel = thread.kernels[--thread.kernel_depth];
-    Recorder& recorder = Recorder::instance();
     if (recorder.debug_sync())
       wait_after_kernel(recorder, thread, kernel);
     if (!recorder.wants_kernels())
@@ -575,7 +565,7 @@ void end_kernel() noexcept {
   } catch (...) {
     if (state != nullptr)
       state->in_debug_fence = false;
-    lost_record();
+    lost_record(recorder);
   }
 }
 

@@ -323,7 +323,7 @@ void Recorder::publish_shared_place(ThreadState& thread, bool ended) noexcept {
 }
 
 void Recorder::set_main_thread() {
-  ThreadState& thread = thread_state();
+  ThreadState& thread = thread_state(*this);
   const RecorderLock lock = this->lock();
   ThreadState* none = nullptr;
   if (main_thread_.compare_exchange_strong(none, &thread))

@@ -136,12 +136,16 @@ std::uint32_t CapturedSite::intern(Recorder& recorder, SiteCache& cache,
   return id;
 }
 
-ThreadState::ThreadState() : index(next_thread_index.fetch_add(1)) {
-  Recorder::instance().add_thread(*this);
+ThreadState::ThreadState() : index(next_thread_index.fetch_add(1)) {}
+
+void ThreadState::join(Recorder& joined) {
+  recorder = &joined;
+  joined.add_thread(*this);
 }
 
 ThreadState::~ThreadState() {
-  Recorder::instance().remove_thread(*this);
+  if (recorder != nullptr)
+    recorder->remove_thread(*this);
 }
 
 void ThreadState::note_unknown_space(std::uint32_t id, const char* name) {
@@ -171,7 +175,7 @@ void classify_space(const char* name, ThreadState& thread, SpaceSide& side,
   side = space_side(text);
   unknown = !is_known_space(text);
   {
-    Recorder& recorder = Recorder::instance();
+    Recorder& recorder = *thread.recorder; // joined at its event's start
     if (side == SpaceSide::device)
       recorder.note_device_space();
     const RecorderLock lock = recorder.lock();

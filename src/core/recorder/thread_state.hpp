@@ -386,6 +386,8 @@ struct alignas(64) ThreadState {
   bool in_debug_fence = false;
   std::uint32_t index;
   std::uint64_t fence_count = 0;
+  /// The recorder the thread takes part in, from its first event (join).
+  Recorder* recorder = nullptr;
 
   alignas(64) LastCopy last_copy; // 32 bytes
   /// The regions and explicit phases open on this thread, innermost last:
@@ -424,6 +426,8 @@ struct alignas(64) ThreadState {
   ThreadState(const ThreadState&) = delete;
   ThreadState& operator=(const ThreadState&) = delete;
   ~ThreadState();
+  /// Takes part in `recorder` (Recorder::add_thread) until the thread ends.
+  void join(Recorder& recorder);
 
   /// Tells the registry of an unknown space in a host-to-host pair, once
   /// per space and thread (a loop that alternates pairs takes no lock).
@@ -446,9 +450,18 @@ struct alignas(64) ThreadState {
   }
 };
 
-/// The calling thread's state (two instructions once made).
+/// The calling thread's state, whether it recorded yet or not (its index,
+/// its fence count).
 inline ThreadState& thread_state() {
   return FastThreadLocal<ThreadState, &HotThreadLocals::thread_state>::get();
+}
+/// The calling thread's state, taking part in `recorder` from its first
+/// event on (a few instructions once made).
+inline ThreadState& thread_state(Recorder& recorder) {
+  ThreadState& thread = thread_state();
+  if (__builtin_expect(thread.recorder == nullptr, 0))
+    thread.join(recorder);
+  return thread;
 }
 
 /// The side and interned name of a memory space, cached per thread and

@@ -50,6 +50,8 @@ void set_field(kokkosp::EventSet& table, Slot slot, void* function) noexcept {
 /// is in the lines after it, read only when its bit is set: the 32 pointers
 /// span four lines, and an event of each kind read a different one.
 struct alignas(64) HotState {
+  /// The recorder the callbacks feed (connect); null before.
+  std::atomic<Recorder*> recorder{nullptr};
   std::atomic<std::uint32_t> chained{0}; ///< bit i: next_slots[i] != nullptr
   std::atomic<bool> watch_active{false};
   std::atomic<double> last_check{0.0};
@@ -57,6 +59,17 @@ struct alignas(64) HotState {
 };
 HotState hot; // constant-initialized: usable before any constructor runs
 auto& next_slots = hot.next_slots;
+
+Recorder* connected() noexcept {
+  return hot.recorder.load(std::memory_order_acquire);
+}
+
+/// Gives the event to the recorder connected: `record(recorder)`. Nothing
+/// before connect (no front end connected cunumpy to Kokkos yet).
+template <class Record> void feed(Record record) {
+  if (Recorder* const recorder = connected())
+    return record(*recorder);
+}
 
 /// Where `slot` forwards, with its bit in `chained` kept beside it (the
 /// pointer is stored before the bit is set: a set bit always finds it).
@@ -167,10 +180,10 @@ bool chained_back(Slot slot) noexcept {
     for (const Replacement& other : watch.replacements)
       if (other.incident == found->incident && !other.learned)
         all_learned = false;
-    if (all_learned) {
-      Recorder& recorder = Recorder::instance();
-      const RecorderLock lock = recorder.lock();
-      recorder.retract_incident(
+    Recorder* const recorder = connected();
+    if (all_learned && recorder != nullptr) {
+      const RecorderLock lock = recorder->lock();
+      recorder->retract_incident(
           found->incident,
           "the replacing callback forwards to cunumpy's, so it was left in "
           "front and no event was lost",
@@ -236,7 +249,7 @@ __attribute__((noinline)) void cunumpy_first_chained(Slot slot, Record record,
 template <class Function, class Record, class... Args>
 void next_first(Slot slot, Record record, Args... args) {
   if (alone(slot))
-    return record();
+    return feed(record);
   next_first_chained<Function>(slot, record, args...);
 }
 
@@ -246,20 +259,20 @@ void next_first_chained(Slot slot, Record record, Args... args) {
     if (!chained_back(slot))
       return; // the outer call records it
     forward<Function>(slot, args...);
-    record();
+    feed(record);
     handled() |= 1u << index_of(slot);
     return;
   }
   if (forward<Function>(slot, args...))
     return;
-  record();
+  feed(record);
 }
 
 /// An end, a pop or a point event: the recorder first, then the next tool.
 template <class Function, class Record, class... Args>
 void cunumpy_first(Slot slot, Record record, Args... args) {
   if (alone(slot))
-    return record();
+    return feed(record);
   cunumpy_first_chained<Function>(slot, record, args...);
 }
 
@@ -270,7 +283,7 @@ void cunumpy_first_chained(Slot slot, Record record, Args... args) {
       forward<Function>(slot, args...);
     return; // the outer call recorded it
   }
-  record();
+  feed(record);
   forward<Function>(slot, args...);
 }
 
@@ -298,10 +311,10 @@ constexpr double check_interval_s = CUNUMPY_TABLE_CHECK_INTERVAL_S;
 void verify_now_and_then() noexcept {
   if (!hot.watch_active.load(std::memory_order_relaxed))
     return;
-  Recorder& recorder = Recorder::instance();
-  if (!recorder.has_sinks())
+  Recorder* const recorder = connected();
+  if (recorder == nullptr || !recorder->has_sinks())
     return;
-  const double now = recorder.now();
+  const double now = recorder->now();
   if (now - hot.last_check.load(std::memory_order_relaxed) < check_interval_s)
     return;
   hot.last_check.store(now, std::memory_order_relaxed);
@@ -312,8 +325,9 @@ void verify_now_and_then() noexcept {
 /// the region callbacks are missing from Kokkos' table counts outside the
 /// region the program is in, and no push or pop comes to tell.
 void verify_region_slots() noexcept {
+  Recorder* const recorder = connected();
   if (!hot.watch_active.load(std::memory_order_relaxed) ||
-      !Recorder::instance().has_sinks())
+      recorder == nullptr || !recorder->has_sinks())
     return;
   Watch& watch = the_watch();
   if (watch.mutex.held_by_this_thread())
@@ -332,7 +346,7 @@ void verify_region_slots() noexcept {
     }
     verify();
   } catch (...) {
-    Recorder::instance().count_lost(LossReason::record_failed);
+    recorder->count_lost(LossReason::record_failed);
   }
 }
 
@@ -359,34 +373,43 @@ void begin_parallel_for(const char* name, std::uint32_t device_id,
                         std::uint64_t* id) {
   next_first<kokkosp::BeginFunction>(
       Slot::begin_parallel_for,
-      [name, device_id] { record::begin_kernel(name, device_id); }, name,
-      device_id, id);
+      [name, device_id](Recorder& recorder) {
+        record::begin_kernel(recorder, name, device_id);
+      },
+      name, device_id, id);
 }
 void end_parallel_for(std::uint64_t id) {
   cunumpy_first<kokkosp::EndFunction>(
-      Slot::end_parallel_for, [] { record::end_kernel(); }, id);
+      Slot::end_parallel_for,
+      [](Recorder& recorder) { record::end_kernel(recorder); }, id);
 }
 void begin_parallel_reduce(const char* name, std::uint32_t device_id,
                            std::uint64_t* id) {
   next_first<kokkosp::BeginFunction>(
       Slot::begin_parallel_reduce,
-      [name, device_id] { record::begin_kernel(name, device_id); }, name,
-      device_id, id);
+      [name, device_id](Recorder& recorder) {
+        record::begin_kernel(recorder, name, device_id);
+      },
+      name, device_id, id);
 }
 void end_parallel_reduce(std::uint64_t id) {
   cunumpy_first<kokkosp::EndFunction>(
-      Slot::end_parallel_reduce, [] { record::end_kernel(); }, id);
+      Slot::end_parallel_reduce,
+      [](Recorder& recorder) { record::end_kernel(recorder); }, id);
 }
 void begin_parallel_scan(const char* name, std::uint32_t device_id,
                          std::uint64_t* id) {
   next_first<kokkosp::BeginFunction>(
       Slot::begin_parallel_scan,
-      [name, device_id] { record::begin_kernel(name, device_id); }, name,
-      device_id, id);
+      [name, device_id](Recorder& recorder) {
+        record::begin_kernel(recorder, name, device_id);
+      },
+      name, device_id, id);
 }
 void end_parallel_scan(std::uint64_t id) {
   cunumpy_first<kokkosp::EndFunction>(
-      Slot::end_parallel_scan, [] { record::end_kernel(); }, id);
+      Slot::end_parallel_scan,
+      [](Recorder& recorder) { record::end_kernel(recorder); }, id);
 }
 
 void push_region(const char* name) {
@@ -396,17 +419,20 @@ void push_region(const char* name) {
     // push and pop cost 13% more in bench_plugin_events (57.1 against 50.3
     // ns, 10 rounds), for a reason not traced. The empty asm after the call
     // keeps it a call.
-    record::push_region(name);
+    feed([name](Recorder& recorder) { record::push_region(recorder, name); });
     asm volatile("" ::: "memory");
     return;
   }
   next_first_chained<kokkosp::PushFunction>(
-      Slot::push_region, [name] { record::push_region(name); }, name);
+      Slot::push_region,
+      [name](Recorder& recorder) { record::push_region(recorder, name); },
+      name);
 }
 void pop_region() {
   verify_now_and_then();
-  cunumpy_first<kokkosp::PopFunction>(Slot::pop_region,
-                                      [] { record::pop_region(); });
+  cunumpy_first<kokkosp::PopFunction>(Slot::pop_region, [](Recorder& recorder) {
+    record::pop_region(recorder);
+  });
 }
 
 void allocate_data(kokkosp::SpaceHandle space, const char* label,
@@ -422,8 +448,8 @@ allocation_chained(Slot slot, const kokkosp::SpaceHandle& space,
                    bool freed) {
   cunumpy_first_chained<Function>(
       slot,
-      [name = space.name, ptr, size, freed] {
-        record::allocation(name, ptr, size, freed);
+      [name = space.name, ptr, size, freed](Recorder& recorder) {
+        record::allocation(recorder, name, ptr, size, freed);
       },
       space, label, ptr, size);
 }
@@ -431,7 +457,9 @@ void allocate_data_by_reference(const kokkosp::SpaceHandle& space,
                                 const char* label, const void* ptr,
                                 std::uint64_t size) {
   if (alone(Slot::allocate_data))
-    return record::allocation(space.name, ptr, size, false);
+    return feed([name = space.name, ptr, size](Recorder& recorder) {
+      record::allocation(recorder, name, ptr, size, false);
+    });
   return allocation_chained<kokkosp::AllocateDataFunction>(
       Slot::allocate_data, space, label, ptr, size, false);
 }
@@ -443,7 +471,9 @@ void deallocate_data_by_reference(const kokkosp::SpaceHandle& space,
                                   const char* label, const void* ptr,
                                   std::uint64_t size) {
   if (alone(Slot::deallocate_data))
-    return record::allocation(space.name, ptr, size, true);
+    return feed([name = space.name, ptr, size](Recorder& recorder) {
+      record::allocation(recorder, name, ptr, size, true);
+    });
   return allocation_chained<kokkosp::DeallocateDataFunction>(
       Slot::deallocate_data, space, label, ptr, size, true);
 }
@@ -481,9 +511,9 @@ begin_deep_copy_chained(const kokkosp::SpaceHandle& dst, const char* dst_label,
                         std::uint64_t size) {
   next_first_chained<kokkosp::BeginDeepCopyFunction>(
       Slot::begin_deep_copy,
-      [&] {
-        record::begin_deep_copy(dst.name, dst_label, dst_ptr, src.name,
-                                src_label, src_ptr, size);
+      [&](Recorder& recorder) {
+        record::begin_deep_copy(recorder, dst.name, dst_label, dst_ptr,
+                                src.name, src_label, src_ptr, size);
       },
       dst, dst_label, dst_ptr, src, src_label, src_ptr, size);
 }
@@ -495,14 +525,18 @@ void begin_deep_copy_by_reference(const kokkosp::SpaceHandle& dst,
   // Both calls are jumps: the copy's event path, the deepest of all (it
   // captures the call site), starts where this function's frame would be.
   if (alone(Slot::begin_deep_copy))
-    return record::begin_deep_copy(dst.name, dst_label, dst_ptr, src.name,
-                                   src_label, src_ptr, size);
+    return feed([dst_name = dst.name, dst_label, dst_ptr, src_name = src.name,
+                 src_label, src_ptr, size](Recorder& recorder) {
+      record::begin_deep_copy(recorder, dst_name, dst_label, dst_ptr, src_name,
+                              src_label, src_ptr, size);
+    });
   return begin_deep_copy_chained(dst, dst_label, dst_ptr, src, src_label,
                                  src_ptr, size);
 }
 void end_deep_copy() {
-  cunumpy_first<kokkosp::EndDeepCopyFunction>(Slot::end_deep_copy,
-                                              [] { record::end_deep_copy(); });
+  cunumpy_first<kokkosp::EndDeepCopyFunction>(
+      Slot::end_deep_copy,
+      [](Recorder& recorder) { record::end_deep_copy(recorder); });
   verify_region_slots();
 }
 void begin_fence(const char* name, std::uint32_t device_id,
@@ -510,26 +544,29 @@ void begin_fence(const char* name, std::uint32_t device_id,
   // The handle is the next tool's; cunumpy keeps a stack per thread.
   next_first<kokkosp::BeginFenceFunction>(
       Slot::begin_fence,
-      [name, device_id] { record::begin_fence(name, device_id); }, name,
-      device_id, handle);
+      [name, device_id](Recorder& recorder) {
+        record::begin_fence(recorder, name, device_id);
+      },
+      name, device_id, handle);
 }
 void end_fence(std::uint64_t handle) {
   cunumpy_first<kokkosp::EndFenceFunction>(
-      Slot::end_fence, [] { record::end_fence(); }, handle);
+      Slot::end_fence, [](Recorder& recorder) { record::end_fence(recorder); },
+      handle);
 }
 void sync_dual_view(const char* label, const void* ptr, bool to_device) {
   cunumpy_first<kokkosp::DualViewSyncFunction>(
       Slot::sync_dual_view,
-      [label, ptr, to_device] {
-        record::dual_view_sync(label, ptr, to_device);
+      [label, ptr, to_device](Recorder& recorder) {
+        record::dual_view_sync(recorder, label, ptr, to_device);
       },
       label, ptr, to_device);
 }
 void modify_dual_view(const char* label, const void* ptr, bool on_device) {
   cunumpy_first<kokkosp::DualViewModifyFunction>(
       Slot::modify_dual_view,
-      [label, ptr, on_device] {
-        record::dual_view_modify(label, ptr, on_device);
+      [label, ptr, on_device](Recorder& recorder) {
+        record::dual_view_modify(recorder, label, ptr, on_device);
       },
       label, ptr, on_device);
 }
@@ -614,7 +651,8 @@ void watch(TableAccess access, const kokkosp::EventSet& entries,
     }
   }
   hot.watch_active.store(access.get != nullptr, std::memory_order_release);
-  Recorder::instance().set_read_check(&verify);
+  if (Recorder* const recorder = connected())
+    recorder->set_read_check(&verify);
 }
 
 bool watching() noexcept {
@@ -629,8 +667,11 @@ void unlock_after_fork() noexcept {
 }
 
 void verify() noexcept {
-  if (!hot.watch_active.load(std::memory_order_acquire))
+  Recorder* const connected_recorder = connected();
+  if (!hot.watch_active.load(std::memory_order_acquire) ||
+      connected_recorder == nullptr)
     return;
+  Recorder& recorder = *connected_recorder;
   Watch& watch = the_watch();
   if (watch.mutex.held_by_this_thread())
     return; // from a signal handler that interrupted a check: never waits
@@ -658,7 +699,6 @@ void verify() noexcept {
             "or a library that cleared them), so what the program did "
             "meanwhile did not reach cunumpy";
         warn(text);
-        Recorder& recorder = Recorder::instance();
         const RecorderLock lock = recorder.lock();
         recorder.open_incident(text, lock);
       }
@@ -713,7 +753,6 @@ void verify() noexcept {
                       "callbacks no longer reach it");
     std::uint32_t incident = 0;
     {
-      Recorder& recorder = Recorder::instance();
       const RecorderLock lock = recorder.lock();
       incident = recorder.open_incident(text, lock);
     }
@@ -729,8 +768,12 @@ void verify() noexcept {
                   "events may have been lost");
     }
   } catch (...) {
-    Recorder::instance().count_lost(LossReason::record_failed);
+    recorder.count_lost(LossReason::record_failed);
   }
+}
+
+void connect(Recorder& recorder) noexcept {
+  hot.recorder.store(&recorder, std::memory_order_release);
 }
 
 } // namespace cunumpy::Impl::tools

@@ -30,6 +30,10 @@
 
 #include "tools/kokkosp.hpp"
 
+namespace cunumpy::Impl {
+class Recorder;
+}
+
 namespace cunumpy::Impl::tools {
 
 /// The event slots of kokkosp::EventSet: X(field, type, entry point).
@@ -162,6 +166,12 @@ bool counts_slot(Slot slot) noexcept;
 /// installation takes them but does not watch them, since a tool replacing
 /// them costs no count.
 bool feeds_advice_only(Slot slot) noexcept;
+
+/// The recorder cunumpy's callbacks feed, handed by the front end that
+/// connects cunumpy to Kokkos (the plugin's init, the in-process hooks'
+/// installation) before Kokkos can call them; until then they record
+/// nothing.
+void connect(Recorder& recorder) noexcept;
 
 /// Where each slot forwards: the next tool's callbacks. Lifecycle slots are
 /// kept for the plugin, which forwards them itself (next()).
