@@ -338,8 +338,9 @@ void throw_if_transfers(const profiling::TransferCounter& counter,
 
 namespace {
 
-/// Runs `read` on the counter's state under the recorder's lock, with
-/// every queued event counted (and a view rebuilt first).
+/// Runs `read` on the counter's state under the recorder's lock
+/// (lock_recorder): every event that ended before it is counted, the late
+/// ones and the losses given now (and a view rebuilt first).
 template <class Read>
 auto read(const std::shared_ptr<CounterState>& state, Read read) {
   const RecorderLock lock = lock_recorder();

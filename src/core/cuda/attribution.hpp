@@ -59,7 +59,7 @@ public:
   using Intern = std::function<std::uint32_t(std::string_view)>;
 
   /// An event that waits longer than this for CUDA's record goes on
-  /// without it, at the next flush.
+  /// without it, at the next read.
   static constexpr double max_wait = 1.0;
 
   void set_time_mapping(const TimeMapping& mapping) noexcept {

@@ -7,8 +7,9 @@
 // to every attached sink (counters, budgets, the plugin's report), placed
 // in the one tree of region paths (region_tree.hpp): events reach the sinks
 // in the order they happened, and no thread ever stops to catch up. Events
-// the recorder could not deliver are counted and reach the sinks as losses,
-// so that no reader takes a short count for a complete one.
+// the recorder could not deliver are counted and reach the sinks as losses
+// at the next read, so that no reader takes a short count for a complete
+// one.
 
 #include <array>
 #include <atomic>
@@ -54,17 +55,17 @@ struct Incident {
 /// Events that reach the recorder after the calls that made them: CUDA's
 /// own record of the process (src/core/cuda), whose events wait for the
 /// activity records CUDA hands over later. The recorder asks for what CUDA
-/// holds before every read of a sink, and gives the sinks what is ready at
-/// the end of every flush; they are marked RawEvent::late(), and sinks that
+/// holds before every read of a sink, and gives the sinks what is ready
+/// under the same lock; they are marked RawEvent::late(), and sinks that
 /// depend on when an event happened place them by their time.
 class LateSource {
 public:
   virtual ~LateSource() = default;
   /// Before a read, an attach or a detach, without the recorder's mutex:
-  /// fetch what CUDA holds, so that the next flush gives the sinks every
-  /// event made before the read.
+  /// fetch what CUDA holds, so that the read that follows gives the sinks
+  /// every event made before it.
   virtual void collect() noexcept = 0;
-  /// At the end of a flush, with the mutex: the events ready, oldest first.
+  /// With the mutex (Recorder::catch_up): the events ready, oldest first.
   virtual void drain(std::vector<RawEvent>& out,
                      const RecorderLock& lock) noexcept = 0;
   /// No late event still to come starts before this time (seconds on the
@@ -327,7 +328,7 @@ public:
 
   /// `count` events of `reason` could not reach the sinks. Lock-free and
   /// allocation-free, so it can be called where recording itself failed;
-  /// the sinks attached at the next flush are told.
+  /// the sinks attached at the next read (catch_up) are told.
   void count_lost(LossReason reason, std::uint64_t count = 1) noexcept;
   /// An incident that may have cost events (their number unknown), told
   /// now to every attached sink. Returns its id (never 0).
