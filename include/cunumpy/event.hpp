@@ -66,14 +66,6 @@ constexpr bool is_transfer(EventKind kind) noexcept {
          kind != EventKind::kokkos_own;
 }
 
-/// Who reported an event: Kokkos Tools (with cunumpy's own calls), or
-/// CUDA's own record of the process (CUPTI), for copies, waits and
-/// migrations that did not pass through Kokkos.
-enum class EventSource : std::uint8_t { kokkos, cuda };
-
-/// "kokkos" or "cuda", as reports, the JSON and Python spell it.
-std::string_view to_string(EventSource source) noexcept;
-
 /// The memory a copy read or wrote, as CUDA's record of the copy names it;
 /// `unknown` without that record.
 enum class MemoryKind : std::uint8_t {
@@ -139,10 +131,12 @@ struct Event {
   /// Seconds since cunumpy started recording, and the event's duration.
   double timestamp = 0.0;
   double duration = 0.0;
-  /// `cuda` for an event only CUDA's own record saw (a raw cudaMemcpy, a
-  /// copy inside cuBLAS, a migration); a Kokkos copy that CUDA's record
-  /// describes stays `kokkos`, with the fields below filled in.
-  EventSource source = EventSource::kokkos;
+  /// Who reported it: "kokkos" for Kokkos Tools and cunumpy's own calls;
+  /// the name of another source for an event only it saw, such as "cuda"
+  /// for CUDA's own record of the process (a raw cudaMemcpy, a copy inside
+  /// cuBLAS, a migration). A Kokkos copy that CUDA's record describes stays
+  /// "kokkos", with the fields below filled in.
+  std::string source = "kokkos";
   /// The memory kinds of a copy, from CUDA's record of it.
   MemoryKind src_memory = MemoryKind::unknown;
   MemoryKind dst_memory = MemoryKind::unknown;

@@ -51,8 +51,9 @@ struct SiteSummary {
   std::uint64_t nbytes = 0;     ///< sum over the events
   std::uint64_t max_nbytes = 0; ///< largest single event
   double seconds = 0.0;         ///< time spent in the events
-  /// `cuda` for events only CUDA's own record saw (shown `[cuda]`).
-  EventSource source = EventSource::kokkos;
+  /// Who reported the events (Event::source): "kokkos", or the source that
+  /// alone saw them, shown `[cuda]` for "cuda".
+  std::string source = "kokkos";
   /// The memory kinds of the copies, from CUDA's record.
   MemoryKind src_memory = MemoryKind::unknown;
   MemoryKind dst_memory = MemoryKind::unknown;

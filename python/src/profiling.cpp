@@ -155,9 +155,7 @@ void bind_profiling(py::module_& module) {
       .def_readonly("thread", &Event::thread)
       .def_readonly("timestamp", &Event::timestamp)
       .def_readonly("duration", &Event::duration)
-      .def_property_readonly(
-          "source",
-          [](const Event& e) { return std::string(to_string(e.source)); })
+      .def_readonly("source", &Event::source)
       .def_property_readonly(
           "src_memory",
           [](const Event& e) { return std::string(to_string(e.src_memory)); })
@@ -194,9 +192,7 @@ void bind_profiling(py::module_& module) {
       .def_readonly("nbytes", &SiteSummary::nbytes)
       .def_readonly("max_nbytes", &SiteSummary::max_nbytes)
       .def_readonly("seconds", &SiteSummary::seconds)
-      .def_property_readonly(
-          "source",
-          [](const SiteSummary& s) { return std::string(to_string(s.source)); })
+      .def_readonly("source", &SiteSummary::source)
       .def_readonly("device_seconds", &SiteSummary::device_seconds)
       .def("__repr__", [](const SiteSummary& s) {
         return "SiteSummary('" + std::string(to_string(s.kind)) + "', '" +

@@ -78,7 +78,8 @@ void Trace::on_event(const Impl::RawEvent& event, const Impl::RecorderLock&) {
   slice.kind = event.kind;
   slice.blocking = event.blocking;
   slice.implicit = event.implicit;
-  slice.cuda = event.cuda_detail();
+  slice.origin = event.origin;
+  slice.memory = event.memory;
   slice.thread = event.thread;
   slice.name = event.label;
   slice.description = event.description;
@@ -252,9 +253,9 @@ std::string Trace::write(double end, const std::string& program,
                 ",\"async\":" + (slice.blocking ? "false" : "true");
       if (slice.implicit)
         args += ",\"implicit\":true";
-      Impl::RawEvent detail; // to read the packed source and memory kinds
-      detail.cuda = slice.cuda;
-      args += ",\"source\":\"" + std::string(to_string(detail.source())) + "\"";
+      Impl::RawEvent detail; // to read the packed memory kinds
+      detail.memory = slice.memory;
+      args += ",\"source\":" + json_string(lock.source_name(slice.origin));
       if (detail.src_memory() != MemoryKind::unknown ||
           detail.dst_memory() != MemoryKind::unknown)
         args += ",\"memory\":\"" + std::string(to_string(detail.src_memory())) +

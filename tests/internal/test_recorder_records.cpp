@@ -51,7 +51,7 @@ public:
     kernels_.push_back(kernel);
   }
 
-  /// What the sink received until now (flushed first).
+  /// What the sink received until now (late events and losses given first).
   std::vector<RawEvent> events() const {
     const RecorderLock lock = cunumpy::Impl::lock_recorder();
     return events_;

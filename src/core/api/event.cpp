@@ -24,10 +24,6 @@ std::string_view to_string(EventKind kind) noexcept {
   return "unknown";
 }
 
-std::string_view to_string(EventSource source) noexcept {
-  return source == EventSource::cuda ? "cuda" : "kokkos";
-}
-
 std::string_view to_string(MemoryKind kind) noexcept {
   switch (kind) {
   case MemoryKind::pageable:

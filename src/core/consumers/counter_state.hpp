@@ -41,22 +41,25 @@ struct AggregateKey {
   EventKind kind;
   bool blocking;
   bool implicit;
-  std::uint8_t cuda; ///< RawEvent::cuda_detail(): source and memory kinds
+  std::uint8_t origin; ///< RawEvent::origin: who reported it
+  std::uint8_t memory; ///< RawEvent::memory: the memory kinds
   std::uint32_t site;
   std::uint32_t description;
 
   bool operator==(const AggregateKey& other) const noexcept {
     return kind == other.kind && blocking == other.blocking &&
-           implicit == other.implicit && cuda == other.cuda &&
-           site == other.site && description == other.description;
+           implicit == other.implicit && origin == other.origin &&
+           memory == other.memory && site == other.site &&
+           description == other.description;
   }
 };
 
 struct AggregateKeyHash {
   std::size_t operator()(const AggregateKey& key) const noexcept {
     std::uint64_t h = (std::uint64_t(key.site) << 32) ^ key.description;
-    h ^= (std::uint64_t(key.cuda) << 11 | std::uint64_t(key.kind) << 2 |
-          std::uint64_t(key.blocking) << 1 | std::uint64_t(key.implicit)) *
+    h ^= (std::uint64_t(key.origin) << 19 | std::uint64_t(key.memory) << 11 |
+          std::uint64_t(key.kind) << 2 | std::uint64_t(key.blocking) << 1 |
+          std::uint64_t(key.implicit)) *
          0x9e3779b97f4a7c15ull;
     return static_cast<std::size_t>(h * 0xff51afd7ed558ccdull);
   }

@@ -116,8 +116,8 @@ void CounterState::add(const RawEvent& event, const RecorderLock&) {
   kind.async_count += event.async() ? 1 : 0;
   kind.implicit_count += event.implicit ? 1 : 0;
 
-  AggregateKey key{event.kind,          event.blocking, event.implicit,
-                   event.cuda_detail(), event.site,     event.description};
+  AggregateKey key{event.kind,   event.blocking, event.implicit,   event.origin,
+                   event.memory, event.site,     event.description};
   if (last_aggregate == nullptr || !(last_aggregate->first == key)) {
     auto found = aggregates.find(key);
     if (found == aggregates.end()) {
@@ -228,7 +228,8 @@ std::uint64_t CounterState::total(const RecorderLock&) const {
 std::vector<profiling::SiteSummary>
 CounterState::summaries(const RecorderLock& lock) const {
   // Different stacks can resolve to the same line: merge them.
-  using MergeKey = std::tuple<int, std::string, std::string, bool, bool, int>;
+  using MergeKey =
+      std::tuple<int, std::string, std::string, bool, bool, int, int>;
   std::map<MergeKey, std::size_t> merged;
   std::vector<std::pair<std::uint64_t, profiling::SiteSummary>> ordered;
   for (const auto& [key, aggregate] : aggregates) {
@@ -242,11 +243,12 @@ CounterState::summaries(const RecorderLock& lock) const {
                        description,
                        key.blocking,
                        key.implicit,
-                       key.cuda};
+                       key.origin,
+                       key.memory};
     auto [it, inserted] = merged.try_emplace(merge_key, ordered.size());
     if (inserted) {
-      RawEvent detail; // to read the packed source and memory kinds
-      detail.cuda = key.cuda;
+      RawEvent detail; // to read the packed memory kinds
+      detail.memory = key.memory;
       profiling::SiteSummary summary;
       summary.kind = key.kind;
       summary.site = site;
@@ -254,7 +256,7 @@ CounterState::summaries(const RecorderLock& lock) const {
       summary.blocking = key.blocking;
       summary.async = is_copy(key.kind) && !key.blocking;
       summary.implicit = key.implicit;
-      summary.source = detail.source();
+      summary.source = lock.source_name(key.origin);
       summary.src_memory = detail.src_memory();
       summary.dst_memory = detail.dst_memory();
       ordered.emplace_back(aggregate.order, std::move(summary));
@@ -300,7 +302,7 @@ std::vector<Event> CounterState::events(const RecorderLock& lock) const {
   bool late = false;
   for (std::size_t i = 0; i < ring.size(); ++i) {
     const RawEvent& event = ring[(ring_next + i) % ring.size()];
-    late = late || event.late();
+    late = late || event.late;
     result.push_back(to_public(event, lock));
   }
   // Events that waited for CUDA's record came after later ones: put them
@@ -338,8 +340,9 @@ void throw_if_transfers(const profiling::TransferCounter& counter,
 
 namespace {
 
-/// Runs `read` on the counter's state under the recorder's lock, with
-/// every queued event counted (and a view rebuilt first).
+/// Runs `read` on the counter's state under the recorder's lock
+/// (lock_recorder): every event that ended before it is counted, the late
+/// ones and the losses given now (and a view rebuilt first).
 template <class Read>
 auto read(const std::shared_ptr<CounterState>& state, Read read) {
   const RecorderLock lock = lock_recorder();

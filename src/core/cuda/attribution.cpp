@@ -106,8 +106,7 @@ void Attribution::alias(std::uint32_t token, std::uint32_t correlation) {
 }
 
 void Attribution::hold(std::uint32_t token, const RawEvent& event,
-                       const RawEvent* wait, EventSource source,
-                       CopyDirection direction) {
+                       const RawEvent* wait, CopyDirection direction) {
   auto found = pending_.find(token);
   if (found == pending_.end())
     return;
@@ -117,7 +116,6 @@ void Attribution::hold(std::uint32_t token, const RawEvent& event,
   entry.has_wait = wait != nullptr;
   if (wait != nullptr)
     entry.wait = *wait;
-  entry.source = source;
   entry.direction = direction;
 }
 
@@ -179,7 +177,7 @@ void Attribution::finish(Pending& entry, const Intern& intern,
   RawEvent event = entry.event;
   if (entry.seen == 0)
     ++stats_.without_record;
-  if (entry.source == EventSource::cuda) {
+  if (event.origin == origin_) {
     // A CUDA copy: its kind and spaces are CUDA's.
     if (entry.direction == CopyDirection::host_to_host)
       return; // not a transfer after all
@@ -197,12 +195,13 @@ void Attribution::finish(Pending& entry, const Intern& intern,
     if (entry.dst != MemoryKind::unknown)
       event.dst_space = intern(space_name(entry.dst));
   }
-  event.set_cuda(entry.source, true, entry.src, entry.dst);
+  event.late = true;
+  event.set_memory(entry.src, entry.dst);
   event.set_device_seconds(entry.device_seconds);
   out.push_back(event);
   if (entry.has_wait) {
     RawEvent wait = entry.wait;
-    wait.set_cuda(entry.source, true, MemoryKind::unknown, MemoryKind::unknown);
+    wait.late = true;
     out.push_back(wait);
   }
 }
@@ -226,8 +225,9 @@ void Attribution::release(double now, bool everything, const Intern& intern,
       event.src_space = intern(to_device ? "Host" : "CudaUVM");
       event.dst_space = intern(to_host ? "Host" : "CudaUVM");
     }
-    event.set_cuda(EventSource::cuda, true, MemoryKind::managed,
-                   MemoryKind::managed);
+    event.origin = origin_;
+    event.late = true;
+    event.set_memory(MemoryKind::managed, MemoryKind::managed);
     event.start = mapping_.seconds(record.start_ns);
     event.duration =
         record.end_ns > record.start_ns

@@ -59,8 +59,13 @@ public:
   using Intern = std::function<std::uint32_t(std::string_view)>;
 
   /// An event that waits longer than this for CUDA's record goes on
-  /// without it, at the next flush.
+  /// without it, at the next read.
   static constexpr double max_wait = 1.0;
+
+  /// `origin` is the id of CUDA's record among the recorder's sources
+  /// (RawEvent::origin): the events of CUDA's own copies carry it (those of
+  /// Kokkos copies carry kokkos_source), and so do migrations.
+  explicit Attribution(std::uint8_t origin) noexcept : origin_(origin) {}
 
   void set_time_mapping(const TimeMapping& mapping) noexcept {
     mapping_ = mapping;
@@ -84,7 +89,7 @@ public:
   /// was unknown at the call), unknown for a Kokkos copy, whose kind
   /// Kokkos' spaces gave.
   void hold(std::uint32_t token, const RawEvent& event, const RawEvent* wait,
-            EventSource source, CopyDirection direction);
+            CopyDirection direction);
   /// The call of `token` made no event (not a transfer, nothing counting).
   void cancel(std::uint32_t token);
 
@@ -115,7 +120,6 @@ private:
     std::uint32_t seen = 0;
     bool held = false;
     bool has_wait = false;
-    EventSource source = EventSource::kokkos;
     CopyDirection direction = CopyDirection::unknown;
     MemoryKind src = MemoryKind::unknown;
     MemoryKind dst = MemoryKind::unknown;
@@ -130,6 +134,7 @@ private:
   void finish(Pending& entry, const Intern& intern, std::vector<RawEvent>& out);
   void forget(std::uint32_t token, Pending& entry);
 
+  std::uint8_t origin_;
   TimeMapping mapping_;
   std::uint32_t next_token_ = 1;
   std::unordered_map<std::uint32_t, Pending> pending_;

@@ -82,6 +82,10 @@ CudaView& CudaView::instance() {
   return *view;
 }
 
+CudaView::CudaView()
+    : origin_(Recorder::instance().register_source("cuda")),
+      attribution_(origin_) {}
+
 void CudaView::become_source() noexcept {
   // Every CUDA call asks: a read, not a write to a line all threads share.
   if (source_.load(std::memory_order_acquire) ||
@@ -89,7 +93,7 @@ void CudaView::become_source() noexcept {
     return;
   // CUDA's own record runs: the process has a device.
   Recorder::instance().note_device_space();
-  Recorder::instance().set_late_source(this);
+  Recorder::instance().add_source(*this);
 }
 
 void CudaView::set_status(profiling::CudaViewState state, std::string reason) {
@@ -192,11 +196,15 @@ void CudaView::api_enter(const ApiCall& call) noexcept {
         if (!copy.transfer)
           return; // host to host, or not counted
         const std::lock_guard lock(mutex_);
-        if (copy.cuda_call == 0)
-          copy.cuda_call = attribution_.open(copy.start, now);
-        attribution_.expect(copy.cuda_call, call.correlation);
+        if (copy.held_token == 0) {
+          copy.held_token = attribution_.open(copy.start, now);
+          copy.held_by = origin_;
+        } else if (copy.held_by != origin_) {
+          return; // another source describes this copy
+        }
+        attribution_.expect(copy.held_token, call.correlation);
         open.role = Role::in_kokkos;
-        open.token = copy.cuda_call;
+        open.token = copy.held_token;
         return;
       }
       if (call.direction == CopyDirection::host_to_host)
@@ -261,8 +269,8 @@ void CudaView::api_exit(std::uint32_t correlation) noexcept {
     event.start = open.start;
     event.duration = recorder.now() - open.start;
     event.nbytes = open.call.bytes;
-    event.set_cuda(EventSource::cuda, held, MemoryKind::unknown,
-                   MemoryKind::unknown);
+    event.origin = origin_;
+    event.late = held;
     switch (open.role) {
     case Role::wait:
       event.kind = EventKind::sync;
@@ -309,12 +317,10 @@ void CudaView::api_exit(std::uint32_t correlation) noexcept {
       wait.src_space = 0;
       wait.dst_space = 0;
       const std::lock_guard lock(mutex_);
-      attribution_.hold(open.token, event, &wait, EventSource::cuda,
-                        open.call.direction);
+      attribution_.hold(open.token, event, &wait, open.call.direction);
     } else {
       const std::lock_guard lock(mutex_);
-      attribution_.hold(open.token, event, nullptr, EventSource::cuda,
-                        open.call.direction);
+      attribution_.hold(open.token, event, nullptr, open.call.direction);
     }
   } catch (...) {
     lost();
@@ -325,8 +331,7 @@ void CudaView::hold(std::uint32_t token, const RawEvent& event,
                     const RawEvent* wait) noexcept {
   try {
     const std::lock_guard lock(mutex_);
-    attribution_.hold(token, event, wait, EventSource::kokkos,
-                      CopyDirection::unknown);
+    attribution_.hold(token, event, wait, CopyDirection::unknown);
   } catch (...) {
     lost();
   }

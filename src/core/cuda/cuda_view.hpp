@@ -5,7 +5,8 @@
 // recorder. One per process. The CUPTI collector (cupti_collector.cpp)
 // feeds it: API calls on the threads that make them, activity records from
 // CUPTI's buffers. It keeps the attribution unit (attribution.hpp) behind a
-// mutex of its own and is the recorder's source of late events.
+// mutex of its own and is a source of late events (EventSource) of the
+// recorder's, named "cuda".
 //
 // Locks: the recorder's mutex, then this one, never the other way round;
 // CUPTI's buffer callback takes only this one.
@@ -24,7 +25,7 @@
 
 namespace cunumpy::Impl::cuda {
 
-class CudaView final : public LateSource {
+class CudaView final : public EventSource {
 public:
   static CudaView& instance();
 
@@ -60,7 +61,8 @@ public:
 
   profiling::CudaView status() const;
 
-  // LateSource
+  // EventSource
+  std::string_view name() const noexcept override { return "cuda"; }
   void collect() noexcept override;
   void drain(std::vector<RawEvent>& out,
              const RecorderLock& lock) noexcept override;
@@ -77,11 +79,12 @@ public:
   static constexpr double settle_time = 1.0;
 
 private:
-  CudaView() = default;
+  CudaView();
   /// Feeds the recorder from now on (once).
   void become_source() noexcept;
   std::string migrations_unseen_locked() const; ///< mutex_ held
 
+  const std::uint8_t origin_; ///< RawEvent::origin of its events
   mutable std::mutex mutex_;
   Attribution attribution_;
   profiling::CudaViewState state_ = profiling::CudaViewState::not_started;

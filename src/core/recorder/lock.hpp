@@ -6,6 +6,7 @@
 #include <mutex>
 #include <pthread.h>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace cunumpy::profiling {
@@ -101,7 +102,10 @@ public:
   std::string path(std::uint32_t node) const;
   /// Whether the program has a device, and its backends.
   profiling::DeviceStatus device_status() const;
-  /// LateSource::migrations_unseen of CUDA's record, "" without one.
+  /// The name of a source's id (RawEvent::origin): "kokkos", "cuda".
+  std::string_view source_name(std::uint8_t id) const;
+  /// EventSource::migrations_unseen of every source (CUDA's record), ""
+  /// when none says anything.
   std::string migrations_unseen() const;
   /// What the environment set (CUNUMPY_ALLOW_NO_DEVICE, ...).
   const RecorderSettings& settings() const;

@@ -57,29 +57,31 @@ void lost_record(Recorder& recorder) noexcept {
   recorder.count_lost(LossReason::record_failed);
 }
 
-/// CUDA copied inside `copy`: its event (and a scalar read's wait) waits
-/// for CUDA's record of those copies instead of being delivered. False when
-/// there is no CUDA view to wait in (the event is delivered as usual).
-__attribute__((noinline, cold)) bool hold_for_cuda(Recorder& recorder,
-                                                   const InFlightCopy& copy,
-                                                   const RawEvent& event) {
-  LateSource* late = recorder.late_source();
-  if (late == nullptr)
+/// A source of late events saw copies inside `copy` (CUDA's record: CUDA
+/// copied): its event (and a scalar read's wait) waits for the source's
+/// record of them instead of being delivered. False when no source was
+/// added under that id (the event is delivered as usual).
+__attribute__((noinline, cold)) bool hold_in_source(Recorder& recorder,
+                                                    const InFlightCopy& copy,
+                                                    const RawEvent& event) {
+  EventSource* source = recorder.late_source(copy.held_by);
+  if (source == nullptr)
     return false;
   if (!copy.scalar) {
-    late->hold(copy.cuda_call, event, nullptr);
+    source->hold(copy.held_token, event, nullptr);
     return true;
   }
   const RawEvent sync = scalar_read_wait(event);
-  late->hold(copy.cuda_call, event, &sync);
+  source->hold(copy.held_token, event, &sync);
   return true;
 }
 
-/// The Kokkos copy of `token` made no event of its own.
-__attribute__((noinline, cold)) void forget_for_cuda(Recorder& recorder,
-                                                     std::uint32_t token) {
-  if (LateSource* late = recorder.late_source())
-    late->forget(token);
+/// The Kokkos copy that a source of late events holds made no event of its
+/// own.
+__attribute__((noinline, cold)) void
+forget_in_source(Recorder& recorder, const InFlightCopy& copy) {
+  if (EventSource* source = recorder.late_source(copy.held_by))
+    source->forget(copy.held_token);
 }
 
 void place_event(RawEvent& event, const Place& place) noexcept {
@@ -107,7 +109,7 @@ void begin_deep_copy(Recorder& recorder, const char* dst_space,
     copy->saw_fence = false;
     copy->has_recorded_child = false;
     copy->hash_contents = false;
-    copy->cuda_call = 0;
+    copy->held_token = 0;
     if (!recorder.has_sinks())
       return;
     SpaceSide dst_side, src_side;
@@ -163,8 +165,8 @@ void end_deep_copy(Recorder& recorder) noexcept {
     InFlightCopy& copy = thread.copies[--thread.copy_depth];
     // A copy made of inner deep copies is recorded through them only.
     if (!copy.transfer || copy.has_recorded_child) {
-      if (__builtin_expect(copy.cuda_call != 0, 0))
-        forget_for_cuda(recorder, copy.cuda_call);
+      if (__builtin_expect(copy.held_token != 0, 0))
+        forget_in_source(recorder, copy);
       return;
     }
     RawEvent event;
@@ -200,9 +202,10 @@ void end_deep_copy(Recorder& recorder) noexcept {
               ? api_description(recorder, copy.site.api, lock)
               : raw_copy_description(recorder, thread, copy, lock);
     }
-    // Held: the event waits for CUDA's record of its copies (src/core/cuda).
-    const bool held = __builtin_expect(copy.cuda_call != 0, 0) &&
-                      hold_for_cuda(recorder, copy, event);
+    // Held: the event waits for a source's record of its copies (CUDA's:
+    // src/core/cuda).
+    const bool held = __builtin_expect(copy.held_token != 0, 0) &&
+                      hold_in_source(recorder, copy, event);
     if (!held) {
       recorder.deliver(event, lock);
       if (copy.scalar)
@@ -455,7 +458,7 @@ void allocation(Recorder& recorder, const char* space, const void* ptr,
     // A device allocation starts Kokkos' making of a view, which CUDA's
     // record and advice follow (ThreadState::allocation_step).
     const bool follow =
-        recorder.late_source() != nullptr || recorder.wants_allocations();
+        recorder.has_late_sources() || recorder.wants_allocations();
     if (!follow && recorder.device_space_seen())
       return;
     ThreadState& thread = thread_state(recorder);

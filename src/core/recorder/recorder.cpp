@@ -65,7 +65,9 @@ RecorderSettings RecorderSettings::from_environment() {
 Recorder::Recorder(const RecorderSettings& settings)
     : backtrace_depth_(settings.backtrace_depth),
       debug_sync_(settings.debug_sync ? 1 : 0), settings_(settings),
-      spaces_(settings.device_spaces) {}
+      spaces_(settings.device_spaces) {
+  register_source("kokkos"); // kokkos_source
+}
 
 Recorder& Recorder::instance() {
   // Never destroyed: Kokkos may report events during static destruction.
@@ -87,9 +89,12 @@ Recorder& Recorder::instance() {
 void Recorder::lock_for_fork() noexcept {
   tools::lock_for_fork();
   mutex_.lock();
-  forked_late_source_ = late_source();
-  if (forked_late_source_ != nullptr)
-    forked_late_source_->lock_for_fork();
+  sources_mutex_.lock();
+  // In the order of their ids, and released in the reverse order.
+  forked_sources_ = late_sources_mask_.load(std::memory_order_acquire);
+  for (std::uint32_t id = 0; id < max_sources; ++id)
+    if ((forked_sources_ >> id & 1u) != 0)
+      late_source(static_cast<std::uint8_t>(id))->lock_for_fork();
   spaces_.lock_for_fork();
   lock_stack_capture_for_fork();
 }
@@ -97,8 +102,10 @@ void Recorder::lock_for_fork() noexcept {
 void Recorder::unlock_after_fork() noexcept {
   unlock_stack_capture_after_fork();
   spaces_.unlock_after_fork();
-  if (forked_late_source_ != nullptr)
-    forked_late_source_->unlock_after_fork();
+  for (std::uint32_t id = max_sources; id-- > 0;)
+    if ((forked_sources_ >> id & 1u) != 0)
+      late_source(static_cast<std::uint8_t>(id))->unlock_after_fork();
+  sources_mutex_.unlock();
   mutex_.unlock();
   tools::unlock_after_fork();
 }
@@ -122,9 +129,8 @@ void Recorder::attach(EventSink* sink) {
 }
 
 void Recorder::detach(EventSink* sink) {
-  // What happened until now includes the events waiting for CUDA's record.
-  if (LateSource* late = late_source_.load(std::memory_order_acquire))
-    late->collect();
+  // What happened until now includes the events waiting in the sources.
+  collect_late_events();
   const RecorderLock lock = this->lock();
   catch_up(lock); // what happened until now is still the sink's
   auto it = std::find_if(sinks_.begin(), sinks_.end(), [&](const auto& entry) {
@@ -225,25 +231,78 @@ void Recorder::retract_incident(std::uint32_t id, std::string why,
 void Recorder::before_read() noexcept {
   if (const ReadCheck check = read_check_.load(std::memory_order_acquire))
     check();
-  if (LateSource* late = late_source_.load(std::memory_order_acquire))
-    late->collect();
+  collect_late_events();
+}
+
+std::uint8_t Recorder::register_source(std::string_view name) noexcept {
+  if (name.empty() || name.size() > max_source_name || name == "other")
+    return other_source;
+  const std::lock_guard lock(sources_mutex_);
+  const std::uint32_t count = source_count_.load(std::memory_order_relaxed);
+  for (std::uint32_t id = 0; id < count; ++id)
+    if (name == names_[id].data())
+      return static_cast<std::uint8_t>(id);
+  if (count >= other_source)
+    return other_source;
+  name.copy(names_[count].data(), name.size());
+  source_count_.store(count + 1, std::memory_order_release);
+  return static_cast<std::uint8_t>(count);
+}
+
+std::string_view Recorder::source_name(std::uint8_t id) const noexcept {
+  if (id < source_count_.load(std::memory_order_acquire))
+    return names_[id].data();
+  return "other";
+}
+
+bool Recorder::add_source(EventSource& source) noexcept {
+  const std::uint8_t id = register_source(source.name());
+  EventSource* none = nullptr;
+  if (!late_sources_[id].compare_exchange_strong(none, &source,
+                                                 std::memory_order_acq_rel))
+    return none == &source;
+  late_sources_mask_.fetch_or(1u << id, std::memory_order_acq_rel);
+  return true;
+}
+
+void Recorder::collect_late_events() noexcept {
+  const std::uint32_t mask = late_sources_mask_.load(std::memory_order_acquire);
+  for (std::uint32_t id = 0; mask >> id != 0; ++id)
+    if ((mask >> id & 1u) != 0)
+      late_source(static_cast<std::uint8_t>(id))->collect();
 }
 
 double Recorder::late_horizon() const noexcept {
-  if (const LateSource* late = late_source_.load(std::memory_order_acquire))
-    return late->horizon();
-  return std::numeric_limits<double>::infinity();
+  double horizon = std::numeric_limits<double>::infinity();
+  const std::uint32_t mask = late_sources_mask_.load(std::memory_order_acquire);
+  for (std::uint32_t id = 0; mask >> id != 0; ++id)
+    if ((mask >> id & 1u) != 0)
+      horizon = std::min(horizon,
+                         late_source(static_cast<std::uint8_t>(id))->horizon());
+  return horizon;
 }
 
 void Recorder::catch_up(const RecorderLock& lock) {
   clock_.calibrate(); // with the mutex: one caller at a time
-  if (LateSource* late = late_source_.load(std::memory_order_acquire)) {
+  const std::uint32_t mask = late_sources_mask_.load(std::memory_order_acquire);
+  if (mask != 0) {
     start_timeline();
     late_events_.clear();
-    late->drain(late_events_, lock);
+    for (std::uint32_t id = 0; mask >> id != 0; ++id) {
+      if ((mask >> id & 1u) == 0)
+        continue;
+      // Each source gives its events oldest first; so do all of them.
+      const auto drained = static_cast<std::ptrdiff_t>(late_events_.size());
+      late_source(static_cast<std::uint8_t>(id))->drain(late_events_, lock);
+      std::inplace_merge(late_events_.begin(), late_events_.begin() + drained,
+                         late_events_.end(),
+                         [](const RawEvent& a, const RawEvent& b) {
+                           return a.start < b.start;
+                         });
+    }
     for (RawEvent& event : late_events_) {
       if (event.region_thread == unplaced) {
-        // CUDA's record of something no thread of the program did (a
+        // A record of something no thread of the program did (CUDA's of a
         // migration): where the main thread was then.
         RegionTimeline::State state;
         if (!main_timeline_.at(event.start, state)) {
@@ -256,7 +315,7 @@ void Recorder::catch_up(const RecorderLock& lock) {
       }
       deliver(event, lock);
     }
-    main_timeline_.forget_before(late->horizon());
+    main_timeline_.forget_before(late_horizon());
   }
   deliver_losses(lock);
 }
@@ -337,7 +396,7 @@ void Recorder::publish_main_place(const ThreadState& thread,
   const OpenRegion top =
       thread.regions.empty() ? OpenRegion{} : thread.regions.back();
   const RegionTimeline::State state{top.node, thread.index, top.call};
-  if (late_source_.load(std::memory_order_relaxed) == nullptr) {
+  if (!has_late_sources()) {
     // No late event can come yet: the timeline is made from the last
     // change once one can (start_timeline), not kept on every region.
     main_change_ = {time, state};
@@ -537,7 +596,7 @@ Event to_public(const RawEvent& raw, const RecorderLock& lock) {
   event.thread = raw.thread;
   event.timestamp = raw.start;
   event.duration = raw.duration;
-  event.source = raw.source();
+  event.source = recorder.source_name(raw.origin);
   event.src_memory = raw.src_memory();
   event.dst_memory = raw.dst_memory();
   event.device_duration = raw.device_seconds();
@@ -574,9 +633,16 @@ std::string RecorderLock::path(std::uint32_t node) const {
 profiling::DeviceStatus RecorderLock::device_status() const {
   return recorder_->device_status(*this);
 }
+std::string_view RecorderLock::source_name(std::uint8_t id) const {
+  return recorder_->source_name(id);
+}
 std::string RecorderLock::migrations_unseen() const {
-  const LateSource* source = recorder_->late_source();
-  return source != nullptr ? source->migrations_unseen() : std::string();
+  std::string text;
+  for (std::uint8_t id = 0; id < Recorder::max_sources; ++id)
+    if (const EventSource* source = recorder_->late_source(id))
+      if (std::string why = source->migrations_unseen(); !why.empty())
+        text += (text.empty() ? "" : "; ") + why;
+  return text;
 }
 const RecorderSettings& RecorderLock::settings() const {
   return recorder_->settings();

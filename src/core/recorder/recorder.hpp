@@ -6,15 +6,19 @@
 // (record_events.hpp); each becomes a record given at once, under one mutex,
 // to every attached sink (counters, budgets, the plugin's report), placed
 // in the one tree of region paths (region_tree.hpp): events reach the sinks
-// in the order they happened, and no thread ever stops to catch up. Events
-// the recorder could not deliver are counted and reach the sinks as losses,
-// so that no reader takes a short count for a complete one.
+// in the order they happened, and no thread ever stops to catch up. Sources
+// whose events come later (event_source.hpp: CUDA's record) give them at
+// every read. Events the recorder could not deliver are counted and reach
+// the sinks as losses at the next read, so that no reader takes a short
+// count for a complete one.
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,6 +27,7 @@
 
 #include "call_sites/call_sites.hpp"
 #include "recorder/clock.hpp"
+#include "recorder/event_source.hpp"
 #include "recorder/kokkos_rules.hpp"
 #include "recorder/lock.hpp"
 #include "recorder/records.hpp"
@@ -49,42 +54,6 @@ struct Incident {
   /// why; a retracted incident loses no event.
   bool retracted = false;
   std::string retraction;
-};
-
-/// Events that reach the recorder after the calls that made them: CUDA's
-/// own record of the process (src/core/cuda), whose events wait for the
-/// activity records CUDA hands over later. The recorder asks for what CUDA
-/// holds before every read of a sink, and gives the sinks what is ready at
-/// the end of every flush; they are marked RawEvent::late(), and sinks that
-/// depend on when an event happened place them by their time.
-class LateSource {
-public:
-  virtual ~LateSource() = default;
-  /// Before a read, an attach or a detach, without the recorder's mutex:
-  /// fetch what CUDA holds, so that the next flush gives the sinks every
-  /// event made before the read.
-  virtual void collect() noexcept = 0;
-  /// At the end of a flush, with the mutex: the events ready, oldest first.
-  virtual void drain(std::vector<RawEvent>& out,
-                     const RecorderLock& lock) noexcept = 0;
-  /// No late event still to come starts before this time (seconds on the
-  /// recorder's clock).
-  virtual double horizon() const noexcept = 0;
-  /// The event of a Kokkos copy inside which CUDA copied (`token` is the
-  /// one the source gave the copy), and the wait of a scalar read: they
-  /// wait for CUDA's record instead of being delivered.
-  virtual void hold(std::uint32_t token, const RawEvent& event,
-                    const RawEvent* wait) noexcept = 0;
-  /// The Kokkos copy of `token` made no event (its inner copies did).
-  virtual void forget(std::uint32_t token) noexcept = 0;
-  /// Why the migrations of the program's managed memory cannot be seen
-  /// (CUDA gives no unified-memory counters here), or "" when they can or
-  /// no managed memory was allocated.
-  virtual std::string migrations_unseen() const { return {}; }
-  /// The fork handler's, after the recorder's mutex: hold the source's own
-  /// lock, so that a child never inherits it held; release it.
-  virtual void lock_for_fork() noexcept {}
-  virtual void unlock_after_fork() noexcept {}
 };
 
 /// What the recorder takes from the environment, read in one place, once,
@@ -217,8 +186,8 @@ public:
   StringTable& strings(const RecorderLock&) noexcept { return strings_; }
   SiteTable& sites(const RecorderLock&) noexcept { return sites_; }
 
-  /// Gives the sinks what waited for a read: CUDA's late events, and the
-  /// losses counted since the last time.
+  /// Gives the sinks what waited for a read: the late events of every
+  /// source (add_source), and the losses counted since the last time.
   void catch_up(const RecorderLock& lock);
 
   /// Seconds since the recorder started.
@@ -303,17 +272,35 @@ public:
   /// The settings read from the environment when the recorder was made.
   const RecorderSettings& settings() const noexcept { return settings_; }
 
-  /// The source of late events (CUDA's record), set once it feeds the
-  /// recorder; null until then.
-  void set_late_source(LateSource* source) noexcept {
-    late_source_.store(source, std::memory_order_release);
+  /// Source names: at most max_sources - 1 ("kokkos" included), of at most
+  /// max_source_name characters; any other name gets other_source, whose
+  /// name is "other".
+  static constexpr std::size_t max_sources = 16;
+  static constexpr std::uint8_t other_source = max_sources - 1;
+  static constexpr std::size_t max_source_name = 31;
+  /// The id of the source named `name` (RawEvent::origin), registered the
+  /// first time: the same id for the same name, from any thread. "kokkos"
+  /// is kokkos_source, registered when the recorder is made.
+  std::uint8_t register_source(std::string_view name) noexcept;
+  /// The name of `id`: "kokkos", "cuda"; "other" for an id never given.
+  std::string_view source_name(std::uint8_t id) const noexcept;
+  /// `source` feeds the recorder from now on, under its name's id, and is
+  /// asked for its late events at every read; never removed. False when
+  /// another source has that id already (then it is not asked).
+  bool add_source(EventSource& source) noexcept;
+  /// Whether a source was added: then Kokkos' allocations are followed
+  /// and the main thread's regions kept over time, for its late events.
+  bool has_late_sources() const noexcept {
+    return late_sources_mask_.load(std::memory_order_relaxed) != 0;
   }
-  LateSource* late_source() const noexcept {
-    return late_source_.load(std::memory_order_acquire);
+  /// The source added under `id`, or null.
+  EventSource* late_source(std::uint8_t id) const noexcept {
+    return id < max_sources ? late_sources_[id].load(std::memory_order_acquire)
+                            : nullptr;
   }
-  /// No late event still to come starts before this time (+infinity
-  /// without a source of late events): what sinks placing late events by
-  /// their time must remember.
+  /// No late event still to come starts before this time: the earliest
+  /// over the sources (+infinity without one). What sinks placing late
+  /// events by their time must remember.
   double late_horizon() const noexcept;
 
   /// Run before every read of a sink (lock_recorder), without the mutex:
@@ -324,10 +311,12 @@ public:
     read_check_.store(check, std::memory_order_release);
   }
   void before_read() noexcept;
+  /// Asks every source of late events for what it holds (collect).
+  void collect_late_events() noexcept;
 
   /// `count` events of `reason` could not reach the sinks. Lock-free and
   /// allocation-free, so it can be called where recording itself failed;
-  /// the sinks attached at the next flush are told.
+  /// the sinks attached at the next read (catch_up) are told.
   void count_lost(LossReason reason, std::uint64_t count = 1) noexcept;
   /// An incident that may have cost events (their number unknown), told
   /// now to every attached sink. Returns its id (never 0).
@@ -354,8 +343,8 @@ private:
   /// After `thread`'s regions changed (or it ended): where the events of
   /// threads inside no region of their own go (place).
   void publish_shared_place(ThreadState& thread, bool ended = false) noexcept;
-  /// With a late source: the timeline starts at the main thread's last
-  /// change (once).
+  /// With a source of late events: the timeline starts at the main
+  /// thread's last change (once).
   void start_timeline() noexcept;
 
   // Read by every event, so kept together in the object's first two cache
@@ -372,7 +361,7 @@ private:
   std::atomic<SiteProvider> site_provider_{nullptr};
   std::atomic<ReadCheck> read_check_{nullptr};
   std::atomic<DeviceFence> device_fence_{nullptr};
-  std::atomic<LateSource*> late_source_{nullptr};
+  std::atomic<std::uint32_t> late_sources_mask_{0}; ///< bit: an added id
   std::atomic<bool> fed_by_plugin_{false};
   std::atomic<bool> hooks_installed_{false};
   std::atomic<ThreadState*> main_thread_{nullptr};
@@ -391,10 +380,16 @@ private:
   std::size_t threads_in_regions_ = 0; ///< of threads_, with regions open
   RegionTree regions_;
   std::uint64_t next_call_ = 1;
-  std::string default_device_;               ///< with the mutex
-  LateSource* forked_late_source_ = nullptr; ///< what the fork handler locked
-  /// The main thread's places over time, for CUDA's late events; kept
-  /// from the main thread's last change before a late source came.
+  std::string default_device_; ///< with the mutex
+  /// Source names (register_source): written once, under sources_mutex_,
+  /// before source_count_ counts them; read without a lock.
+  std::mutex sources_mutex_;
+  std::array<std::array<char, max_source_name + 1>, max_sources> names_{};
+  std::atomic<std::uint32_t> source_count_{0};
+  std::array<std::atomic<EventSource*>, max_sources> late_sources_{};
+  std::uint32_t forked_sources_ = 0; ///< the mask the fork handler locked
+  /// The main thread's places over time, for late events; kept from the
+  /// main thread's last change before a source of late events came.
   RegionTimeline main_timeline_{{}};
   std::pair<double, RegionTimeline::State> main_change_{
       -std::numeric_limits<double>::infinity(), {}};
@@ -408,8 +403,8 @@ private:
 };
 
 /// Holds the recorder's lock until the returned lock ends, with every
-/// event made before given to the sinks (CUDA's late ones too): what
-/// readers of a sink's state take.
+/// event made before given to the sinks (late ones too): what readers of a
+/// sink's state take.
 RecorderLock lock_recorder();
 
 /// Number of fence events seen on the calling thread (for SyncScope).

@@ -23,11 +23,14 @@ enum class Content : std::uint8_t { not_checked, changed, unchanged };
 
 /// An event as the recorder stores it: strings and call sites are ids.
 struct RawEvent {
-  RawEvent() : scalar(false), allocation(false) {}
+  RawEvent() : implicit(false), scalar(false), allocation(false), late(false) {}
   EventKind kind = EventKind::to_host;
   bool blocking = true;
-  bool implicit = false;
   Content content = Content::not_checked;
+  /// Who reported it: the id of its source's name
+  /// (Recorder::register_source); kokkos_source for Kokkos Tools and
+  /// cunumpy's own calls.
+  std::uint8_t origin = 0;
   std::uint32_t thread = 0;
   std::uint64_t nbytes = 0;
   std::uint32_t site = 0;        ///< SiteTable id
@@ -35,12 +38,17 @@ struct RawEvent {
   std::uint32_t label = 0;       ///< StringTable id
   std::uint32_t src_space = 0;   ///< StringTable id
   std::uint32_t dst_space = 0;   ///< StringTable id
+  bool implicit : 1;             ///< a wait the program did not ask for
   bool scalar : 1;               ///< a copy into a host scalar
   bool allocation : 1;           ///< a wait of Kokkos' making of a device view
-  /// What CUDA's own record says of the event (src/core/cuda), packed into
-  /// the bytes free here (see the accessors): 0 for an event only Kokkos
-  /// reported, and without a time on the device.
-  std::uint8_t cuda = 0;
+  /// It reaches the sinks after records that came later (it waited for a
+  /// source of late events, such as CUDA's record), so a sink places it by
+  /// its time (BudgetState).
+  bool late : 1;
+  /// The memory kinds of a copy's source and destination (src_memory(),
+  /// dst_memory()), and its time on the device (device_seconds()), as a
+  /// source that sees them (CUDA's record) says; 0 when none did.
+  std::uint8_t memory = 0;
   std::uint16_t device_time = 0;
   double start = 0.0; ///< seconds since the recorder started
   double duration = 0.0;
@@ -58,30 +66,17 @@ struct RawEvent {
 
   bool async() const noexcept { return is_copy(kind) && !blocking; }
 
-  // RawEvent::cuda: bit 0 the event was seen by CUDA only; bit 1 it reaches
-  // the sinks after records that came later (it waited for CUDA's record),
-  // so a sink places it by its time (BudgetState); bits 2-4 and 5-7 the
-  // memory kinds of the copy's source and destination.
-  EventSource source() const noexcept {
-    return (cuda & 1u) != 0 ? EventSource::cuda : EventSource::kokkos;
-  }
-  bool late() const noexcept { return (cuda & 2u) != 0; }
+  // RawEvent::memory: bits 0-2 and 3-5 the memory kinds of the copy's
+  // source and destination.
   MemoryKind src_memory() const noexcept {
-    return static_cast<MemoryKind>((cuda >> 2) & 7u);
+    return static_cast<MemoryKind>(memory & 7u);
   }
   MemoryKind dst_memory() const noexcept {
-    return static_cast<MemoryKind>((cuda >> 5) & 7u);
+    return static_cast<MemoryKind>((memory >> 3) & 7u);
   }
-  /// The bits of `cuda` that tell events apart in aggregates: all but late.
-  std::uint8_t cuda_detail() const noexcept {
-    return static_cast<std::uint8_t>(cuda & ~2u);
-  }
-  void set_cuda(EventSource from, bool is_late, MemoryKind src,
-                MemoryKind dst) noexcept {
-    cuda = static_cast<std::uint8_t>((from == EventSource::cuda ? 1u : 0u) |
-                                     (is_late ? 2u : 0u) |
-                                     (static_cast<unsigned>(src) & 7u) << 2 |
-                                     (static_cast<unsigned>(dst) & 7u) << 5);
+  void set_memory(MemoryKind src, MemoryKind dst) noexcept {
+    memory = static_cast<std::uint8_t>((static_cast<unsigned>(src) & 7u) |
+                                       (static_cast<unsigned>(dst) & 7u) << 3);
   }
 
   // RawEvent::device_time: the seconds the copy took on the device (CUDA's
@@ -101,6 +96,10 @@ struct RawEvent {
     device_time = static_cast<std::uint16_t>(bits >> 16);
   }
 };
+
+/// RawEvent::origin of Kokkos Tools' events and cunumpy's own calls: the
+/// source named "kokkos".
+inline constexpr std::uint8_t kokkos_source = 0;
 
 /// RawEvent::region_thread of an event that no thread of the program made
 /// (CUDA's record of a unified-memory migration): the recorder places it by
@@ -173,7 +172,7 @@ struct Allocation {
 };
 
 static_assert(sizeof(RawEvent) == 88,
-              "RawEvent's CUDA fields live in its padding");
+              "RawEvent's source fields live in its padding");
 
 /// Why events may be missing from what the sinks received.
 enum class LossReason : std::uint8_t {

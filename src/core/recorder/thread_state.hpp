@@ -206,10 +206,13 @@ struct InFlightCopy {
   /// Contents hashed for advice (recorder/contents.hpp): the host side may
   /// be read, and a copy to the host's destination before the copy.
   bool hash_contents = false;
-  /// The CUDA view's token when CUDA copies were made inside this copy:
-  /// then its event waits for CUDA's record of them (src/core/cuda). In
-  /// the padding before content_before: the copy's state does not grow.
-  std::uint32_t cuda_call = 0;
+  /// The source of late events (its RawEvent::origin) that saw copies made
+  /// inside this copy (the CUDA view: CUDA's), and the token it gave it
+  /// (0: none did): then its event waits for that source's record of them
+  /// (EventSource::hold). In the padding before content_before: the copy's
+  /// state does not grow.
+  std::uint8_t held_by = 0;
+  std::uint32_t held_token = 0;
   std::uint64_t content_before = 0;
   double start = 0.0;
   bool label_known = false; ///< label_id is the label's StringTable id

@@ -66,8 +66,8 @@ std::string format_site_line(const profiling::SiteSummary& summary) {
     line += " [async]";
   if (summary.implicit)
     line += " [implicit]";
-  if (summary.source == EventSource::cuda)
-    line += " [cuda]";
+  if (summary.source != "kokkos") // seen by another source only
+    line += " [" + printable(summary.source) + "]";
   return line;
 }
 

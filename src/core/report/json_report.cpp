@@ -56,7 +56,7 @@ void write_site(JsonWriter& json, const SiteSummary& summary) {
   json.member("python", unless_empty(summary.site.python));
   json.member("seconds", summary.seconds);
   json.member("site", summary.site.str());
-  json.member("source", to_string(summary.source));
+  json.member("source", summary.source);
   json.member("src_memory", to_string(summary.src_memory));
   json.member("what", summary.what);
   json.end_object();
