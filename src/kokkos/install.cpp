@@ -147,7 +147,7 @@ void install_hooks(Recorder& recorder) {
     recorder.set_device_fence(&tools::fence_for_debug_sync);
   }
   // CUDA's own record of the copies Kokkos does not report.
-  cuda::start_collector();
+  cuda::start_collector(recorder);
   Kokkos::push_finalize_hook([] { session_ended = true; });
   installed.store(true, std::memory_order_release);
 }

@@ -65,6 +65,12 @@ Plugin* current() noexcept {
   return lifetime().plugin.load(std::memory_order_acquire);
 }
 
+/// The plugin's start: the recorder it hands to the Plugin and the tools
+/// layer.
+Impl::Recorder& the_recorder() {
+  return Impl::Recorder::instance();
+}
+
 /// An address inside this library that no other library can stand for: the
 /// plugin finds its own file, and its place in the tools list, with it.
 void self_address() {}
@@ -228,10 +234,10 @@ kokkosp_init_library(const int load_sequence, const uint64_t interface_version,
       // tools: one report for all of them.
       plugin->start_session(interface_version);
     } else {
-      auto* made = new Plugin(
-          cunumpy::Impl::Recorder::instance(), load_sequence, interface_version,
-          device_count, devices, reinterpret_cast<const void*>(&self_address),
-          __builtin_return_address(0));
+      auto* made = new Plugin(the_recorder(), load_sequence, interface_version,
+                              device_count, devices,
+                              reinterpret_cast<const void*>(&self_address),
+                              __builtin_return_address(0));
       state.plugin.store(made, std::memory_order_release);
       if (state.owner == 0) {
         state.owner = ::getpid();
@@ -305,7 +311,7 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_provide_tool_programming_interface(
     using namespace cunumpy::plugin;
     if (num_functions > 0 && interface.fence != nullptr) {
       kokkos_fence.store(interface.fence, std::memory_order_release);
-      cunumpy::Impl::Recorder::instance().set_device_fence(
+      the_recorder().set_device_fence(
           &fence_for_debug_sync); // before kokkosp_init_library, maybe
     }
     const Plugin* plugin = current();

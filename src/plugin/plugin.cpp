@@ -167,7 +167,7 @@ Plugin::Plugin(Impl::Recorder& recorder, int load_sequence,
     const Impl::RecorderLock lock = recorder.lock();
     recorder.open_incident(text, lock);
   }
-  Impl::cuda::start_collector();
+  Impl::cuda::start_collector(recorder);
 }
 
 Plugin::~Plugin() {

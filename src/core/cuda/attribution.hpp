@@ -66,6 +66,7 @@ public:
   /// (RawEvent::origin): the events of CUDA's own copies carry it (those of
   /// Kokkos copies carry kokkos_source), and so do migrations.
   explicit Attribution(std::uint8_t origin) noexcept : origin_(origin) {}
+  void set_origin(std::uint8_t origin) noexcept { origin_ = origin; }
 
   void set_time_mapping(const TimeMapping& mapping) noexcept {
     mapping_ = mapping;

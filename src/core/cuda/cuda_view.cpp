@@ -70,10 +70,6 @@ const char* host_side_space(CopyDirection direction, bool source) {
   }
 }
 
-void lost() noexcept {
-  Recorder::instance().count_lost(LossReason::record_failed);
-}
-
 } // namespace
 
 CudaView& CudaView::instance() {
@@ -82,18 +78,29 @@ CudaView& CudaView::instance() {
   return *view;
 }
 
-CudaView::CudaView()
-    : origin_(Recorder::instance().register_source("cuda")),
-      attribution_(origin_) {}
+CudaView::CudaView() : attribution_(0) {}
 
-void CudaView::become_source() noexcept {
-  // Every CUDA call asks: a read, not a write to a line all threads share.
-  if (source_.load(std::memory_order_acquire) ||
-      source_.exchange(true, std::memory_order_acq_rel))
+void CudaView::bind(Recorder& recorder) noexcept {
+  if (recorder_.load(std::memory_order_acquire) != nullptr)
     return;
+  {
+    const std::lock_guard lock(mutex_);
+    origin_ = recorder.register_source(name());
+    attribution_.set_origin(origin_);
+  }
+  recorder_.store(&recorder, std::memory_order_release);
+}
+
+Recorder* CudaView::become_source() noexcept {
+  Recorder* const recorder = recorder_.load(std::memory_order_acquire);
+  // Every CUDA call asks: a read, not a write to a line all threads share.
+  if (recorder == nullptr || source_.load(std::memory_order_acquire) ||
+      source_.exchange(true, std::memory_order_acq_rel))
+    return recorder;
   // CUDA's own record runs: the process has a device.
-  Recorder::instance().note_device_space();
-  Recorder::instance().add_source(*this);
+  recorder->note_device_space();
+  recorder->add_source(*this);
+  return recorder;
 }
 
 void CudaView::set_status(profiling::CudaViewState state, std::string reason) {
@@ -143,8 +150,10 @@ void CudaView::set_time_mapping(const TimeMapping& mapping) {
 
 void CudaView::api_enter(const ApiCall& call) noexcept {
   try {
-    become_source();
-    Recorder& recorder = Recorder::instance();
+    Recorder* const bound = become_source();
+    if (bound == nullptr)
+      return; // CUDA's record starts after bind
+    Recorder& recorder = *bound;
     CudaThread& cuda = cuda_thread();
     if (cuda.depth == cuda.calls.size())
       cuda.calls.emplace_back();
@@ -173,7 +182,7 @@ void CudaView::api_enter(const ApiCall& call) noexcept {
     }
     if (outer != nullptr)
       return; // inside an ignored call
-    ThreadState& thread = thread_state();
+    ThreadState& thread = thread_state(recorder);
     const double now = recorder.now();
     switch (call.family) {
     case CallFamily::wait:
@@ -237,7 +246,7 @@ void CudaView::api_enter(const ApiCall& call) noexcept {
     open.site.capture(recorder);
     open.start = recorder.now();
   } catch (...) {
-    lost();
+    lost(1);
   }
 }
 
@@ -258,8 +267,11 @@ void CudaView::api_exit(std::uint32_t correlation) noexcept {
       return;
     const bool held =
         open.role == Role::own_copy || open.role == Role::kokkos_own;
-    Recorder& recorder = Recorder::instance();
-    ThreadState& thread = thread_state();
+    Recorder* const bound = recorder_.load(std::memory_order_acquire);
+    if (bound == nullptr)
+      return;
+    Recorder& recorder = *bound;
+    ThreadState& thread = thread_state(recorder);
     RawEvent event;
     event.thread = thread.index;
     const Place place = recorder.place(thread);
@@ -323,7 +335,7 @@ void CudaView::api_exit(std::uint32_t correlation) noexcept {
       attribution_.hold(open.token, event, nullptr, open.call.direction);
     }
   } catch (...) {
-    lost();
+    lost(1);
   }
 }
 
@@ -333,7 +345,7 @@ void CudaView::hold(std::uint32_t token, const RawEvent& event,
     const std::lock_guard lock(mutex_);
     attribution_.hold(token, event, wait, CopyDirection::unknown);
   } catch (...) {
-    lost();
+    lost(1);
   }
 }
 
@@ -358,7 +370,7 @@ void CudaView::unified_memory_records(const UnifiedMemoryRecord* records,
     for (std::size_t i = 0; i < count; ++i)
       attribution_.on_unified_memory(records[i]);
   } catch (...) {
-    Recorder::instance().count_lost(LossReason::record_failed, count);
+    lost(count);
   }
 }
 
@@ -367,8 +379,14 @@ void CudaView::buffer_delivered(double now) noexcept {
   settled_ = std::max(settled_, now - settle_time);
 }
 
+void CudaView::lost(std::uint64_t count) noexcept {
+  if (Recorder* const recorder = recorder_.load(std::memory_order_acquire))
+    recorder->count_lost(LossReason::record_failed, count);
+}
+
 void CudaView::collect() noexcept {
-  const double now = Recorder::instance().now();
+  // A source of the recorder: bound.
+  const double now = recorder_.load(std::memory_order_acquire)->now();
   if (const Flush flush = flush_.load(std::memory_order_acquire))
     flush();
   const std::lock_guard lock(mutex_);
@@ -379,7 +397,7 @@ void CudaView::collect() noexcept {
 
 void CudaView::drain(std::vector<RawEvent>& out,
                      const RecorderLock& lock) noexcept {
-  Recorder& recorder = Recorder::instance();
+  Recorder& recorder = lock.recorder();
   std::uint64_t unknown = 0;
   try {
     StringTable& strings = recorder.strings(lock);
@@ -401,7 +419,7 @@ void CudaView::drain(std::vector<RawEvent>& out,
 }
 
 double CudaView::horizon() const noexcept {
-  const double now = Recorder::instance().now();
+  const double now = recorder_.load(std::memory_order_acquire)->now();
   const std::lock_guard lock(mutex_);
   return std::min(settled_, attribution_.oldest_pending(now));
 }

@@ -29,6 +29,14 @@ class CudaView final : public EventSource {
 public:
   static CudaView& instance();
 
+  /// Feeds `recorder` (start_collector, handed by the front end that
+  /// starts CUDA's record): registers the source's name there. Once.
+  void bind(Recorder& recorder) noexcept;
+  /// The recorder bound, null before bind.
+  Recorder* bound() const noexcept {
+    return recorder_.load(std::memory_order_acquire);
+  }
+
   // What the collector says of itself.
   void set_status(profiling::CudaViewState state, std::string reason);
   void set_unified_memory(bool on, std::string reason);
@@ -81,10 +89,16 @@ public:
 private:
   CudaView();
   /// Feeds the recorder from now on (once).
-  void become_source() noexcept;
+  /// The recorder bound, having become its source (once); null before.
+  Recorder* become_source() noexcept;
   std::string migrations_unseen_locked() const; ///< mutex_ held
+  /// `count` records could not be taken (told to the recorder bound).
+  void lost(std::uint64_t count) noexcept;
 
-  const std::uint8_t origin_; ///< RawEvent::origin of its events
+  /// The recorder bound (bind); null before, when nothing reaches it.
+  std::atomic<Recorder*> recorder_{nullptr};
+  /// RawEvent::origin of its events, set by bind before recorder_.
+  std::uint8_t origin_ = 0;
   mutable std::mutex mutex_;
   Attribution attribution_;
   profiling::CudaViewState state_ = profiling::CudaViewState::not_started;

@@ -24,6 +24,7 @@
 #include <cuda.h>
 #include <cupti.h> // with the parameter structs of every API call
 #include <dlfcn.h>
+#include <functional>
 #include <link.h>
 #include <mutex>
 #include <string>
@@ -574,7 +575,8 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream,
       }
     }
   } catch (...) {
-    Recorder::instance().count_lost(LossReason::record_failed);
+    if (Recorder* const recorder = CudaView::instance().bound())
+      recorder->count_lost(LossReason::record_failed);
   }
   size_t dropped = 0;
   if (cupti.dropped != nullptr &&
@@ -584,11 +586,15 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream,
   CudaView& view = CudaView::instance();
   view.copy_records(copies.data(), copies.size());
   view.unified_memory_records(migrations.data(), migrations.size());
-  view.buffer_delivered(Recorder::instance().now());
+  if (Recorder* const recorder = view.bound())
+    view.buffer_delivered(recorder->now());
 }
 
 uint64_t CUPTIAPI recorder_timestamp() {
-  return static_cast<uint64_t>(std::max(0.0, Recorder::instance().now()) * 1e9);
+  const Recorder* const recorder = CudaView::instance().bound();
+  return recorder == nullptr
+             ? 0
+             : static_cast<uint64_t>(std::max(0.0, recorder->now()) * 1e9);
 }
 
 /// CUDA's buffers handed over now, whole (before reads).
@@ -809,9 +815,10 @@ void cannot_start(const std::string& reason) {
              reason + "; cunumpy counts the copies Kokkos reports");
 }
 
-void start() {
+void start(Recorder& recorder) {
   CudaView& view = CudaView::instance();
-  if (!Recorder::instance().settings().cupti) {
+  view.bind(recorder);
+  if (!recorder.settings().cupti) {
     view.set_status(profiling::CudaViewState::off, "CUNUMPY_CUPTI=0");
     return;
   }
@@ -911,7 +918,7 @@ void start() {
     view.set_time_mapping(TimeMapping{});
   } else if (uint64_t ns = 0; cupti.timestamp != nullptr &&
                               cupti.timestamp(&ns) == CUPTI_SUCCESS) {
-    view.set_time_mapping(TimeMapping{ns, Recorder::instance().now()});
+    view.set_time_mapping(TimeMapping{ns, recorder.now()});
   }
   result = cupti.register_buffers(buffer_requested, buffer_completed);
   if (result != CUPTI_SUCCESS) {
@@ -927,9 +934,9 @@ void start() {
 
 } // namespace
 
-void start_collector() noexcept {
+void start_collector(Recorder& recorder) noexcept {
   try {
-    std::call_once(started, start);
+    std::call_once(started, start, std::ref(recorder));
   } catch (...) {
     Impl::warn("note: CUDA's own record could not be started; cunumpy counts "
                "the copies Kokkos reports");

@@ -8,7 +8,7 @@ namespace cunumpy::Impl::cuda {
 
 const bool collector_built = false;
 
-void start_collector() noexcept {
+void start_collector(Recorder&) noexcept {
   try {
     CudaView::instance().set_status(
         profiling::CudaViewState::not_built,

@@ -53,6 +53,10 @@ Recorder& library_recorder() noexcept {
   return Recorder::instance();
 }
 
+RecorderLock lock_recorder() {
+  return lock_recorder(library_recorder());
+}
+
 Recorder& ensure_hooks() {
   Recorder& recorder = library_recorder();
   if (const HookInstaller install =

@@ -580,7 +580,7 @@ void Recorder::set_backtrace_depth(int depth) noexcept {
 }
 
 Event to_public(const RawEvent& raw, const RecorderLock& lock) {
-  Recorder& recorder = Recorder::instance();
+  Recorder& recorder = lock.recorder();
   const StringTable& strings = recorder.strings(lock);
   Event event;
   event.kind = raw.kind;
@@ -603,8 +603,7 @@ Event to_public(const RawEvent& raw, const RecorderLock& lock) {
   return event;
 }
 
-RecorderLock lock_recorder() {
-  Recorder& recorder = Recorder::instance();
+RecorderLock lock_recorder(Recorder& recorder) {
   recorder.before_read();
   RecorderLock lock = recorder.lock();
   recorder.catch_up(lock);

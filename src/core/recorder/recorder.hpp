@@ -405,6 +405,8 @@ private:
 /// Holds the recorder's lock until the returned lock ends, with every
 /// event made before given to the sinks (late ones too): what readers of a
 /// sink's state take.
+RecorderLock lock_recorder(Recorder& recorder);
+/// lock_recorder of the library's recorder (library_recorder).
 RecorderLock lock_recorder();
 
 /// Number of fence events seen on the calling thread (for SyncScope).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/space_names.hpp>
 
 #include "recorder/recorder.hpp"
@@ -29,7 +30,7 @@ bool is_device_space_name(std::string_view name) {
 }
 
 Impl::SpaceRegistry& registry() {
-  return Impl::Recorder::instance().spaces();
+  return Impl::library_recorder().spaces();
 }
 
 std::string host_space_refused(std::string_view name) {
