@@ -332,17 +332,27 @@ void Plugin::note_open_regions() {
     return;
   open_regions_noted_ = true;
   Impl::Recorder& recorder = Impl::Recorder::instance();
-  std::vector<Impl::Recorder::OpenPath> open;
+  struct OpenPath {
+    std::string path;
+    std::uint32_t thread = 0;
+    bool main = false;
+  };
+  std::vector<OpenPath> open;
   {
     const Impl::RecorderLock lock = recorder.lock();
-    open = recorder.open_regions(lock);
+    // The regions of running threads; those a thread left open when it
+    // ended are closed in the trace only.
+    for (const auto& still : recorder.open_regions(lock))
+      if (!still.ended)
+        open.push_back(
+            {recorder.path(still.region.node, lock), still.thread, still.main});
   }
   if (open.empty())
     return;
   const profiling::BudgetSnapshot snapshot = budget_->snapshot();
   std::vector<std::string> incidents;
   for (std::size_t i = 0; i < open.size(); ++i) {
-    const Impl::Recorder::OpenPath& region = open[i];
+    const OpenPath& region = open[i];
     // Pushes below the tree's cut are its last level again: said once.
     std::size_t same = 1;
     while (i + 1 < open.size() && open[i + 1].path == region.path &&
