@@ -304,9 +304,10 @@ public:
   void stop();
   bool started() const;
 
-  /// Opens phase `name` until the returned scope ends. A phase entered while
-  /// the innermost open phase has the same name (an explicit phase and a
-  /// region of the same name) is the same call, not a new one.
+  /// Opens phase `name` until the returned scope ends. A phase entered inside
+  /// an open region or phase of the same name (an explicit phase and a
+  /// region of its name, a recursive region) is the same call, not a new
+  /// one.
   [[nodiscard]] PhaseScope phase(std::string name);
 
   /// Wraps `f`: the returned callable forwards its arguments to `f` inside

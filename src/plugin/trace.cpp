@@ -91,27 +91,21 @@ void Trace::on_event(const Impl::RawEvent& event, const Impl::RecorderLock&) {
   slice.duration = event.duration;
 }
 
-void Trace::on_region_push(const Impl::RegionPush& push,
-                           const Impl::RecorderLock&) {
-  open_regions_.emplace(push.region.call, push);
-}
-
 void Trace::on_region_pop(const Impl::RegionPop& pop,
                           const Impl::RecorderLock&) {
-  open_regions_.erase(pop.region.call);
-  add_region(pop.region, pop.thread, pop.time);
+  if (keep())
+    slices_.add() = region_slice(pop.region, pop.thread, pop.time);
 }
 
-void Trace::add_region(const Impl::OpenRegion& region, std::uint32_t thread,
-                       double end) {
-  if (!keep())
-    return;
-  Slice& slice = slices_.add();
+Trace::Slice Trace::region_slice(const Impl::OpenRegion& region,
+                                 std::uint32_t thread, double end) {
+  Slice slice;
   slice.type = Type::region;
   slice.thread = thread;
   slice.name = region.name;
   slice.start = region.since;
   slice.duration = end - region.since;
+  return slice;
 }
 
 void Trace::on_dual_view(const Impl::DualViewEvent& event,
@@ -145,9 +139,15 @@ void Trace::on_kernel(const Impl::KernelSpan& kernel,
 
 std::string Trace::write(double end, const std::string& program,
                          const Impl::RecorderLock& lock) {
-  for (const auto& [call, push] : open_regions_)
-    add_region(push.region, push.thread, end);
-  open_regions_.clear();
+  // The regions still open close at `end` in this file, and stay open.
+  std::vector<Slice> closing;
+  closing_dropped_ = 0;
+  for (const auto& still : Impl::Recorder::instance().open_regions(lock)) {
+    if (slices_.size() + closing.size() < max_slices)
+      closing.push_back(region_slice(still.region, still.thread, end));
+    else
+      ++closing_dropped_;
+  }
   std::FILE* out = open_replacing(path_);
   if (out == nullptr)
     return std::strerror(errno);
@@ -162,7 +162,7 @@ std::string Trace::write(double end, const std::string& program,
                "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"program\":%s,"
                "\"rank\":%d,\"dropped_slices\":%llu},\n\"traceEvents\":[\n",
                json_string(program).c_str(), rank_,
-               static_cast<unsigned long long>(dropped_));
+               static_cast<unsigned long long>(dropped()));
   std::fprintf(out,
                "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%s,\"tid\":0,"
                "\"args\":{\"name\":%s}}",
@@ -170,6 +170,8 @@ std::string Trace::write(double end, const std::string& program,
                json_string(program + " (rank " + pid + ")").c_str());
   std::set<std::uint32_t> threads;
   slices_.for_each([&](const Slice& slice) { threads.insert(slice.thread); });
+  for (const Slice& slice : closing)
+    threads.insert(slice.thread);
   for (std::uint32_t thread : threads) {
     // Unified-memory migrations are the device's, on a row of their own.
     const std::string name = thread == 0xffffffffu
@@ -180,7 +182,7 @@ std::string Trace::write(double end, const std::string& program,
                  "\"tid\":%u,\"args\":{\"name\":\"%s\"}}",
                  pid.c_str(), thread, name.c_str());
   }
-  slices_.for_each([&](const Slice& slice) {
+  const auto print = [&](const Slice& slice) {
     const std::string common = "\"pid\":" + pid +
                                ",\"tid\":" + std::to_string(slice.thread) +
                                ",\"ts\":" + microseconds(slice.start);
@@ -270,7 +272,10 @@ std::string Trace::write(double end, const std::string& program,
       break;
     }
     }
-  });
+  };
+  slices_.for_each(print);
+  for (const Slice& slice : closing)
+    print(slice);
   std::fprintf(out, "\n]}\n");
   if (!close_replacing(out))
     return std::strerror(errno);

@@ -3,7 +3,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -27,8 +26,6 @@ public:
 
   void on_event(const Impl::RawEvent& event,
                 const Impl::RecorderLock&) override;
-  void on_region_push(const Impl::RegionPush& push,
-                      const Impl::RecorderLock&) override;
   void on_region_pop(const Impl::RegionPop& pop,
                      const Impl::RecorderLock&) override;
   void on_dual_view(const Impl::DualViewEvent& event,
@@ -36,13 +33,15 @@ public:
   void on_kernel(const Impl::KernelSpan& kernel,
                  const Impl::RecorderLock&) override;
 
-  /// Writes the file, closing the regions still open at `end`. Returns an
-  /// error message, or "" when written.
+  /// Writes the file, closing the regions still open at `end`
+  /// (Recorder::open_regions). Returns an error message, or "" when
+  /// written.
   std::string write(double end, const std::string& program,
                     const Impl::RecorderLock& lock);
 
   const std::string& path() const noexcept { return path_; }
-  std::uint64_t dropped() const noexcept { return dropped_; }
+  /// Slices not kept (max_slices), in the file written last.
+  std::uint64_t dropped() const noexcept { return dropped_ + closing_dropped_; }
 
   /// Slices kept at most; later ones are counted as dropped.
   static constexpr std::size_t max_slices = std::size_t(1) << 20;
@@ -75,8 +74,8 @@ private:
                 "a slice stays small: a trace keeps up to 2^20 of them");
   bool keep() noexcept;
   /// A region's slice, from its push to `end`.
-  void add_region(const Impl::OpenRegion& region, std::uint32_t thread,
-                  double end);
+  static Slice region_slice(const Impl::OpenRegion& region,
+                            std::uint32_t thread, double end);
 
   /// The slices, in chunks of 2 MiB mapped and filled in at once: growing
   /// never moves what is kept, as a vector's doubling would, and an event
@@ -109,10 +108,8 @@ private:
   std::string path_;
   int rank_;
   Slices slices_;
-  /// The regions open, by their call: closed at the end of the run if their
-  /// pop never came.
-  std::map<std::uint64_t, Impl::RegionPush> open_regions_;
   std::uint64_t dropped_ = 0;
+  std::uint64_t closing_dropped_ = 0; ///< regions still open, at write
 };
 
 } // namespace cunumpy::plugin

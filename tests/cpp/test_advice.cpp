@@ -376,6 +376,25 @@ TEST(AdviceRoundTrips, TheSameAllocationThereAndBackInEveryCall) {
   EXPECT_TRUE(of_rule(findings, AdviceRule::pageable_memory).empty());
 }
 
+TEST(AdviceRoundTrips, ARecursiveRegionIsTheCallOfTheRegionItRepeats) {
+  TransferCounter counter = advised();
+  auto counted = count_transfers(counter);
+  for (int call = 0; call < 12; ++call) {
+    Region step("step");
+    Region library("library");
+    Region inner("step");
+    ADVICE_COPY("Cuda", address(0), "Host", address(1), 800000, 200e-6);
+    ADVICE_COPY("Host", address(1), "Cuda", address(0), 800000, 200e-6);
+  }
+  counted.stop();
+  const auto findings = shown(counter.advice());
+  ASSERT_EQ(findings.size(), 1u) << all_text(findings);
+  EXPECT_EQ(findings[0].rule, AdviceRule::round_trip);
+  EXPECT_EQ(findings[0].region, "step");
+  EXPECT_EQ(findings[0].calls, 12u);
+  EXPECT_EQ(findings[0].region_calls, 12u);
+}
+
 TEST(AdviceRoundTrips, BackAndUpOutsideEveryRegionCountsRepetitions) {
   TransferCounter counter = advised();
   auto counted = count_transfers(counter);

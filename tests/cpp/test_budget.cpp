@@ -325,6 +325,26 @@ TEST(Budget, ARegionInsideAPhaseOfTheSameNameIsOneCall) {
   EXPECT_EQ(budget["step"].fallback(), 2u);
 }
 
+TEST(Budget, ARecursiveRegionIsOneCallWhateverIsBetween) {
+  TransferBudget budget;
+  budget.require("solve", Rule().allow(EventKind::fallback));
+  auto step = budget.count("step", [] {
+    Kokkos::Profiling::pushRegion("solve");   // a phase
+    Kokkos::Profiling::pushRegion("library"); // not one
+    Kokkos::Profiling::pushRegion("step");
+    marker();
+    Kokkos::Profiling::popRegion();
+    Kokkos::Profiling::popRegion();
+    Kokkos::Profiling::popRegion();
+  });
+  step();
+  step();
+  step();
+  EXPECT_EQ(budget.calls("step"), 3u);
+  EXPECT_EQ(budget.calls("solve"), 3u);
+  EXPECT_EQ(budget["step"].fallback(), 3u);
+}
+
 TEST(Budget, ADefaultRuleForbidsEveryTransferAndNamesTheLine) {
   TransferBudget budget;
   int line = 0;

@@ -270,6 +270,86 @@ double sum_of(const char* name, const HostValues& values) {
   return result;
 }
 
+/// Keeps the region pushes it is given, and how many regions the
+/// recorder shows open on the pushing thread at each.
+class PushSink final : public cunumpy::Impl::EventSink {
+public:
+  PushSink() {
+    cunumpy::Impl::ensure_hooks();
+    Recorder::instance().attach(this);
+  }
+  ~PushSink() override { Recorder::instance().detach(this); }
+  PushSink(const PushSink&) = delete;
+  PushSink& operator=(const PushSink&) = delete;
+
+  void on_event(const RawEvent&, const RecorderLock&) override {}
+  void on_region_push(const cunumpy::Impl::RegionPush& push,
+                      const RecorderLock& lock) override {
+    pushes.push_back(push);
+    const auto open = lock.open_regions(push.thread);
+    open_counts.push_back(static_cast<std::size_t>(open.end() - open.begin()));
+    innermost_is_the_push.push_back(!open.empty() &&
+                                    (open.end() - 1)->call == push.region.call);
+  }
+
+  std::vector<cunumpy::Impl::RegionPush> pushes;
+  std::vector<std::size_t> open_counts;
+  std::vector<bool> innermost_is_the_push;
+};
+
+TEST(RecorderRegions, ARegionInsideOneOfItsOwnNameContinuesItsCall) {
+  PushSink sink;
+  Kokkos::Profiling::pushRegion("step");
+  Kokkos::Profiling::pushRegion("library");
+  Kokkos::Profiling::pushRegion("step"); // recursive, through the library
+  Kokkos::Profiling::pushRegion("step");
+  for (int i = 0; i < 4; ++i)
+    Kokkos::Profiling::popRegion();
+  Kokkos::Profiling::pushRegion("step");
+  Kokkos::Profiling::popRegion();
+  const RecorderLock lock = cunumpy::Impl::lock_recorder();
+  const auto& pushes = sink.pushes;
+  ASSERT_EQ(pushes.size(), 5u);
+  EXPECT_EQ(sink.open_counts, (std::vector<std::size_t>{1, 2, 3, 4, 1}));
+  EXPECT_EQ(sink.innermost_is_the_push, std::vector<bool>(5, true));
+  const auto& outer = pushes[0].region;
+  EXPECT_FALSE(outer.continues);
+  EXPECT_FALSE(pushes[1].region.continues);
+  EXPECT_GT(pushes[1].region.call, outer.call);
+  for (std::size_t i : {2u, 3u}) {
+    const auto& inner = pushes[i].region;
+    EXPECT_TRUE(inner.continues) << i;
+    EXPECT_EQ(inner.call, outer.call) << i;
+    EXPECT_NE(inner.node, outer.node) << i; // a path of its own
+    EXPECT_EQ(lock.regions().node(inner.node).call_node, outer.node) << i;
+  }
+  EXPECT_EQ(lock.regions().node(outer.node).call_node, outer.node);
+  EXPECT_FALSE(pushes[4].region.continues); // the next call
+  EXPECT_GT(pushes[4].region.call, pushes[1].region.call);
+  EXPECT_EQ(pushes[4].region.node, outer.node);
+}
+
+TEST(RecorderRegions, RegionsAThreadLeftOpenStayOpenAfterIt) {
+  cunumpy::Impl::ensure_hooks();
+  std::uint32_t index = 0;
+  std::thread([&] {
+    index = cunumpy::Impl::thread_index();
+    Kokkos::Profiling::pushRegion("left open by its thread");
+  }).join();
+  Recorder& recorder = Recorder::instance();
+  const RecorderLock lock = recorder.lock();
+  EXPECT_TRUE(lock.open_regions(index).empty()); // no such thread now
+  std::size_t found = 0;
+  for (const auto& still : recorder.open_regions(lock))
+    if (still.thread == index) {
+      ++found;
+      EXPECT_TRUE(still.ended);
+      EXPECT_EQ(recorder.path(still.region.node, lock),
+                "left open by its thread");
+    }
+  EXPECT_EQ(found, 1u);
+}
+
 TEST(RecorderKernels, KernelsAreRecordedOnlyWhileASinkWantsThem) {
   HostValues values("values", 8);
   RecordingSink sink;

@@ -156,34 +156,20 @@ void AdviceState::PerCall::add(std::uint64_t call) noexcept {
   }
 }
 
-AdviceState::Stack* AdviceState::stack_of(std::uint32_t thread) const noexcept {
-  if (last_stack_ != nullptr && last_thread_ == thread)
-    return last_stack_;
-  const auto found = stacks_.find(thread);
-  if (found == stacks_.end())
-    return nullptr;
-  last_thread_ = thread;
-  // The map is a member: its elements are this object's.
-  last_stack_ = const_cast<Stack*>(&found->second);
-  return last_stack_;
-}
-
-AdviceState::Frame AdviceState::current(std::uint32_t thread) const noexcept {
-  const Stack* stack = stack_of(thread);
-  return stack == nullptr || stack->frames.empty() ? Frame{}
-                                                   : stack->frames.back();
+AdviceState::Frame AdviceState::frame_of(std::uint32_t node, std::uint64_t call,
+                                         const RecorderLock& lock) noexcept {
+  return node == 0 ? Frame{} : Frame{lock.regions().node(node).call_node, call};
 }
 
 AdviceState::Frame
-AdviceState::common_frame(std::uint32_t thread,
-                          std::uint64_t record) const noexcept {
-  const Stack* stack = stack_of(thread);
-  if (stack == nullptr)
-    return Frame{};
-  const auto& frames = stack->frames;
-  for (auto it = frames.rbegin(); it != frames.rend(); ++it)
-    if (it->since < record)
-      return *it;
+AdviceState::common_frame(std::uint32_t thread, std::uint64_t calls_begun,
+                          const RecorderLock& lock) noexcept {
+  const OpenRegions open = lock.open_regions(thread);
+  for (const OpenRegion* region = open.end(); region != open.begin();) {
+    --region;
+    if (region->call <= calls_begun)
+      return frame_of(region->node, region->call, lock);
+  }
   return Frame{};
 }
 
@@ -193,41 +179,21 @@ std::uint64_t AdviceState::call_of(const Frame& frame) noexcept {
   return frame.node == 0 ? (std::uint64_t(1) << 63) | next_call_++ : frame.call;
 }
 
-void AdviceState::on_region_push(const RegionPush& push, bool counted) {
+void AdviceState::on_region_push(const RegionPush& push, bool counted,
+                                 const RecorderLock& lock) {
   ++records_;
-  allocation_point();
-  Stack* found = stack_of(push.thread);
-  Stack& stack = found != nullptr ? *found : stacks_[push.thread];
-  const Frame top = stack.frames.empty() ? Frame{} : stack.frames.back();
-  stack.calls.push_back(push.region.call);
-  // A region inside the region or phase of its own name (or a recursive
-  // one) is the same call, of the same node, as in a budget.
-  if (top.node != 0 && top.name == push.region.name) {
-    stack.frames.push_back(top);
+  if (!counted || push.region.continues)
     return;
+  const std::uint32_t node = frame_of(push.region.node, 0, lock).node;
+  if (calls_.size() <= node) {
+    allocation_point();
+    calls_.resize(node + 1);
   }
-  const std::uint32_t node = push.region.node;
-  if (counted) {
-    if (calls_.size() <= node)
-      calls_.resize(node + 1);
-    ++calls_[node];
-  }
-  stack.frames.push_back({node, push.region.name, push.region.call, records_});
+  ++calls_[node];
 }
 
-void AdviceState::on_region_pop(const RegionPop& pop) {
+void AdviceState::on_region_pop(const RegionPop&) {
   ++records_;
-  Stack* found = stack_of(pop.thread);
-  if (found == nullptr)
-    return;
-  Stack& stack = *found;
-  for (std::size_t i = stack.calls.size(); i-- > 0;) {
-    if (stack.calls[i] == pop.region.call) {
-      stack.calls.erase(stack.calls.begin() + static_cast<long>(i));
-      stack.frames.erase(stack.frames.begin() + static_cast<long>(i));
-      return;
-    }
-  }
 }
 
 bool AdviceState::fresh_destination(const void* pointer, std::uint64_t since) {
@@ -257,8 +223,9 @@ bool AdviceState::fresh_destination(const void* pointer, std::uint64_t since) {
 void AdviceState::add_pair(
     std::unordered_map<PairKey, PairStats, PairKeyHash>& pairs,
     std::uint32_t thread, const Leg& first, const RawEvent& second,
-    std::uint32_t second_description, std::uint32_t label) {
-  const Frame scope = common_frame(thread, first.record);
+    std::uint32_t second_description, std::uint32_t label,
+    const RecorderLock& lock) {
+  const Frame scope = common_frame(thread, first.calls_begun, lock);
   const PairKey key{scope.node, first.site, second.site, label, first.kind};
   auto found = pairs.find(key);
   if (found == pairs.end()) {
@@ -278,7 +245,7 @@ void AdviceState::add_pair(
 }
 
 void AdviceState::track_round_trip(const RawEvent& event, SiteStats& stats,
-                                   LastCopy& last) {
+                                   LastCopy& last, const RecorderLock& lock) {
   const bool down = event.kind == EventKind::to_host;
   const void* const device = down ? event.src_ptr : event.dst_ptr;
   const void* const host = down ? event.dst_ptr : event.src_ptr;
@@ -291,7 +258,7 @@ void AdviceState::track_round_trip(const RawEvent& event, SiteStats& stats,
     found->second.waiting = false;
     if (!first.dual_view) {
       add_pair(round_trips_, event.region_thread, first, event,
-               event.description, 0);
+               event.description, 0, lock);
       ++stats.legs;
     }
     return; // a copy that ends a round trip starts none
@@ -316,9 +283,9 @@ void AdviceState::track_round_trip(const RawEvent& event, SiteStats& stats,
   }
   // Written in place: a Leg built apart and copied made an 8-byte copy
   // with advice 7% slower (bench_recorder), more than the lookup saves.
-  *entry = Leg{records_,   event.site,   event.description,
-               event.kind, event.nbytes, event.duration,
-               &stats,     false,        true};
+  *entry = Leg{last.calls_begun, event.site,   event.description,
+               event.kind,       event.nbytes, event.duration,
+               &stats,           false,        true};
   last.registered = key;
   last.registered_up = !down;
 }
@@ -344,7 +311,7 @@ void AdviceState::on_event(const RawEvent& event, const RecorderLock& lock) {
   if (event.kind != EventKind::to_host && event.kind != EventKind::to_device &&
       event.kind != EventKind::sync)
     return; // device copies and markers cost no transfer
-  const Frame frame = current(event.region_thread);
+  const Frame frame = frame_of(event.node, event.call, lock);
   SiteKey key;
   key.node = frame.node;
   key.site = event.site;
@@ -413,7 +380,7 @@ void AdviceState::on_event(const RawEvent& event, const RecorderLock& lock) {
   LastCopy& last = last_copies_[event.thread];
   last = LastCopy{};
   last.valid = true;
-  last.record = records_;
+  last.calls_begun = lock.calls_begun();
   last.kind = event.kind;
   last.site = event.site;
   last.description = event.description;
@@ -423,14 +390,15 @@ void AdviceState::on_event(const RawEvent& event, const RecorderLock& lock) {
       event.kind == EventKind::to_device ? event.dst_ptr : event.src_ptr;
   last.stats = &stats;
   if (event.dst_ptr != nullptr && event.src_ptr != nullptr)
-    track_round_trip(event, stats, last);
+    track_round_trip(event, stats, last, lock);
 }
 
-void AdviceState::on_dual_view(const DualViewEvent& event) {
+void AdviceState::on_dual_view(const DualViewEvent& event,
+                               const RecorderLock& lock) {
   ++records_;
   if (!event.sync)
     return;
-  const Frame frame = current(event.region_thread);
+  const Frame frame = frame_of(event.node, event.call, lock);
   const SyncKey key{frame.node, event.label, event.site, event.device};
   auto found = syncs_.find(key);
   if (found == syncs_.end()) {
@@ -447,7 +415,7 @@ void AdviceState::on_dual_view(const DualViewEvent& event) {
   ++sync.copied;
   // Kokkos reports a sync right after the copy it made, on its thread.
   Leg leg;
-  leg.record = records_;
+  leg.calls_begun = lock.calls_begun();
   leg.site = event.site;
   leg.kind = event.copy_kind;
   leg.nbytes = event.nbytes;
@@ -455,7 +423,7 @@ void AdviceState::on_dual_view(const DualViewEvent& event) {
   const void* device = event.device ? event.pointer : event.source;
   if (event.thread < last_copies_.size() && last_copies_[event.thread].valid) {
     LastCopy& last = last_copies_[event.thread];
-    leg.record = last.record;
+    leg.calls_begun = last.calls_begun;
     leg.description = last.description;
     leg.seconds = last.seconds;
     leg.stats = last.stats;
@@ -481,7 +449,7 @@ void AdviceState::on_dual_view(const DualViewEvent& event) {
     second.nbytes = leg.nbytes;
     second.duration = leg.seconds;
     add_pair(ping_pongs_, event.region_thread, other, second, leg.description,
-             track.label);
+             track.label, lock);
     if (leg.stats != nullptr)
       ++leg.stats->legs;
     has_other = false;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -35,9 +36,10 @@ public:
   void on_event(const RawEvent& event, const RecorderLock& lock);
   /// A region or explicit phase opens on a thread; `counted`: its call
   /// counts (a budget that is started).
-  void on_region_push(const RegionPush& push, bool counted);
+  void on_region_push(const RegionPush& push, bool counted,
+                      const RecorderLock& lock);
   void on_region_pop(const RegionPop& pop);
-  void on_dual_view(const DualViewEvent& event);
+  void on_dual_view(const DualViewEvent& event, const RecorderLock& lock);
   void on_allocation(const Allocation& allocation);
   void clear();
 
@@ -57,14 +59,13 @@ public:
   /// program making ever new buffers forgets the oldest beyond this.
   static constexpr std::size_t max_tracked = 1u << 14;
 
-  /// A region call open on a thread: the node of the recorder's tree of
-  /// region paths (a region inside the region or phase of its own name is
-  /// the same call, of the same node, as in a budget).
+  /// A region call: the recorder's serial number of the call and the node
+  /// it counts in (RegionTree::Node::call_node: a region inside the region
+  /// or phase of its own name is the same call, of the same node, as in a
+  /// budget); node 0 outside every region.
   struct Frame {
     std::uint32_t node = 0;
-    std::uint32_t name = 0;  ///< StringTable id
-    std::uint64_t call = 0;  ///< the recorder's serial number of the call
-    std::uint64_t since = 0; ///< the record count when it opened
+    std::uint64_t call = 0;
   };
   /// Events of one kind at one call site in one region, of one size class
   /// (sizes within a factor of two) and one host space.
@@ -112,7 +113,9 @@ public:
   /// One copy of a possible round trip (or a DualView's sync), waiting
   /// for the copy back.
   struct Leg {
-    std::uint64_t record = 0;
+    /// The region calls begun when it was recorded (Recorder::calls_begun):
+    /// a call open now was open then if its serial is not above.
+    std::uint64_t calls_begun = 0;
     std::uint32_t site = 0;
     std::uint32_t description = 0;
     EventKind kind = EventKind::to_host;
@@ -186,7 +189,7 @@ public:
   /// A thread's last copy: a DualView sync that follows is its cause.
   struct LastCopy {
     bool valid = false;
-    std::uint64_t record = 0;
+    std::uint64_t calls_begun = 0; ///< as Leg's
     EventKind kind = EventKind::to_host;
     std::uint32_t site = 0;
     std::uint32_t description = 0;
@@ -200,19 +203,21 @@ public:
   };
 
 private:
-  /// The innermost frame open on the thread whose regions place an event
-  /// (RawEvent::region_thread), or the root's.
-  Frame current(std::uint32_t thread) const noexcept;
-  /// The frame of the innermost region call on `thread` in which both a
-  /// record made at `record` and now happened (the root: a frame of node
-  /// 0).
-  Frame common_frame(std::uint32_t thread, std::uint64_t record) const noexcept;
+  /// The frame of a record placed in region call `call` of `node` (a
+  /// record's node and call: RawEvent, DualViewEvent).
+  static Frame frame_of(std::uint32_t node, std::uint64_t call,
+                        const RecorderLock& lock) noexcept;
+  /// The frame of the innermost region call open on `thread` (the recorder's
+  /// stack) that was open already when `calls_begun` calls had begun (the
+  /// root: a frame of node 0).
+  static Frame common_frame(std::uint32_t thread, std::uint64_t calls_begun,
+                            const RecorderLock& lock) noexcept;
   std::uint64_t call_of(const Frame& frame) noexcept;
   void add_pair(PairMap& pairs, std::uint32_t thread, const Leg& first,
                 const RawEvent& second_event, std::uint32_t second_description,
-                std::uint32_t label);
-  void track_round_trip(const RawEvent& event, SiteStats& stats,
-                        LastCopy& last);
+                std::uint32_t label, const RecorderLock& lock);
+  void track_round_trip(const RawEvent& event, SiteStats& stats, LastCopy& last,
+                        const RecorderLock& lock);
   bool fresh_destination(const void* pointer, std::uint64_t since);
   SiteStats& site_stats(const SiteKey& key, std::uint32_t description);
   void learn_space(std::uint32_t id, const RecorderLock& lock);
@@ -228,20 +233,6 @@ private:
   std::uint64_t next_order_ = 0;
   /// Each node's calls while counting, by the recorder's node ids.
   std::vector<std::uint64_t> calls_;
-  /// The frames open on each thread (by thread index), innermost last; the
-  /// tokens of the regions they stand for beside them.
-  struct Stack {
-    std::vector<Frame> frames;
-    std::vector<std::uint64_t> calls; ///< the recorder's call of each push
-  };
-  std::unordered_map<std::uint32_t, Stack> stacks_;
-  /// The stack of the last thread looked up (the map's elements do not
-  /// move when it grows, and none is erased): one thread's events in a row
-  /// skip the hash.
-  mutable std::uint32_t last_thread_ = 0;
-  mutable Stack* last_stack_ = nullptr;
-  /// The stack of `thread`, null if it never opened a region.
-  Stack* stack_of(std::uint32_t thread) const noexcept;
   SiteMap sites_;
   /// The last sites seen, by their site id: a loop's copies find their
   /// statistics without hashing the whole key (the map's elements do not
@@ -290,6 +281,46 @@ private:
   std::uint64_t allocation_generation_ = 0;
   std::vector<LastCopy> last_copies_;      ///< per thread index
   std::vector<std::uint8_t> space_memory_; ///< HostMemory by space id
+};
+
+/// A sink with advice (a TransferCounter's, a TransferBudget's): what it
+/// forwards to its AdviceState, the same for both.
+struct AdvisedSink : EventSink {
+  AdvisedSink(profiling::AdviceRecording recording, bool started)
+      : started(started) {
+    if (recording != profiling::AdviceRecording::off)
+      advice = std::make_unique<AdviceState>(
+          recording == profiling::AdviceRecording::contents);
+  }
+
+  void on_region_push(const RegionPush& push,
+                      const RecorderLock& lock) override {
+    if (advice)
+      advice->on_region_push(push, started, lock);
+  }
+  void on_region_pop(const RegionPop& pop, const RecorderLock&) override {
+    if (advice)
+      advice->on_region_pop(pop);
+  }
+  void on_dual_view(const DualViewEvent& event,
+                    const RecorderLock& lock) override {
+    if (advice && started)
+      advice->on_dual_view(event, lock);
+  }
+  void on_allocation(const Allocation& allocation,
+                     const RecorderLock&) override {
+    if (advice)
+      advice->on_allocation(allocation);
+  }
+  bool wants_allocations() const override { return advice != nullptr; }
+  bool wants_contents() const override {
+    return advice != nullptr && advice->contents();
+  }
+
+  /// Counting (a budget can be stopped; a counter counts while attached).
+  bool started;
+  /// What advice needs of the records (null: AdviceRecording::off).
+  std::unique_ptr<AdviceState> advice;
 };
 
 } // namespace cunumpy::Impl

@@ -91,7 +91,6 @@ accumulate(const BudgetState& state, const Resolution& resolution,
       found = phases.emplace(std::string(name), PhaseTotals(events_kept)).first;
     return found->second;
   };
-  const RegionTree& tree = tree_of(lock);
   for (std::size_t i = 0; i < state.nodes.size(); ++i) {
     const BudgetState::Node& node = state.nodes[i];
     const std::uint32_t phase = resolution.phase_of[i];
@@ -104,12 +103,7 @@ accumulate(const BudgetState& state, const Resolution& resolution,
     if (!resolution.is_phase[i] || node.calls == 0)
       continue;
     totals.entered = true;
-    // A phase entered inside itself (a region inside the explicit phase
-    // of the same name, a recursive region) is the same call.
-    const RegionTree::Node& shape = tree.node(static_cast<std::uint32_t>(i));
-    const std::uint32_t outer = resolution.phase_of[shape.parent];
-    if (outer == 0 || tree.node(outer).name != shape.name)
-      totals.calls += node.calls;
+    totals.calls += node.calls - node.continued;
     if (node.first_entry < totals.first_entry) {
       totals.first_entry = node.first_entry;
       totals.first_node = i;
@@ -348,11 +342,8 @@ std::string calls_text(std::uint64_t calls) {
 } // namespace
 
 BudgetState::BudgetState(const profiling::BudgetOptions& options)
-    : started(options.started), events_kept(options.events_kept) {
-  if (options.advice != profiling::AdviceRecording::off)
-    advice = std::make_unique<AdviceState>(
-        options.advice == profiling::AdviceRecording::contents);
-}
+    : AdvisedSink(options.advice, options.started),
+      events_kept(options.events_kept) {}
 
 BudgetState::Node& BudgetState::at(std::uint32_t node) {
   if (last_node != nullptr && last_node_id == node)
@@ -380,22 +371,23 @@ void BudgetState::on_event(const RawEvent& event, const RecorderLock& lock) {
     advice->on_event(event, lock);
 }
 
-void BudgetState::on_region_push(const RegionPush& push, const RecorderLock&) {
+void BudgetState::on_region_push(const RegionPush& push,
+                                 const RecorderLock& lock) {
   Node& node = at(push.region.node);
   if (started) {
     ++node.calls;
+    node.continued += push.region.continues ? 1 : 0;
     if (node.first_entry < 0)
       node.first_entry = push.region.since;
   }
-  if (advice)
-    advice->on_region_push(push, started);
+  AdvisedSink::on_region_push(push, lock);
 }
 
-void BudgetState::on_region_pop(const RegionPop& pop, const RecorderLock&) {
+void BudgetState::on_region_pop(const RegionPop& pop,
+                                const RecorderLock& lock) {
   if (started)
     at(pop.region.node).seconds += pop.time - pop.region.since;
-  if (advice)
-    advice->on_region_pop(pop);
+  AdvisedSink::on_region_pop(pop, lock);
 }
 
 void BudgetState::add_explicit_phase(const std::string& name,

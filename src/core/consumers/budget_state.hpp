@@ -27,11 +27,13 @@ namespace cunumpy::Impl {
 /// read, from the tree and the phase names known then (rules may come after
 /// the run). A sink of the recorder; every member is read and written under
 /// the recorder's mutex, and every function takes the lock's token.
-struct BudgetState final : EventSink {
+struct BudgetState final : AdvisedSink {
   /// This budget's data of a node of the recorder's tree (same index).
   struct Node {
     explicit Node(std::size_t events_kept) : own(events_kept) {}
-    std::uint64_t calls = 0;   ///< entries while counting
+    std::uint64_t calls = 0; ///< entries while counting
+    /// Of those, entries that continued a call (OpenRegion::continues).
+    std::uint64_t continued = 0;
     double seconds = 0.0;      ///< time inside while counting
     double first_entry = -1.0; ///< first entry while counting; <0: none
     CounterState own;          ///< events while it was innermost
@@ -43,21 +45,8 @@ struct BudgetState final : EventSink {
   void on_region_push(const RegionPush& push,
                       const RecorderLock& lock) override;
   void on_region_pop(const RegionPop& pop, const RecorderLock& lock) override;
-  void on_dual_view(const DualViewEvent& event, const RecorderLock&) override {
-    if (advice && started)
-      advice->on_dual_view(event);
-  }
-  void on_allocation(const Allocation& allocation,
-                     const RecorderLock&) override {
-    if (advice)
-      advice->on_allocation(allocation);
-  }
   void on_loss(const Loss& loss, const RecorderLock&) override {
     losses.add(loss);
-  }
-  bool wants_allocations() const override { return advice != nullptr; }
-  bool wants_contents() const override {
-    return advice != nullptr && advice->contents();
   }
 
   /// Starts or stops counting (TransferBudget::start, stop).
@@ -92,7 +81,6 @@ struct BudgetState final : EventSink {
   profiling::TransferCounter& total_view(const RecorderLock& lock);
   std::uint64_t calls(const std::string& name, const RecorderLock& lock) const;
 
-  bool started;
   std::size_t events_kept;
   /// By the recorder's node ids, made as nodes are entered (a node of the
   /// tree past the end has no calls and no events here yet).
@@ -103,7 +91,6 @@ struct BudgetState final : EventSink {
   std::map<std::string, std::unique_ptr<profiling::TransferCounter>> views;
   std::unique_ptr<profiling::TransferCounter> total;
   LossLog losses;
-  std::unique_ptr<AdviceState> advice; ///< null: AdviceRecording::off
 
   /// This budget's data of `node`, made if new.
   Node& at(std::uint32_t node);

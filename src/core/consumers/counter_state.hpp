@@ -79,7 +79,7 @@ struct Aggregate {
 /// counter's accessors, both under the recorder's mutex: its functions take
 /// the lock's token, and its data members are touched only inside them or
 /// by code that holds one.
-struct CounterState final : EventSink {
+struct CounterState final : AdvisedSink {
   explicit CounterState(
       std::size_t max_events,
       profiling::AdviceRecording recording = profiling::AdviceRecording::off);
@@ -89,29 +89,8 @@ struct CounterState final : EventSink {
     if (advice)
       advice->on_event(event, lock);
   }
-  void on_region_push(const RegionPush& push, const RecorderLock&) override {
-    if (advice)
-      advice->on_region_push(push, true);
-  }
-  void on_region_pop(const RegionPop& pop, const RecorderLock&) override {
-    if (advice)
-      advice->on_region_pop(pop);
-  }
-  void on_dual_view(const DualViewEvent& event, const RecorderLock&) override {
-    if (advice)
-      advice->on_dual_view(event);
-  }
-  void on_allocation(const Allocation& allocation,
-                     const RecorderLock&) override {
-    if (advice)
-      advice->on_allocation(allocation);
-  }
   void on_loss(const Loss& loss, const RecorderLock&) override {
     losses.add(loss);
-  }
-  bool wants_allocations() const override { return advice != nullptr; }
-  bool wants_contents() const override {
-    return advice != nullptr && advice->contents();
   }
   void add(const RawEvent& event, const RecorderLock& lock);
   /// Adds `other`'s totals, aggregates and losses (not its raw events). The
@@ -150,9 +129,7 @@ struct CounterState final : EventSink {
   /// its own.
   std::function<void(CounterState&, const RecorderLock&)> refresh;
 
-  /// What advice needs of the events (null: AdviceRecording::off); a view
-  /// asks its owner instead (`advise`).
-  std::unique_ptr<AdviceState> advice;
+  /// A view has no `advice` of its own: it asks its owner (`advise`).
   std::function<std::vector<profiling::Finding>(const profiling::AdviceOptions&,
                                                 const RecorderLock&)>
       advise;

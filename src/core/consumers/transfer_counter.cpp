@@ -102,11 +102,7 @@ std::vector<std::string> LossLog::describe(const RecorderLock& lock) const {
 
 CounterState::CounterState(std::size_t max_events,
                            profiling::AdviceRecording recording)
-    : max_events(max_events) {
-  if (recording != profiling::AdviceRecording::off)
-    advice = std::make_unique<AdviceState>(
-        recording == profiling::AdviceRecording::contents);
-}
+    : AdvisedSink(recording, true), max_events(max_events) {}
 
 void CounterState::add(const RawEvent& event, const RecorderLock&) {
   KindTotals& kind = totals[index_of(event.kind)];

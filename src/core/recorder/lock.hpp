@@ -70,6 +70,7 @@ class Recorder;
 class StringTable;
 class SiteTable;
 class RegionTree;
+struct OpenRegions;
 struct Incident;
 struct RecorderSettings;
 
@@ -96,6 +97,10 @@ public:
   SiteTable& sites() const;
   /// The one tree of region paths.
   const RegionTree& regions() const;
+  /// The regions open on the thread of index `thread`, outermost first.
+  OpenRegions open_regions(std::uint32_t thread) const;
+  /// Region calls begun so far (Recorder::calls_begun).
+  std::uint64_t calls_begun() const;
   /// An incident told to the sinks as a loss (Recorder::open_incident).
   const Incident& incident(std::uint32_t id) const;
   /// "integrate/output", the path of a node.

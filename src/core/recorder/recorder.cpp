@@ -331,6 +331,15 @@ void Recorder::remove_thread(ThreadState& thread) {
   const RecorderLock lock = this->lock();
   threads_.erase(std::remove(threads_.begin(), threads_.end(), &thread),
                  threads_.end());
+  if (last_read_ == &thread)
+    last_read_ = nullptr;
+  // Regions never popped stay open after their thread (open_regions).
+  try {
+    for (const OpenRegion& region : thread.regions)
+      left_open_.emplace_back(thread.index, region);
+  } catch (...) {
+    count_lost(LossReason::record_failed);
+  }
   ThreadState* main = &thread;
   main_thread_.compare_exchange_strong(main, nullptr);
   publish_shared_place(thread, true);
@@ -421,9 +430,21 @@ void Recorder::push_region(ThreadState& thread, std::uint32_t name,
   OpenRegion region;
   region.node = regions_.child(parent, name);
   region.name = name;
-  region.call = next_call_++;
   region.token = token;
   region.since = time;
+  // A region inside an open region or phase of its own name continues that
+  // call (its path says which: RegionTree::Node::call_node).
+  const std::uint32_t call_node = regions_.node(region.node).call_node;
+  if (call_node != region.node)
+    for (auto open = thread.regions.rbegin(); open != thread.regions.rend();
+         ++open)
+      if (regions_.node(open->node).call_node == call_node) {
+        region.call = open->call;
+        region.continues = true;
+        break;
+      }
+  if (!region.continues)
+    region.call = next_call_++;
   thread.regions.push_back(region);
   publish_main_place(thread, time);
   publish_shared_place(thread);
@@ -563,15 +584,31 @@ std::string Recorder::path(std::uint32_t node, const RecorderLock&) const {
   return text;
 }
 
-std::vector<Recorder::OpenPath>
-Recorder::open_regions(const RecorderLock& lock) const {
-  std::vector<OpenPath> result;
+std::vector<Recorder::StillOpen>
+Recorder::open_regions(const RecorderLock&) const {
+  std::vector<StillOpen> result;
   for (const ThreadState* thread : threads_)
     for (const OpenRegion& region : thread->regions)
-      result.push_back(
-          {path(region.node, lock), thread->index,
-           thread == main_thread_.load(std::memory_order_relaxed)});
+      result.push_back({region, thread->index,
+                        thread == main_thread_.load(std::memory_order_relaxed),
+                        false});
+  for (const auto& [index, region] : left_open_)
+    result.push_back({region, index, false, true});
   return result;
+}
+
+OpenRegions Recorder::open_regions(std::uint32_t thread,
+                                   const RecorderLock&) const noexcept {
+  if (last_read_ == nullptr || last_read_->index != thread) {
+    const auto found =
+        std::find_if(threads_.begin(), threads_.end(),
+                     [&](const ThreadState* t) { return t->index == thread; });
+    if (found == threads_.end())
+      return {};
+    last_read_ = *found;
+  }
+  return {last_read_->regions.data(),
+          last_read_->regions.data() + last_read_->regions.size()};
 }
 
 void Recorder::set_backtrace_depth(int depth) noexcept {
@@ -622,6 +659,12 @@ SiteTable& RecorderLock::sites() const {
 }
 const RegionTree& RecorderLock::regions() const {
   return recorder_->regions(*this);
+}
+OpenRegions RecorderLock::open_regions(std::uint32_t thread) const {
+  return recorder_->open_regions(thread, *this);
+}
+std::uint64_t RecorderLock::calls_begun() const {
+  return recorder_->calls_begun(*this);
 }
 const Incident& RecorderLock::incident(std::uint32_t id) const {
   return recorder_->incident(id, *this);

@@ -169,19 +169,30 @@ public:
   /// The explicit phase of `token` closes, and what was left open inside it.
   void close_phase(ThreadState& thread, std::uint64_t token, double time,
                    const RecorderLock& lock);
+  /// Region calls begun so far (OpenRegion::call numbers them from 1): a
+  /// call open now was open when this was n if its number is at most n.
+  std::uint64_t calls_begun(const RecorderLock&) const noexcept {
+    return next_call_ - 1;
+  }
   std::uint64_t next_phase_token() noexcept {
     return next_phase_token_.fetch_add(1, std::memory_order_relaxed);
   }
   /// "integrate/output", the path of a node.
   std::string path(std::uint32_t node, const RecorderLock& lock) const;
-  /// A region still open on a thread: its path and the thread's index.
-  struct OpenPath {
-    std::string path;
+  /// A region still open, and the index of the thread that opened it.
+  struct StillOpen {
+    OpenRegion region;
     std::uint32_t thread = 0;
-    bool main = false; ///< the main thread (see set_main_thread)
+    bool main = false;  ///< the main thread (see set_main_thread)
+    bool ended = false; ///< the thread ended without popping it
   };
-  /// The regions still open on every thread, outermost first.
-  std::vector<OpenPath> open_regions(const RecorderLock& lock) const;
+  /// The regions still open on every thread, outermost first, then those
+  /// of threads that ended.
+  std::vector<StillOpen> open_regions(const RecorderLock& lock) const;
+  /// The regions open on the thread of index `thread` (none once it ended):
+  /// what consumers read of a thread's regions, kept nowhere else.
+  OpenRegions open_regions(std::uint32_t thread,
+                           const RecorderLock& lock) const noexcept;
 
   StringTable& strings(const RecorderLock&) noexcept { return strings_; }
   SiteTable& sites(const RecorderLock&) noexcept { return sites_; }
@@ -376,7 +387,10 @@ private:
   RecorderSettings settings_;
   SpaceRegistry spaces_;
   std::vector<std::pair<EventSink*, int>> sinks_;
-  std::vector<ThreadState*> threads_;  ///< every thread that recorded
+  std::vector<ThreadState*> threads_; ///< every thread that recorded
+  mutable const ThreadState* last_read_ = nullptr; ///< open_regions(thread)
+  /// What threads left open when they ended, by thread index.
+  std::vector<std::pair<std::uint32_t, OpenRegion>> left_open_;
   std::size_t threads_in_regions_ = 0; ///< of threads_, with regions open
   RegionTree regions_;
   std::uint64_t next_call_ = 1;

@@ -21,7 +21,14 @@ std::uint32_t RegionTree::child(std::uint32_t parent, std::uint32_t name) {
   }
   allocation_point();
   const auto index = static_cast<std::uint32_t>(nodes_.size());
-  nodes_.push_back({name, parent, nodes_[parent].depth + 1});
+  // The same-named region rule, decided here once per path.
+  std::uint32_t call_node = index;
+  for (std::uint32_t above = parent; above != 0; above = nodes_[above].parent)
+    if (nodes_[above].name == name) {
+      call_node = nodes_[above].call_node;
+      break;
+    }
+  nodes_.push_back({name, parent, nodes_[parent].depth + 1, call_node});
   children_.emplace(key, index);
   return index;
 }

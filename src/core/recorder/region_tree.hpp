@@ -4,9 +4,9 @@
 // The one tree of region paths that every consumer reads: a node per path
 // of nested regions and explicit phases ("step/solve" and "output/solve" are
 // two nodes), made by the recorder as threads push, and the regions open on
-// each thread. Events carry the node they happened in; counters, budgets,
-// advice and the trace key their data by it. Guarded by the recorder's
-// mutex.
+// each thread (ThreadState::regions, read through Recorder::open_regions).
+// Events carry the node they happened in; counters, budgets, advice and the
+// trace key their data by it. Guarded by the recorder's mutex.
 
 #include <cstdint>
 #include <unordered_map>
@@ -21,13 +21,27 @@ namespace cunumpy::Impl {
 struct OpenRegion {
   std::uint32_t node = 0;
   std::uint32_t name = 0; ///< StringTable id
-  /// The call's serial number, unique in the process: what a consumer
-  /// counts per call.
+  /// The call's serial number: what a consumer counts per call. A new one,
+  /// increasing, for every push except one that `continues` a call.
   std::uint64_t call = 0;
   /// An explicit phase's token (TransferBudget::phase); 0 for a Kokkos
   /// region.
   std::uint64_t token = 0;
   double since = 0.0;
+  /// A region inside an open region or phase of its own name (a region
+  /// inside the explicit phase of its name, a recursive region): the same
+  /// call as that one (RegionTree::Node::call_node), not a new one.
+  bool continues = false;
+};
+
+/// The regions open on one thread, outermost first: the recorder's own
+/// stack, read under its mutex until the next push or pop.
+struct OpenRegions {
+  const OpenRegion* first = nullptr;
+  const OpenRegion* last = nullptr;
+  const OpenRegion* begin() const noexcept { return first; }
+  const OpenRegion* end() const noexcept { return last; }
+  bool empty() const noexcept { return first == last; }
 };
 
 /// Where an event happened: the node of its region path, the thread whose
@@ -56,6 +70,11 @@ public:
     std::uint32_t name = 0; ///< StringTable id; the root's is 0
     std::uint32_t parent = 0;
     std::uint32_t depth = 0;
+    /// The node whose calls a region of this path is part of: the
+    /// outermost region of its name on the path ("step" for "step/step" and
+    /// "step/lib/step"), else itself. Where events of a nested region of
+    /// the same name count as one call, they count in this node.
+    std::uint32_t call_node = 0;
   };
 
   RegionTree() : nodes_(1) {}

@@ -135,11 +135,20 @@ std::string_view Report::verdict() const {
 }
 
 std::vector<OpenRegionText> open_region_texts(const RecorderLock& lock) {
-  const std::vector<Recorder::OpenPath> open =
-      lock.recorder().open_regions(lock);
+  struct Open {
+    std::string path;
+    std::uint32_t thread;
+    bool main;
+  };
+  std::vector<Open> open;
+  // The regions of running threads; those a thread left open when it
+  // ended are closed in the trace only.
+  for (const Recorder::StillOpen& still : lock.recorder().open_regions(lock))
+    if (!still.ended)
+      open.push_back({lock.path(still.region.node), still.thread, still.main});
   std::vector<OpenRegionText> texts;
   for (std::size_t i = 0; i < open.size(); ++i) {
-    const Recorder::OpenPath& region = open[i];
+    const Open& region = open[i];
     // Pushes below the tree's cut are its last level again: said once.
     std::size_t same = 1;
     while (i + 1 < open.size() && open[i + 1].path == region.path &&
