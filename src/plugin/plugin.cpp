@@ -151,7 +151,8 @@ Plugin::Plugin(Impl::Recorder& recorder, int load_sequence,
     }
   }
   if (!config_.trace_path.empty()) {
-    trace_ = std::make_unique<Trace>(config_.trace_path, config_.rank);
+    trace_ =
+        std::make_unique<Trace>(recorder, config_.trace_path, config_.rank);
     recorder.attach(trace_.get());
   }
   recorder.attach(&dual_views_);
@@ -353,7 +354,8 @@ bool Plugin::write_report() {
   Impl::Report report;
   std::string trace_error;
   {
-    const Impl::RecorderLock lock = Impl::lock_recorder(); // every event
+    const Impl::RecorderLock lock =
+        Impl::lock_recorder(recorder_); // every event
     Impl::describe_run(report, start_, lock);
     report.rank = config_.rank;
     report.rank_known = config_.rank_known;
@@ -394,7 +396,7 @@ bool Plugin::write_report() {
   report.advice_recording = config_.advice;
   report.advice_options = config_.advice_options;
   report.advice_top = static_cast<std::size_t>(config_.advice_top);
-  Impl::describe_budget(report, *budget_);
+  Impl::describe_budget(report, *budget_, recorder_);
   failed_ = report.failed();
 
   if (!trace_error.empty())

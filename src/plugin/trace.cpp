@@ -55,8 +55,9 @@ Trace::Slice& Trace::Slices::add() {
   return *new (slice) Slice();
 }
 
-Trace::Trace(std::string path, int rank) : path_(std::move(path)), rank_(rank) {
-  Impl::Recorder::instance().want_kernels(true);
+Trace::Trace(Impl::Recorder& recorder, std::string path, int rank)
+    : recorder_(recorder), path_(std::move(path)), rank_(rank) {
+  recorder_.want_kernels(true);
 }
 
 bool Trace::keep() noexcept {
@@ -67,7 +68,7 @@ bool Trace::keep() noexcept {
 }
 
 Trace::~Trace() {
-  Impl::Recorder::instance().want_kernels(false);
+  recorder_.want_kernels(false);
 }
 
 void Trace::on_event(const Impl::RawEvent& event, const Impl::RecorderLock&) {
@@ -142,7 +143,7 @@ std::string Trace::write(double end, const std::string& program,
   // The regions still open close at `end` in this file, and stay open.
   std::vector<Slice> closing;
   closing_dropped_ = 0;
-  for (const auto& still : Impl::Recorder::instance().open_regions(lock)) {
+  for (const auto& still : lock.recorder().open_regions(lock)) {
     if (slices_.size() + closing.size() < max_slices)
       closing.push_back(region_slice(still.region, still.thread, end));
     else

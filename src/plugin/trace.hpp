@@ -19,7 +19,7 @@ namespace cunumpy::plugin {
 class Trace final : public Impl::EventSink {
 public:
   /// Asks the recorder for kernels while it lives.
-  Trace(std::string path, int rank);
+  Trace(Impl::Recorder& recorder, std::string path, int rank);
   ~Trace() override;
   Trace(const Trace&) = delete;
   Trace& operator=(const Trace&) = delete;
@@ -105,6 +105,7 @@ private:
     std::size_t size_ = 0;
   };
 
+  Impl::Recorder& recorder_;
   std::string path_;
   int rank_;
   Slices slices_;

@@ -78,9 +78,10 @@ Recorder& Recorder::instance() {
     // its first event or read: fork waits for every lock an event or a
     // read takes (each held for microseconds, never while calling out of
     // cunumpy), in the order they nest, and both sides release them.
-    ::pthread_atfork([] { instance().lock_for_fork(); },
-                     [] { instance().unlock_after_fork(); },
-                     [] { instance().unlock_after_fork(); });
+    static Recorder* forking = made;
+    ::pthread_atfork([] { forking->lock_for_fork(); },
+                     [] { forking->unlock_after_fork(); },
+                     [] { forking->unlock_after_fork(); });
     return made;
   }();
   return *recorder;

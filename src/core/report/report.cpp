@@ -197,12 +197,13 @@ void describe_run(Report& report, double start, const RecorderLock& lock) {
   report.unknown_spaces = {std::move(unknown.names), unknown.copies};
 }
 
-void describe_budget(Report& report, const profiling::TransferBudget& budget) {
+void describe_budget(Report& report, const profiling::TransferBudget& budget,
+                     Recorder& recorder) {
   report.budget = budget.snapshot();
   if (report.advice_recording != profiling::AdviceRecording::off)
     report.advice = budget.advice(report.advice_options);
   // Symbolized by now: the snapshot resolved the sites it names.
-  report.site_problems = lock_recorder().sites().problems();
+  report.site_problems = lock_recorder(recorder).sites().problems();
 }
 
 const std::vector<ReportFormat>& report_formats() {
@@ -260,15 +261,16 @@ std::string TransferBudget::report(std::string_view format) const {
   report.size = run.size;
   report.run_id = run.id;
   report.label = run.label;
+  Impl::Recorder& recorder = Impl::library_recorder();
   {
-    const Impl::RecorderLock lock = Impl::lock_recorder();
+    const Impl::RecorderLock lock = Impl::lock_recorder(recorder);
     Impl::describe_run(report, 0.0, lock);
     report.advice_recording = !state_->advice ? AdviceRecording::off
                               : state_->advice->contents()
                                   ? AdviceRecording::contents
                                   : AdviceRecording::on;
   }
-  Impl::describe_budget(report, *this);
+  Impl::describe_budget(report, *this, recorder);
   report.has_budget = report.budget.rule_count > 0;
   return chosen->write(report);
 }

@@ -24,6 +24,8 @@ class TransferBudget;
 
 namespace cunumpy::Impl {
 
+class Recorder;
+
 /// The syncs of one DualView at one call site, in one direction.
 struct DualViewSync {
   std::string label;
@@ -132,8 +134,9 @@ struct Report {
 void describe_run(Report& report, double start, const RecorderLock& lock);
 /// What `budget` knows: its snapshot (regions, phases, violations,
 /// losses) and, unless `report.advice_recording` is off, its findings.
-/// Takes the recorder's lock.
-void describe_budget(Report& report, const profiling::TransferBudget& budget);
+/// Takes `recorder`'s lock.
+void describe_budget(Report& report, const profiling::TransferBudget& budget,
+                     Recorder& recorder);
 
 /// A region still open at the end, once per thread and path however many
 /// times it was pushed below the tree's cut.

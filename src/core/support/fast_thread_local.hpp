@@ -42,7 +42,7 @@ struct alignas(hot_thread_locals_alignment) HotThreadLocals {
   void* thread_state; ///< FastThreadLocal objects, nullptr until made
   void* unwinder;
   void* cuda_thread;
-  ApiScope* api_scope; ///< the innermost scope (recorder/api_scope.cpp)
+  ApiScope* api_scope; ///< the innermost scope (api/api_scope.cpp)
   /// Slots (tools::Slot bits) being forwarded on this thread, and slots
   /// whose event a re-entered call handled (tools/callbacks.cpp).
   std::uint32_t forwarding;

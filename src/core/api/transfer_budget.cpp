@@ -53,13 +53,12 @@ TransferBudget::TransferBudget(bool started)
 
 TransferBudget::TransferBudget(BudgetOptions options)
     : state_(std::make_shared<Impl::BudgetState>(options)) {
-  Impl::ensure_hooks();
-  Impl::Recorder::instance().attach(state_.get());
+  Impl::ensure_hooks().attach(state_.get());
 }
 
 TransferBudget::~TransferBudget() {
   if (state_)
-    Impl::Recorder::instance().detach(state_.get());
+    Impl::library_recorder().detach(state_.get());
 }
 
 TransferBudget::TransferBudget(TransferBudget&& other) noexcept = default;
@@ -67,7 +66,7 @@ TransferBudget::TransferBudget(TransferBudget&& other) noexcept = default;
 TransferBudget& TransferBudget::operator=(TransferBudget&& other) noexcept {
   if (this != &other) {
     if (state_)
-      Impl::Recorder::instance().detach(state_.get());
+      Impl::library_recorder().detach(state_.get());
     state_ = std::move(other.state_);
   }
   return *this;
