@@ -79,7 +79,7 @@ private:
 
   /// The slices, in chunks of 2 MiB mapped and filled in at once: growing
   /// never moves what is kept, as a vector's doubling would, and an event
-  /// pays for new memory once per 29,127 slices (about a millisecond)
+  /// pays for new memory once per 37,449 slices (about a millisecond)
   /// instead of a page fault every 57 (which put 1% of a traced run's
   /// events above 3 us). No huge pages: where the system compacts memory to
   /// make one, an event can wait for tens of milliseconds.
