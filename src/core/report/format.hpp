@@ -17,6 +17,12 @@ constexpr std::size_t index_of(EventKind kind) noexcept {
   return static_cast<std::size_t>(kind);
 }
 
+/// The totals of `kind` in `totals`.
+inline const profiling::KindTotals&
+kind_totals(const profiling::KindTable& totals, EventKind kind) noexcept {
+  return totals[index_of(kind)];
+}
+
 /// Transfers and markers: every kind but sync, migration and kokkos_own.
 std::uint64_t transfers(const profiling::KindTable& totals) noexcept;
 

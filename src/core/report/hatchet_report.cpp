@@ -55,7 +55,7 @@ std::map<std::string, Metric> node_metrics(const profiling::RegionNode& region,
   for (const auto& [kinds, suffix] :
        {std::pair{&region.own, ""}, std::pair{&region.inclusive, " (inc)"}})
     for (EventKind kind : all_event_kinds) {
-      const profiling::KindTotals& entry = (*kinds)[index_of(kind)];
+      const profiling::KindTotals& entry = kind_totals(*kinds, kind);
       const std::string name(to_string(kind));
       add_metric(metrics, name + " count" + suffix, {true, entry.count, 0.0});
       add_metric(metrics, name + " bytes" + suffix, {true, entry.nbytes, 0.0});

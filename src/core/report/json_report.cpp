@@ -24,10 +24,6 @@ using profiling::PhaseSummary;
 using profiling::RegionNode;
 using profiling::SiteSummary;
 
-const KindTotals& of(const KindTable& totals, EventKind kind) {
-  return totals[index_of(kind)];
-}
-
 // The JSON report, written as it is walked (report/json_writer.hpp):
 // members in ascending order of their names, as the writer requires.
 
@@ -96,7 +92,7 @@ const std::array<EventKind, event_kind_count>& kinds_by_name() {
 void write_kinds(JsonWriter& json, const KindTable& totals) {
   json.begin_object();
   for (EventKind kind : kinds_by_name()) {
-    const KindTotals& entry = of(totals, kind);
+    const KindTotals& entry = kind_totals(totals, kind);
     json.key(to_string(kind));
     json.begin_object();
     json.member("async", entry.async_count);
@@ -134,7 +130,7 @@ void write_phase(JsonWriter& json, const PhaseSummary& phase,
   json.member("optional", phase.rule && phase.rule->is_optional());
   json.member("rule",
               phase.rule ? std::optional(phase.rule->str()) : std::nullopt);
-  json.member("syncs", of(phase.totals, EventKind::sync).count);
+  json.member("syncs", kind_totals(phase.totals, EventKind::sync).count);
   json.key("top_sites");
   write_sites(json, phase.sites, limit);
   json.member("transfers", transfers(phase.totals));

@@ -17,10 +17,6 @@ using profiling::PhaseSummary;
 using profiling::RegionNode;
 using profiling::SiteSummary;
 
-const KindTotals& of(const KindTable& totals, EventKind kind) {
-  return totals[index_of(kind)];
-}
-
 std::string bandwidth_text(const KindTotals& totals) {
   const double value = bandwidth(totals);
   if (value <= 0.0)
@@ -39,7 +35,8 @@ std::string calls_text(std::uint64_t calls) {
 /// The summary line every report starts with, and the syncs.
 std::string counts_line(const KindTable& totals) {
   return summary_line(totals) + ", " +
-         std::to_string(of(totals, EventKind::sync).count) + " sync(s)";
+         std::to_string(kind_totals(totals, EventKind::sync).count) +
+         " sync(s)";
 }
 
 /// "3 to_host (24 bytes), 1 device_copy (8 bytes)", or "no transfers";
@@ -47,7 +44,7 @@ std::string counts_line(const KindTable& totals) {
 std::string kinds_text(const KindTable& totals) {
   std::string text;
   for (EventKind kind : all_event_kinds) {
-    const KindTotals& entry = of(totals, kind);
+    const KindTotals& entry = kind_totals(totals, kind);
     if (entry.count == 0 || kind == EventKind::sync)
       continue;
     text += (text.empty() ? "" : ", ") + std::to_string(entry.count) + " " +
@@ -57,7 +54,7 @@ std::string kinds_text(const KindTable& totals) {
   }
   if (text.empty())
     text = "no transfers";
-  if (const std::uint64_t syncs = of(totals, EventKind::sync).count)
+  if (const std::uint64_t syncs = kind_totals(totals, EventKind::sync).count)
     text += ", " + std::to_string(syncs) + " sync(s)";
   return text;
 }
@@ -83,7 +80,7 @@ void append_body(std::string& text, const KindTable& totals,
   text += "  " + counts_line(totals) + "\n";
   bool any = false;
   for (EventKind kind : all_event_kinds)
-    any = any || of(totals, kind).count > 0;
+    any = any || kind_totals(totals, kind).count > 0;
   if (!any)
     return;
   char line[160];
@@ -92,7 +89,7 @@ void append_body(std::string& text, const KindTable& totals,
                 "bandwidth");
   text += line;
   for (EventKind kind : all_event_kinds) {
-    const KindTotals& entry = of(totals, kind);
+    const KindTotals& entry = kind_totals(totals, kind);
     if (entry.count == 0)
       continue;
     if (moves_bytes(kind)) {
@@ -326,7 +323,8 @@ std::string format_text(const Report& report) {
   }
   const PhaseSummary& outside = report.budget.outside;
   if (!report.budget.phases.empty() &&
-      transfers(outside.totals) + of(outside.totals, EventKind::sync).count >
+      transfers(outside.totals) +
+              kind_totals(outside.totals, EventKind::sync).count >
           0) {
     text += "\noutside any phase:\n";
     append_body(text, outside.totals, outside.sites, top_sites_phase);
