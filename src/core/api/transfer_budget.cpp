@@ -19,10 +19,10 @@ PhaseScope::PhaseScope(std::shared_ptr<Impl::BudgetState> state,
                        std::string name)
     : state_(std::move(state)), name_(std::move(name)) {
   {
-    const RecorderLock lock = lock_recorder();
+    const RecorderLock lock = lock_recorder(*state_->recorder);
     state_->add_explicit_phase(name_, lock);
   }
-  token_ = Impl::record::open_phase(Impl::library_recorder(), name_);
+  token_ = Impl::record::open_phase(*state_->recorder, name_);
 }
 
 PhaseScope::PhaseScope(PhaseScope&& other) noexcept
@@ -36,7 +36,7 @@ PhaseScope::~PhaseScope() {
 void PhaseScope::close() noexcept {
   if (!state_)
     return;
-  Impl::record::close_phase(Impl::library_recorder(), token_);
+  Impl::record::close_phase(*state_->recorder, token_);
   state_.reset();
 }
 
@@ -44,7 +44,7 @@ TransferCounter& PhaseScope::counter() {
   if (!state_)
     throw std::logic_error("cunumpy::PhaseScope::counter: phase '" + name_ +
                            "' was closed");
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   return state_->view(name_, lock);
 }
 
@@ -53,12 +53,14 @@ TransferBudget::TransferBudget(bool started)
 
 TransferBudget::TransferBudget(BudgetOptions options)
     : state_(std::make_shared<Impl::BudgetState>(options)) {
-  Impl::ensure_hooks().attach(state_.get());
+  Impl::Recorder& recorder = Impl::ensure_hooks();
+  state_->recorder = &recorder;
+  recorder.attach(state_.get());
 }
 
 TransferBudget::~TransferBudget() {
   if (state_)
-    Impl::library_recorder().detach(state_.get());
+    state_->recorder->detach(state_.get());
 }
 
 TransferBudget::TransferBudget(TransferBudget&& other) noexcept = default;
@@ -66,7 +68,7 @@ TransferBudget::TransferBudget(TransferBudget&& other) noexcept = default;
 TransferBudget& TransferBudget::operator=(TransferBudget&& other) noexcept {
   if (this != &other) {
     if (state_)
-      Impl::library_recorder().detach(state_.get());
+      state_->recorder->detach(state_.get());
     state_ = std::move(other.state_);
   }
   return *this;
@@ -82,7 +84,7 @@ TransferBudget TransferBudget::from_file(const std::string& path,
 namespace {
 void set_rules(Impl::BudgetState& state,
                std::vector<std::pair<std::string, Rule>> rules) {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state.recorder);
   for (auto& [name, rule] : rules)
     state.set_rule(name, std::move(rule), lock);
 }
@@ -108,17 +110,17 @@ TransferBudget& TransferBudget::require_toml(std::string_view toml,
 }
 
 void TransferBudget::start() {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   state_->set_started(true);
 }
 
 void TransferBudget::stop() {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   state_->set_started(false);
 }
 
 bool TransferBudget::started() const {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   return state_->started;
 }
 
@@ -127,63 +129,63 @@ PhaseScope TransferBudget::phase(std::string name) {
 }
 
 TransferCounter& TransferBudget::operator[](const std::string& name) {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   return state_->view(name, lock);
 }
 
 std::uint64_t TransferBudget::calls(const std::string& name) const {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   return state_->calls(name, lock);
 }
 
 std::vector<std::string> TransferBudget::phases() const {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   return state_->phase_names(lock);
 }
 
 TransferBudget& TransferBudget::require(const std::string& name, Rule rule) {
   Impl::validate_rule(name, rule, "cunumpy::TransferBudget::require: ");
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   state_->set_rule(name, std::move(rule), lock);
   return *this;
 }
 
 std::optional<Rule> TransferBudget::rule(const std::string& name) const {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   if (const Rule* found = state_->rule(name, lock))
     return *found;
   return std::nullopt;
 }
 
 std::vector<Violation> TransferBudget::violations() const {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   return state_->violations(lock);
 }
 
 void TransferBudget::check() const {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   if (!state_->violations(lock).empty())
     throw TransferError(state_->report(lock));
 }
 
 std::string TransferBudget::report() const {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   return state_->report(lock);
 }
 
 BudgetSnapshot TransferBudget::snapshot() const {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   return state_->snapshot(lock);
 }
 
 std::vector<Finding>
 TransferBudget::advice(const AdviceOptions& options) const {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   return state_->findings(options, lock);
 }
 
 TransferCounter& TransferBudget::total() {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state_->recorder);
   return state_->total_view(lock);
 }
 

@@ -1,7 +1,7 @@
 // TransferCounter and count_transfers: the library's counters, over the
-// consumer that counts (CounterState, consumers/counter_state.cpp). Entry
-// points of the library: they take the recorder from it (library_recorder,
-// ensure_hooks).
+// consumer that counts (CounterState, consumers/counter_state.cpp). A
+// counter keeps the recorder it was handed when made (the library's start,
+// or its budget's) and reads through it.
 
 #include <algorithm>
 #include <map>
@@ -24,7 +24,7 @@ namespace {
 /// ones and the losses given now (and a view rebuilt first).
 template <class Read>
 auto read(const std::shared_ptr<CounterState>& state, Read read) {
-  const RecorderLock lock = lock_recorder();
+  const RecorderLock lock = lock_recorder(*state->recorder);
   if (state->refresh)
     state->refresh(*state, lock);
   return read(*state, lock);
@@ -41,7 +41,9 @@ using Impl::read;
 using Impl::RecorderLock;
 
 TransferCounter::TransferCounter(std::size_t max_events, AdviceRecording advice)
-    : state_(std::make_shared<Impl::CounterState>(max_events, advice)) {}
+    : state_(std::make_shared<Impl::CounterState>(max_events, advice)) {
+  state_->recorder = &Impl::library_recorder();
+}
 TransferCounter::~TransferCounter() = default;
 TransferCounter::TransferCounter(TransferCounter&&) noexcept = default;
 TransferCounter&
@@ -151,7 +153,7 @@ TransferCounter::advice(const AdviceOptions& options) const {
   });
 }
 void TransferCounter::clear() {
-  const RecorderLock lock = Impl::lock_recorder();
+  const RecorderLock lock = Impl::lock_recorder(*state_->recorder);
   if (state_->refresh)
     throw std::logic_error(
         "cunumpy::TransferCounter::clear: this counter is a phase of a "
@@ -198,7 +200,7 @@ TransferCountScope::~TransferCountScope() {
 
 void TransferCountScope::stop() noexcept {
   if (attached_) {
-    Impl::library_recorder().detach(attached_.get());
+    attached_->recorder->detach(attached_.get());
     attached_.reset();
   }
 }

@@ -444,11 +444,12 @@ std::uint64_t BudgetState::calls(const std::string& name,
 }
 
 profiling::TransferCounter& BudgetState::view(const std::string& name,
-                                              const RecorderLock&) {
+                                              const RecorderLock& lock) {
   auto& counter = views[name];
   if (!counter) {
     counter = std::make_unique<profiling::TransferCounter>(events_kept);
     const auto& state = CounterAccess::state(*counter);
+    state->recorder = &lock.recorder();
     state->refresh = [this, name](CounterState& state,
                                   const RecorderLock& lock) {
       phase_counter(name, state, nullptr, lock);
@@ -461,9 +462,10 @@ profiling::TransferCounter& BudgetState::view(const std::string& name,
   return *counter;
 }
 
-profiling::TransferCounter& BudgetState::total_view(const RecorderLock&) {
+profiling::TransferCounter& BudgetState::total_view(const RecorderLock& lock) {
   if (!total) {
     total = std::make_unique<profiling::TransferCounter>(events_kept);
+    CounterAccess::state(*total)->recorder = &lock.recorder();
     CounterAccess::state(*total)->advise =
         [this](const profiling::AdviceOptions& options,
                const RecorderLock& lock) { return findings(options, lock); };

@@ -82,6 +82,8 @@ struct BudgetState final : AdvisedSink {
   std::uint64_t calls(const std::string& name, const RecorderLock& lock) const;
 
   std::size_t events_kept;
+  /// The recorder it is attached to (handed by TransferBudget).
+  Recorder* recorder = nullptr;
   /// By the recorder's node ids, made as nodes are entered (a node of the
   /// tree past the end has no calls and no events here yet).
   mutable std::deque<Node> nodes;

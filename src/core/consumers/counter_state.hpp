@@ -128,6 +128,9 @@ struct CounterState final : AdvisedSink {
   /// owner rebuilds it before every read. Such a counter cannot count on
   /// its own.
   std::function<void(CounterState&, const RecorderLock&)> refresh;
+  /// The recorder whose lock its reads take: handed by who made it (the
+  /// library's start for a counter of its own, the budget for a phase's).
+  Recorder* recorder = nullptr;
 
   /// A view has no `advice` of its own: it asks its owner (`advise`).
   std::function<std::vector<profiling::Finding>(const profiling::AdviceOptions&,

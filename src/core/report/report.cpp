@@ -261,7 +261,7 @@ std::string TransferBudget::report(std::string_view format) const {
   report.size = run.size;
   report.run_id = run.id;
   report.label = run.label;
-  Impl::Recorder& recorder = Impl::library_recorder();
+  Impl::Recorder& recorder = *state_->recorder;
   {
     const Impl::RecorderLock lock = Impl::lock_recorder(recorder);
     Impl::describe_run(report, 0.0, lock);
