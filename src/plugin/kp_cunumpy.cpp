@@ -311,8 +311,7 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_provide_tool_programming_interface(
     using namespace cunumpy::plugin;
     if (num_functions > 0 && interface.fence != nullptr) {
       kokkos_fence.store(interface.fence, std::memory_order_release);
-      the_recorder().set_device_fence(
-          &fence_for_debug_sync); // before kokkosp_init_library, maybe
+      the_recorder().set_device_fence(&fence_for_debug_sync);
     }
     const Plugin* plugin = current();
     if (plugin == nullptr)

@@ -423,8 +423,10 @@ bool Plugin::write_report() {
   // file that could not be used was said at start-up.)
   std::string text;
   if (!written || !report.budget.violations.empty()) {
-    report.report_path = written ? config_.report_path : "";
-    text = Impl::format_summary(report);
+    text = Impl::format_summary(report) +
+           (written ? "cunumpy: full report in " + config_.report_path + "\n"
+                    : "cunumpy: full report: set CUNUMPY_REPORT=<file>.txt or "
+                      ".json\n");
   } else { // what a quiet report file would hide
     for (const std::string& note : Impl::report_notes(report, true))
       text += "cunumpy: note: " + Impl::printable(note) + " (report in " +

@@ -58,11 +58,15 @@ def test_a_budget_writes_every_format_of_the_plugin(device_space):
 
     text = budget.report("text")
     assert text.startswith("cunumpy transfer report: ")
+    # Settings of the plugin only are not offered to a library's budget.
+    for plugin_only in ("CUNUMPY_REPORT", "CUNUMPY_ADVISE", "CUNUMPY_BUDGET"):
+        assert plugin_only not in text, text
     assert "budget: BROKEN, 1 broken rule(s)" in text
     assert "phase 'step' (3 calls); rule: " in text
 
     summary = budget.report("summary")
     assert summary.startswith("cunumpy: ") and "cunumpy: budget: BROKEN" in summary
+    assert "CUNUMPY_REPORT" not in summary, summary
 
     (root,) = json.loads(budget.report("hatchet"))
     assert root["frame"] == {"name": "program", "type": "region"}

@@ -5,10 +5,14 @@
 #include <cunumpy/transfer_budget.hpp>
 #include <cunumpy/transfer_error.hpp>
 
+#include "consumers/advice.hpp"
 #include "consumers/budget_state.hpp"
 #include "consumers/rule_file_input.hpp"
 #include "recorder/record_events.hpp"
 #include "recorder/recorder.hpp"
+#include "report/report.hpp"
+#include "support/excerpt.hpp"
+#include "support/variables.hpp"
 
 namespace cunumpy::profiling {
 
@@ -187,6 +191,35 @@ TransferBudget::advice(const AdviceOptions& options) const {
 TransferCounter& TransferBudget::total() {
   const RecorderLock lock = lock_recorder(*state_->recorder);
   return state_->total_view(lock);
+}
+
+std::string TransferBudget::report(std::string_view format) const {
+  const Impl::ReportFormat* chosen = Impl::find_report_format(format);
+  if (chosen == nullptr)
+    throw std::invalid_argument("TransferBudget::report: no report format '" +
+                                Impl::printable(std::string(format)) +
+                                "'; the formats are " +
+                                Impl::report_format_names());
+  Impl::Report report;
+  report.from_plugin = false;
+  const Impl::RunIdentity& run = Impl::run_identity();
+  report.rank = run.rank;
+  report.rank_known = run.rank_known;
+  report.size = run.size;
+  report.run_id = run.id;
+  report.label = run.label;
+  Impl::Recorder& recorder = *state_->recorder;
+  {
+    const Impl::RecorderLock lock = Impl::lock_recorder(recorder);
+    Impl::describe_run(report, 0.0, lock);
+    report.advice_recording = !state_->advice ? AdviceRecording::off
+                              : state_->advice->contents()
+                                  ? AdviceRecording::contents
+                                  : AdviceRecording::on;
+  }
+  Impl::describe_budget(report, *this, recorder);
+  report.has_budget = report.budget.rule_count > 0;
+  return chosen->write(report);
 }
 
 } // namespace cunumpy::profiling

@@ -9,14 +9,10 @@
 #include <cunumpy/space_names.hpp>
 #include <cunumpy/transfer_budget.hpp>
 
-#include "consumers/advice.hpp"
-#include "consumers/budget_state.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder/spaces.hpp"
 #include "report/format.hpp"
-#include "support/environment.hpp"
 #include "support/excerpt.hpp"
-#include "support/variables.hpp"
 
 namespace cunumpy::Impl {
 
@@ -209,11 +205,10 @@ void describe_budget(Report& report, const profiling::TransferBudget& budget,
 const std::vector<ReportFormat>& report_formats() {
   // A new format: a file with its function, and its line here.
   static const std::vector<ReportFormat> formats = {
-      {"text", "the full report for people", format_text},
-      {"summary", "the few lines the plugin writes on stderr", format_summary},
-      {"json", "every number, for scripts and cunumpy-report", format_json},
-      {"hatchet", "the region tree in Hatchet's literal format",
-       format_hatchet},
+      {"text", format_text},
+      {"summary", format_summary},
+      {"json", format_json},
+      {"hatchet", format_hatchet},
   };
   return formats;
 }
@@ -226,53 +221,18 @@ const ReportFormat* find_report_format(std::string_view name) {
 }
 
 std::string report_format_names() {
-  std::vector<std::string> names;
-  for (const ReportFormat& format : report_formats())
-    names.emplace_back(format.name);
-  return quoted_list(names);
+  return quoted_list(profiling::report_formats());
 }
 
 } // namespace cunumpy::Impl
 
 namespace cunumpy::profiling {
 
-// TransferBudget's reports in the plugin's formats live with the formats
-// (consumers do not depend on report/).
-
 std::vector<std::string> report_formats() {
   std::vector<std::string> names;
   for (const Impl::ReportFormat& format : Impl::report_formats())
     names.emplace_back(format.name);
   return names;
-}
-
-std::string TransferBudget::report(std::string_view format) const {
-  const Impl::ReportFormat* chosen = Impl::find_report_format(format);
-  if (chosen == nullptr)
-    throw std::invalid_argument("TransferBudget::report: no report format '" +
-                                Impl::printable(std::string(format)) +
-                                "'; the formats are " +
-                                Impl::report_format_names());
-  Impl::Report report;
-  report.no_budget = "the TransferBudget has no rule";
-  const Impl::RunIdentity& run = Impl::run_identity();
-  report.rank = run.rank;
-  report.rank_known = run.rank_known;
-  report.size = run.size;
-  report.run_id = run.id;
-  report.label = run.label;
-  Impl::Recorder& recorder = *state_->recorder;
-  {
-    const Impl::RecorderLock lock = Impl::lock_recorder(recorder);
-    Impl::describe_run(report, 0.0, lock);
-    report.advice_recording = !state_->advice ? AdviceRecording::off
-                              : state_->advice->contents()
-                                  ? AdviceRecording::contents
-                                  : AdviceRecording::on;
-  }
-  Impl::describe_budget(report, *this, recorder);
-  report.has_budget = report.budget.rule_count > 0;
-  return chosen->write(report);
 }
 
 } // namespace cunumpy::profiling

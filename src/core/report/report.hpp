@@ -77,8 +77,9 @@ struct Report {
   /// A budget was asked for (CUNUMPY_BUDGET; a library budget with
   /// rules): without one the verdict is "none".
   bool has_budget = false;
-  /// Why there is none, for the text report.
-  std::string no_budget = "set CUNUMPY_BUDGET to a rule file";
+  /// Made by the plugin (else by a TransferBudget of the library): the
+  /// text says which setting changes what it shows.
+  bool from_plugin = true;
   std::string budget_path;  ///< its rule file, if any
   std::string budget_error; ///< why the budget file was not used
   /// The region tree, the phases, the violations and the losses.
@@ -107,9 +108,6 @@ struct Report {
   std::vector<DualViewSync> dual_view_syncs;
   std::vector<DualViewModify> unsynced_modifies;
 
-  /// Where the full report is written ("" when nowhere): the summary
-  /// points to it.
-  std::string report_path;
   std::string trace_path;
   std::uint64_t trace_dropped = 0;
   /// What CUDA's own record of the process (CUPTI) added, or why not.
@@ -148,10 +146,9 @@ struct OpenRegionText {
 std::vector<OpenRegionText> open_region_texts(const RecorderLock& lock);
 
 /// A way to write a report: its name (CUNUMPY_REPORT_FORMAT,
-/// TransferBudget::report(format)), what it is, and the function writing it.
+/// TransferBudget::report(format)) and the function writing it.
 struct ReportFormat {
   std::string_view name;
-  std::string_view description;
   std::string (*write)(const Report&);
 };
 /// Every format, in the order the documentation lists them.
@@ -172,8 +169,8 @@ std::vector<std::string> report_notes(const Report& report, bool summary);
 
 /// The full text report (text_report.cpp).
 std::string format_text(const Report& report);
-/// A few lines for stderr: totals, phases, verdict and broken rules, and
-/// where the full report is (Report::report_path) (text_report.cpp).
+/// A few lines for stderr: totals, phases, verdict and broken rules
+/// (text_report.cpp).
 std::string format_summary(const Report& report);
 /// The JSON report, which cunumpy-report merges across ranks
 /// (json_report.cpp).

@@ -123,7 +123,9 @@ void append_body(std::string& text, const KindTable& totals,
 
 std::string budget_verdict(const Report& report) {
   if (!report.has_budget)
-    return "budget: none (" + report.no_budget + ")";
+    return report.from_plugin
+               ? "budget: none (set CUNUMPY_BUDGET to a rule file)"
+               : "budget: none (the TransferBudget has no rule)";
   const std::string budget = report.budget_path.empty()
                                  ? "budget"
                                  : "budget " + printable(report.budget_path);
@@ -236,8 +238,10 @@ void append_tree(std::string& text, const Report& report) {
   if (folded > 0)
     text += "  (" + std::to_string(folded) +
             (folded == 1 ? " region" : " regions") +
-            " without transfers not listed; CUNUMPY_REPORT_ALL_REGIONS=1 "
-            "lists them, the JSON report has them all)\n";
+            " without transfers not listed; " +
+            (report.from_plugin ? "CUNUMPY_REPORT_ALL_REGIONS=1 lists them, "
+                                : "") +
+            "the JSON report has them all)\n";
 }
 
 std::string saving_text(const profiling::Finding& finding) {
@@ -266,13 +270,16 @@ std::string where_text(const profiling::Finding& finding) {
 /// evidence, estimate and fix.
 void append_advice(std::string& text, const Report& report) {
   if (report.advice_recording == profiling::AdviceRecording::off) {
-    text += "\nadvice: off (CUNUMPY_ADVISE=0)\n";
+    text += report.from_plugin ? "\nadvice: off (CUNUMPY_ADVISE=0)\n"
+                               : "\nadvice: off (the budget records none)\n";
     return;
   }
   const auto& findings = report.advice;
   text += "\nadvice (" + std::to_string(findings.size()) +
           " finding(s), largest estimated saving first; rules in "
-          "docs/advice.md, thresholds in CUNUMPY_ADVISE_*):\n";
+          "docs/advice.md" +
+          (report.from_plugin ? ", thresholds in CUNUMPY_ADVISE_*" : "") +
+          "):\n";
   if (findings.empty())
     text += "  no copy pattern above the thresholds\n";
   for (std::size_t i = 0; i < findings.size(); ++i) {
@@ -292,8 +299,10 @@ void append_advice(std::string& text, const Report& report) {
   // Without a device no copy is a transfer: hashing finds nothing.
   if (report.advice_recording != profiling::AdviceRecording::contents &&
       report.budget.device.present)
-    text += "  (contents not hashed: CUNUMPY_ADVISE=contents also finds "
-            "copies of unchanged data)\n";
+    text += std::string("  (contents not hashed: ") +
+            (report.from_plugin ? "CUNUMPY_ADVISE=contents"
+                                : "advice with contents") +
+            " also finds copies of unchanged data)\n";
 }
 
 } // namespace
@@ -414,9 +423,6 @@ std::string format_summary(const Report& report) {
     text += "cunumpy: DualView \"" + printable(modify.label) +
             "\" modified on " + side_text(modify.on_device) +
             ", never synced (" + modify.site.str() + ")\n";
-  text += report.report_path.empty()
-              ? "cunumpy: full report: set CUNUMPY_REPORT=<file>.txt or .json\n"
-              : "cunumpy: full report in " + report.report_path + "\n";
   return text;
 }
 
