@@ -83,10 +83,12 @@ CudaView::CudaView() : attribution_(0) {}
 void CudaView::bind(Recorder& recorder) noexcept {
   if (recorder_.load(std::memory_order_acquire) != nullptr)
     return;
+  // Not under mutex_: the fork handler takes the recorder's locks first.
+  const std::uint8_t origin = recorder.register_source(name());
   {
     const std::lock_guard lock(mutex_);
-    origin_ = recorder.register_source(name());
-    attribution_.set_origin(origin_);
+    origin_ = origin;
+    attribution_.set_origin(origin);
   }
   recorder_.store(&recorder, std::memory_order_release);
 }
@@ -104,9 +106,12 @@ Recorder* CudaView::become_source() noexcept {
 }
 
 void CudaView::set_status(profiling::CudaViewState state, std::string reason) {
-  const std::lock_guard lock(mutex_);
-  state_ = state;
-  reason_ = std::move(reason);
+  {
+    const std::lock_guard lock(mutex_);
+    state_ = state;
+    reason_ = std::move(reason);
+  }
+  // Not under mutex_: the fork handler takes the recorder's locks first.
   if (state == profiling::CudaViewState::on)
     become_source();
 }
