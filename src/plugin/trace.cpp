@@ -100,7 +100,7 @@ void Trace::on_region_pop(const Impl::RegionPop& pop,
 
 Trace::Slice Trace::region_slice(const Impl::OpenRegion& region,
                                  std::uint32_t thread, double end) {
-  Slice slice;
+  Slice slice{};
   slice.type = Type::region;
   slice.thread = thread;
   slice.name = region.name;

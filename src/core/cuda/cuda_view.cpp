@@ -101,8 +101,23 @@ Recorder* CudaView::become_source() noexcept {
     return recorder;
   // CUDA's own record runs: the process has a device.
   recorder->note_device_space();
-  recorder->add_source(*this);
-  return recorder;
+  if (recorder->add_source(*this))
+    return recorder;
+  // Another source holds the name's place: what CUDA records cannot reach
+  // the recorder, and the verdict must not pass.
+  recorder_.store(nullptr, std::memory_order_release);
+  try {
+    const RecorderLock lock = recorder->lock();
+    recorder->open_incident(
+        "CUDA's record cannot feed the recorder: another event source took "
+        "its place ('" +
+            std::string(recorder->source_name(origin_)) +
+            "'), so copies CUDA made outside Kokkos are not counted",
+        lock);
+  } catch (...) {
+    recorder->count_lost(LossReason::record_failed);
+  }
+  return nullptr;
 }
 
 void CudaView::set_status(profiling::CudaViewState state, std::string reason) {

@@ -88,8 +88,8 @@ public:
 
 private:
   CudaView();
-  /// Feeds the recorder from now on (once).
-  /// The recorder bound, having become its source (once); null before.
+  /// The recorder bound, having become its source (once); null before, or
+  /// when the recorder has another source of its name (an incident).
   Recorder* become_source() noexcept;
   std::string migrations_unseen_locked() const; ///< mutex_ held
   /// `count` records could not be taken (told to the recorder bound).

@@ -78,10 +78,9 @@ Recorder& Recorder::instance() {
     // its first event or read: fork waits for every lock an event or a
     // read takes (each held for microseconds, never while calling out of
     // cunumpy), in the order they nest, and both sides release them.
-    static Recorder* forking = made;
-    ::pthread_atfork([] { forking->lock_for_fork(); },
-                     [] { forking->unlock_after_fork(); },
-                     [] { forking->unlock_after_fork(); });
+    ::pthread_atfork([] { recorder->lock_for_fork(); },
+                     [] { recorder->unlock_after_fork(); },
+                     [] { recorder->unlock_after_fork(); });
     return made;
   }();
   return *recorder;
@@ -258,6 +257,8 @@ std::string_view Recorder::source_name(std::uint8_t id) const noexcept {
 
 bool Recorder::add_source(EventSource& source) noexcept {
   const std::uint8_t id = register_source(source.name());
+  // With the names' mutex, as the fork handler reads the mask.
+  const std::lock_guard lock(sources_mutex_);
   EventSource* none = nullptr;
   if (!late_sources_[id].compare_exchange_strong(none, &source,
                                                  std::memory_order_acq_rel))
@@ -334,10 +335,13 @@ void Recorder::remove_thread(ThreadState& thread) {
                  threads_.end());
   if (last_read_ == &thread)
     last_read_ = nullptr;
-  // Regions never popped stay open after their thread (open_regions).
+  // Regions never popped stay open after their thread (open_regions): the
+  // first ones, so that threads that keep ending inside regions cannot grow
+  // it without bound (the report notes open regions of running threads).
   try {
     for (const OpenRegion& region : thread.regions)
-      left_open_.emplace_back(thread.index, region);
+      if (left_open_.size() < max_left_open)
+        left_open_.emplace_back(thread.index, region);
   } catch (...) {
     count_lost(LossReason::record_failed);
   }

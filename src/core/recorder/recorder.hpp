@@ -391,6 +391,7 @@ private:
   mutable const ThreadState* last_read_ = nullptr; ///< open_regions(thread)
   /// What threads left open when they ended, by thread index.
   std::vector<std::pair<std::uint32_t, OpenRegion>> left_open_;
+  static constexpr std::size_t max_left_open = 4096;
   std::size_t threads_in_regions_ = 0; ///< of threads_, with regions open
   RegionTree regions_;
   std::uint64_t next_call_ = 1;
