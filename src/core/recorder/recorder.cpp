@@ -92,9 +92,7 @@ void Recorder::lock_for_fork() noexcept {
   sources_mutex_.lock();
   // In the order of their ids, and released in the reverse order.
   forked_sources_ = late_sources_mask_.load(std::memory_order_acquire);
-  for (std::uint32_t id = 0; id < max_sources; ++id)
-    if ((forked_sources_ >> id & 1u) != 0)
-      late_source(static_cast<std::uint8_t>(id))->lock_for_fork();
+  for_each_source([](EventSource& source) { source.lock_for_fork(); });
   spaces_.lock_for_fork();
   lock_stack_capture_for_fork();
 }
@@ -268,19 +266,14 @@ bool Recorder::add_source(EventSource& source) noexcept {
 }
 
 void Recorder::collect_late_events() noexcept {
-  const std::uint32_t mask = late_sources_mask_.load(std::memory_order_acquire);
-  for (std::uint32_t id = 0; mask >> id != 0; ++id)
-    if ((mask >> id & 1u) != 0)
-      late_source(static_cast<std::uint8_t>(id))->collect();
+  for_each_source([](EventSource& source) { source.collect(); });
 }
 
 double Recorder::late_horizon() const noexcept {
   double horizon = std::numeric_limits<double>::infinity();
-  const std::uint32_t mask = late_sources_mask_.load(std::memory_order_acquire);
-  for (std::uint32_t id = 0; mask >> id != 0; ++id)
-    if ((mask >> id & 1u) != 0)
-      horizon = std::min(horizon,
-                         late_source(static_cast<std::uint8_t>(id))->horizon());
+  for_each_source([&horizon](const EventSource& source) {
+    horizon = std::min(horizon, source.horizon());
+  });
   return horizon;
 }
 
@@ -290,18 +283,16 @@ void Recorder::catch_up(const RecorderLock& lock) {
   if (mask != 0) {
     start_timeline();
     late_events_.clear();
-    for (std::uint32_t id = 0; mask >> id != 0; ++id) {
-      if ((mask >> id & 1u) == 0)
-        continue;
+    for_each_source([&](EventSource& source) {
       // Each source gives its events oldest first; so do all of them.
       const auto drained = static_cast<std::ptrdiff_t>(late_events_.size());
-      late_source(static_cast<std::uint8_t>(id))->drain(late_events_, lock);
+      source.drain(late_events_, lock);
       std::inplace_merge(late_events_.begin(), late_events_.begin() + drained,
                          late_events_.end(),
                          [](const RawEvent& a, const RawEvent& b) {
                            return a.start < b.start;
                          });
-    }
+    });
     for (RawEvent& event : late_events_) {
       if (event.region_thread == unplaced) {
         // A record of something no thread of the program did (CUDA's of a
@@ -685,10 +676,10 @@ std::string_view RecorderLock::source_name(std::uint8_t id) const {
 }
 std::string RecorderLock::migrations_unseen() const {
   std::string text;
-  for (std::uint8_t id = 0; id < Recorder::max_sources; ++id)
-    if (const EventSource* source = recorder_->late_source(id))
-      if (std::string why = source->migrations_unseen(); !why.empty())
-        text += (text.empty() ? "" : "; ") + why;
+  recorder_->for_each_source([&text](const EventSource& source) {
+    if (std::string why = source.migrations_unseen(); !why.empty())
+      text += (text.empty() ? "" : "; ") + why;
+  });
   return text;
 }
 const RecorderSettings& RecorderLock::settings() const {

@@ -309,6 +309,14 @@ public:
     return id < max_sources ? late_sources_[id].load(std::memory_order_acquire)
                             : nullptr;
   }
+  /// `visit(source)` for every source added, in the order of their ids.
+  template <class Visit> void for_each_source(Visit visit) const {
+    const std::uint32_t mask =
+        late_sources_mask_.load(std::memory_order_acquire);
+    for (std::uint32_t id = 0; mask >> id != 0; ++id)
+      if ((mask >> id & 1u) != 0)
+        visit(*late_source(static_cast<std::uint8_t>(id)));
+  }
   /// No late event still to come starts before this time: the earliest
   /// over the sources (+infinity without one). What sinks placing late
   /// events by their time must remember.
