@@ -141,6 +141,11 @@ ThreadState::ThreadState() : index(next_thread_index.fetch_add(1)) {}
 void ThreadState::join(Recorder& joined) {
   recorder = &joined;
   joined.add_thread(*this);
+  // Room for a copy and a fence in flight now, at the thread's first
+  // event: its first copy allocates nothing (after a fork, the child's
+  // first event takes no allocator lock another thread may have held).
+  copies.reserve(2);
+  fences.reserve(2);
 }
 
 ThreadState::~ThreadState() {
