@@ -694,11 +694,12 @@ TEST(CudaRecords, ALateRecordOfAForgottenRegionMakesTheBudgetIncomplete) {
 // the lock arrays' pointers copied at the first launch of a translation
 // unit, the header of a device allocation, a reduction's result.
 
-/// A kernel launch (a begin/end pair of parallel_for) with `calls` inside.
-void launch(const char* name, std::initializer_list<ApiCall> calls) {
+/// A kernel launch (a begin/end pair of parallel_for) on an execution space
+/// of `space`, with `calls` inside.
+void launch(const char* name, std::initializer_list<ApiCall> calls,
+            synthetic::ExecutionSpace space = synthetic::ExecutionSpace::cuda) {
   std::uint64_t id = 0;
-  Kokkos::Tools::beginParallelFor(
-      name, synthetic::global_id(synthetic::ExecutionSpace::cuda), &id);
+  Kokkos::Tools::beginParallelFor(name, synthetic::instance_id(space), &id);
   for (const ApiCall& call : calls)
     CUNUMPY_TEST_CUDA_CALL_HERE(call);
   Kokkos::Tools::endParallelFor(id);
@@ -708,10 +709,11 @@ void launch(const char* name, std::initializer_list<ApiCall> calls) {
 /// copy of its header (the CUDA copy `header`), the fence after it, and
 /// the initialization kernel.
 void allocate_view(const char* label, std::uint64_t bytes,
-                   const ApiCall& header) {
+                   ApiCall header) {
   static char memory[256];
   Kokkos::Tools::allocateData(Kokkos::Profiling::make_space_handle("Cuda"),
                               label, memory, bytes);
+  header.dst = memory;
   CUNUMPY_TEST_CUDA_CALL_HERE(header);
   synthetic::fence("SharedAllocationRecord<Kokkos::CudaSpace, void>::"
                    "SharedAllocationRecord(): fence after copying header "
@@ -736,12 +738,15 @@ ApiCall lock_array_copy() {
                   CopyDirection::host_to_device, 8, true);
 }
 
-ApiCall header_copy() {
-  return api_call("cudaMemcpyAsync", CallFamily::copy,
-                  CopyDirection::host_to_device, 128, false);
+/// Kokkos' copy of a view's header to the start of its allocation.
+ApiCall header_copy(const void* allocation = nullptr) {
+  ApiCall call = api_call("cudaMemcpyAsync", CallFamily::copy,
+                          CopyDirection::host_to_device, 128, false);
+  call.dst = allocation;
+  return call;
 }
 
-TEST(KokkosOwn, CopiesInsideAKernelLaunchAreKokkosOwnNotTransfers) {
+TEST(KokkosOwn, CopiesToTheDeviceOfADeviceLaunchAreKokkosOwnItsResultIsNot) {
   start_cuda_record();
   auto counted = cunumpy::profiling::count_transfers();
   const ApiCall first = lock_array_copy(), second = lock_array_copy();
@@ -756,12 +761,15 @@ TEST(KokkosOwn, CopiesInsideAKernelLaunchAreKokkosOwnNotTransfers) {
              MemoryKind::pageable, MemoryKind::device, 8, start, start + 1000);
   view().copy_records(&record_of_first, 1);
   const auto& counter = counted.counter();
-  EXPECT_EQ(counter.total(), 0u) << counter.report();
+  // The result copied back is the program's read (a reduction into a host
+  // value); the lock arrays are Kokkos'.
+  EXPECT_EQ(counter.total(), 1u) << counter.report();
   EXPECT_EQ(counter.to_device(), 0u);
-  EXPECT_EQ(counter.to_host(), 0u);
+  EXPECT_EQ(counter.to_host(), 1u);
+  EXPECT_EQ(counter.bytes_to_host(), 8u);
   EXPECT_EQ(counter.syncs(), 0u); // the launch's own wait is Kokkos'
-  EXPECT_EQ(counter.count(EventKind::kokkos_own), 3u);
-  EXPECT_EQ(counter.bytes(EventKind::kokkos_own), 24u);
+  EXPECT_EQ(counter.count(EventKind::kokkos_own), 2u);
+  EXPECT_EQ(counter.bytes(EventKind::kokkos_own), 16u);
   const auto events = counter.events();
   ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[0].kind, EventKind::kokkos_own);
@@ -773,9 +781,9 @@ TEST(KokkosOwn, CopiesInsideAKernelLaunchAreKokkosOwnNotTransfers) {
       << events[0].site.str();
   EXPECT_NE(events[0].site.line, 0);
   const std::string report = counter.report();
-  EXPECT_TRUE(shows(report, "0 transfer(s) through cunumpy")) << report;
-  EXPECT_TRUE(shows(report, "Kokkos' own CUDA copies 3 (24 bytes")) << report;
-  EXPECT_TRUE(shows(report, "kokkos_own (3):")) << report;
+  EXPECT_TRUE(shows(report, "1 transfer(s) through cunumpy")) << report;
+  EXPECT_TRUE(shows(report, "Kokkos' own CUDA copies 2 (16 bytes")) << report;
+  EXPECT_TRUE(shows(report, "kokkos_own (2):")) << report;
   EXPECT_NO_THROW(cunumpy::profiling::assert_no_transfers(
       [] { launch("advance", {lock_array_copy()}); }));
 }
@@ -792,7 +800,8 @@ TEST(KokkosOwn, TheHeaderOfADeviceAllocationIsKokkosOwnAndOnlyThatCopy) {
   // the program's.
   Kokkos::Tools::allocateData(Kokkos::Profiling::make_space_handle("Cuda"),
                               "raw", synthetic::fake_memory(3), 64);
-  const ApiCall header = header_copy(), second = header_copy();
+  const ApiCall header = header_copy(synthetic::fake_memory(3)),
+                second = header_copy(synthetic::fake_memory(3));
   CUNUMPY_TEST_CUDA_CALL_HERE(header);
   CUNUMPY_TEST_CUDA_CALL_HERE(second);
   // A host allocation opens no window.
@@ -842,6 +851,148 @@ TEST(KokkosOwn, ACopyAfterTheAllocationWindowClosedIsTheProgramsOwn) {
   EXPECT_EQ(counted.counter().count(EventKind::kokkos_own), 0u);
 }
 
+TEST(KokkosOwn, OnlyAHeaderSizedCopyToTheAllocationIsItsHeader) {
+  start_cuda_record();
+  auto counted = cunumpy::profiling::count_transfers();
+  const auto cuda = Kokkos::Profiling::make_space_handle("Cuda");
+  // A raw allocation (Kokkos::CudaSpace().allocate), then the program's
+  // 32 KiB into it.
+  Kokkos::Tools::allocateData(cuda, "staging", synthetic::fake_memory(5),
+                              32768);
+  ApiCall staging = api_call("cudaMemcpy", CallFamily::copy,
+                             CopyDirection::host_to_device, 32768, true);
+  staging.dst = synthetic::fake_memory(5);
+  CUNUMPY_TEST_CUDA_CALL_HERE(staging);
+  // A header's size, to another address than the allocation's.
+  Kokkos::Tools::allocateData(cuda, "state", synthetic::fake_memory(6), 800);
+  const ApiCall elsewhere = header_copy(synthetic::fake_memory(7));
+  CUNUMPY_TEST_CUDA_CALL_HERE(elsewhere);
+  const auto& counter = counted.counter();
+  EXPECT_EQ(counter.count(EventKind::kokkos_own), 0u) << counter.report();
+  EXPECT_EQ(counter.to_device(), 2u) << counter.report();
+  EXPECT_EQ(counter.bytes_to_device(), 32768u + 128u);
+}
+
+TEST(KokkosOwn, NothingAHostKernelsFunctorDoesIsKokkosOwn) {
+  start_cuda_record();
+  auto counted = cunumpy::profiling::count_transfers();
+  // A host parallel_for whose functor calls CUDA: a cuBLAS-like copy and
+  // a wait, as Kokkos' own launch would make them.
+  launch("host work",
+         {lock_array_copy(),
+          api_call("cudaStreamSynchronize", CallFamily::wait,
+                   CopyDirection::unknown, 0, true)},
+         synthetic::ExecutionSpace::openmp);
+  launch("serial work", {header_copy()}, synthetic::ExecutionSpace::serial);
+  const auto& counter = counted.counter();
+  EXPECT_EQ(counter.count(EventKind::kokkos_own), 0u) << counter.report();
+  EXPECT_EQ(counter.to_device(), 2u) << counter.report();
+  // The program's wait, and that of its synchronous copy.
+  EXPECT_EQ(counter.syncs(), 2u) << counter.report();
+}
+
+TEST(KokkosOwn, AKernelWhoseEndNeverCameLeavesNoWindowOpen) {
+  start_cuda_record();
+  auto counted = cunumpy::profiling::count_transfers();
+  std::uint64_t id = 0;
+  // A host kernel whose functor threw: no end. The program's copies after
+  // it are its own.
+  Kokkos::Tools::beginParallelFor(
+      "host work", synthetic::instance_id(synthetic::ExecutionSpace::openmp),
+      &id);
+  const ApiCall after_host = lock_array_copy();
+  CUNUMPY_TEST_CUDA_CALL_HERE(after_host);
+  // A device kernel whose launch threw: a plain cudaMemcpy is never one of
+  // Kokkos' launch copies, and the thread's next region closes the launch.
+  Kokkos::Tools::beginParallelFor(
+      "device work", synthetic::instance_id(synthetic::ExecutionSpace::cuda),
+      &id);
+  const ApiCall plain = api_call("cudaMemcpy", CallFamily::copy,
+                                 CopyDirection::host_to_device, 64, true);
+  CUNUMPY_TEST_CUDA_CALL_HERE(plain);
+  { synthetic::Region next("next"); }
+  const ApiCall after_region = lock_array_copy();
+  CUNUMPY_TEST_CUDA_CALL_HERE(after_region);
+  const auto& counter = counted.counter();
+  EXPECT_EQ(counter.count(EventKind::kokkos_own), 0u) << counter.report();
+  EXPECT_EQ(counter.to_device(), 3u) << counter.report();
+}
+
+/// A parallel_reduce into a host value on `space` as Kokkos 4.6 makes it:
+/// the launch (with `calls` inside, and the fence before the host reads the
+/// result from pinned memory when `pinned`), then the fence after it.
+void reduce(synthetic::ExecutionSpace space, bool pinned,
+            std::initializer_list<ApiCall> calls = {}) {
+  std::uint64_t id = 0;
+  Kokkos::Tools::beginParallelReduce("residual", synthetic::instance_id(space),
+                                     &id);
+  for (const ApiCall& call : calls)
+    CUNUMPY_TEST_CUDA_CALL_HERE(call);
+  if (pinned)
+    synthetic::fence("Kokkos::Impl::ParallelReduce<Cuda, RangePolicy>::"
+                     "execute: Result Not Device Accessible",
+                     synthetic::instance_id(space));
+  Kokkos::Tools::endParallelReduce(id);
+  synthetic::fence(
+      "Kokkos::parallel_reduce: fence due to result being value, not view",
+      synthetic::instance_id(space));
+}
+
+TEST(KokkosOwn, AReductionIntoAHostValueIsTheProgramsRead) {
+  start_cuda_record();
+  auto counted = cunumpy::profiling::count_transfers();
+  reduce(synthetic::ExecutionSpace::cuda, true); // Kokkos 4 on CUDA
+  const auto& counter = counted.counter();
+  EXPECT_EQ(counter.to_host(), 1u) << counter.report();
+  const auto events = counter.events();
+  const auto read = std::find_if(events.begin(), events.end(), [](auto& e) {
+    return e.kind == EventKind::to_host;
+  });
+  ASSERT_NE(read, events.end());
+  EXPECT_EQ(read->what, "parallel_reduce(\"residual\") result to the host, "
+                        "size not reported by Kokkos");
+  EXPECT_EQ(read->src_space, "Cuda");
+  EXPECT_NE(read->site.file.find("synthetic_events.hpp"), std::string::npos)
+      << read->site.str(); // the line that fenced: synthetic::fence
+  // Copied back by CUDA: one read, of its bytes, not a second one at the
+  // fence after the kernel.
+  reduce(synthetic::ExecutionSpace::cuda, false,
+         {api_call("cudaMemcpyAsync", CallFamily::copy,
+                   CopyDirection::device_to_host, 8, false)});
+  EXPECT_EQ(counter.to_host(), 2u) << counter.report();
+  EXPECT_EQ(counter.bytes_to_host(), 8u) << counter.report();
+  // HIP: only the fence after the kernel shows it.
+  reduce(synthetic::ExecutionSpace::hip, false);
+  EXPECT_EQ(counter.to_host(), 3u) << counter.report();
+  // A host reduction reads no device.
+  reduce(synthetic::ExecutionSpace::serial, false);
+  reduce(synthetic::ExecutionSpace::openmp, false);
+  EXPECT_EQ(counter.to_host(), 3u) << counter.report();
+  EXPECT_THROW(cunumpy::profiling::assert_no_transfers(
+                   [] { reduce(synthetic::ExecutionSpace::cuda, true); }),
+               cunumpy::TransferError);
+}
+
+TEST(KokkosOwn, ARuleAllowingSmallReadsPassesAReductionEveryStep) {
+  start_cuda_record();
+  TransferBudget budget;
+  budget.require("step", Rule().allow(EventKind::to_host,
+                                      cunumpy::profiling::Limits().max_nbytes(
+                                          8)));
+  TransferBudget forbidding;
+  forbidding.require("step", Rule());
+  for (int step = 0; step < 3; ++step) {
+    synthetic::Region region("step");
+    reduce(synthetic::ExecutionSpace::cuda, true);
+  }
+  EXPECT_TRUE(budget.violations().empty()) << budget.report();
+  const auto violations = forbidding.violations();
+  ASSERT_EQ(violations.size(), 1u) << forbidding.report();
+  EXPECT_EQ(violations[0].kind, EventKind::to_host);
+  ASSERT_EQ(violations[0].events.size(), 1u);
+  EXPECT_EQ(violations[0].events[0].count, 3u);
+}
+
 TEST(CudaRecords, MigrationRulesAreNotCheckedWhereCudaRecordsNoMigration) {
   start_cuda_record();
   using cunumpy::profiling::CudaViewState;
@@ -877,8 +1028,9 @@ TEST(CudaRecords, MigrationRulesAreNotCheckedWhereCudaRecordsNoMigration) {
             cunumpy::profiling::Verdict::ok);
   // Counters on, yet not one record of the managed memory's faults.
   cuda.set_unified_memory(true, "");
-  if (before.migration_records == 0)
+  if (before.migration_records == 0) {
     EXPECT_EQ(verdict_of(Rule()), cunumpy::profiling::Verdict::unchecked);
+  }
   const UnifiedMemoryRecord fault{UnifiedMemoryCounter::gpu_page_fault,
                                   MigrationCause::unknown, 1, ns_now(),
                                   ns_now()};

@@ -190,30 +190,75 @@ def test_kokkos_own_copies_pass_the_budget(case, cupti_built, fake_cuda,
         f"Kokkos' own copies at the program's line\n{text}"
 
 
-def test_raw_cuda_copy_breaks_the_budget(case, cupti_built, fake_cuda,
-                                         budget):
-    """The same program with its own cudaMemcpy in 'integrate', outside any
-    Kokkos event: the program's transfer, and the budget is broken."""
-    assert cupti_built
-    run, report = replayed(case, fake_cuda, budget, "--raw-copy")
-    assert run.status == 3, f"CUNUMPY_ON_VIOLATION=exit: status 3\n{run}"
-    broken = [line for line in run.cunumpy_lines()
-              if "cudaMemcpy(nbytes=64)" in line]
-    assert broken, f"the broken rule names the raw copy\n{run}"
-    assert report["total"]["kinds"]["kokkos_own"]["count"] == 3, \
-        shown(report["total"]["kinds"])
+PROGRAMS_OWN_COPIES = {
+    "--raw-copy": "cudaMemcpy(nbytes=64)",
+    "--uvm-copy": "cudaMemcpy(nbytes=64)",
+    "--host-kernel-copy": "cudaMemcpy(nbytes=64)",
+    "--thrown-host-kernel": "cudaMemcpy(nbytes=64)",
+    "--thrown-device-kernel": "cudaMemcpy(nbytes=64)",
+    "--raw-allocation": "cudaMemcpy(nbytes=32768)",
+    "--header-size-elsewhere": "cudaMemcpyAsync(nbytes=128)",
+}
 
 
-def test_copy_after_a_uvm_allocation_breaks_the_budget(case, cupti_built,
-                                                       fake_cuda, budget):
-    """The program's cudaMemcpy right after an allocation in CudaUVMSpace,
-    whose header Kokkos writes from the host: not taken for a header copy
-    (Kokkos' own), so the budget is broken."""
+def test_programs_cuda_copy_breaks_the_budget(case, cupti_built, fake_cuda,
+                                              budget):
+    """The program's own CUDA copy in 'integrate' where a time window would
+    take it for Kokkos': outside any Kokkos event, right after an allocation
+    in CudaUVMSpace (whose header Kokkos writes from the host), in a host
+    kernel's functor, after a host kernel whose functor threw or a device
+    launch that threw (no end event), into a raw CudaSpace allocation, or
+    of a header's size to another address than the allocation's. Each is
+    the program's transfer: the budget is broken, naming the copy, and
+    Kokkos' own copies are still the three of the plain run."""
     assert cupti_built
-    run, report = replayed(case, fake_cuda, budget, "--uvm-copy")
-    assert run.status == 3, f"CUNUMPY_ON_VIOLATION=exit: status 3\n{run}"
-    assert [line for line in run.cunumpy_lines()
-            if "cudaMemcpy(nbytes=64)" in line], \
-        f"the broken rule names the copy\n{run}"
-    assert report["total"]["kinds"]["kokkos_own"]["count"] == 3, \
-        shown(report["total"]["kinds"])
+    for option, copy in PROGRAMS_OWN_COPIES.items():
+        run, report = replayed(case, fake_cuda, budget, option)
+        assert run.status == 3, \
+            f"{option}: CUNUMPY_ON_VIOLATION=exit: status 3\n{run}"
+        assert [line for line in run.cunumpy_lines() if copy in line], \
+            f"{option}: the broken rule names the copy\n{run}"
+        kinds = report["total"]["kinds"]
+        assert kinds["kokkos_own"]["count"] == 3, f"{option}\n{shown(kinds)}"
+        assert kinds["to_device"]["count"] == 2, f"{option}\n{shown(kinds)}"
+
+
+def write_budget(tmp_path, integrate):
+    path = tmp_path / "budget.toml"
+    path.write_text("[phases.setup]\nallow.to_device = { max_count = 1 }\n"
+                    "[phases.integrate]\n" + integrate)
+    return str(path)
+
+
+def test_reduction_into_a_host_value_is_the_programs_copy(
+        case, cupti_built, fake_cuda, tmp_path):
+    """A Cuda parallel_reduce into a host value every step of 'integrate':
+    Kokkos copies its result to the host (from pinned memory after its
+    fence, or back with a cudaMemcpyAsync) because the program asked for
+    it. One to_host a step, at the program's line, with its wait: a phase
+    that forbids to_host is broken; one that allows 8-byte reads holds."""
+    assert cupti_built
+    steps = 5
+    for option, nbytes in (("--reduce", 0), ("--reduce-copy", 8)):
+        forbidding = write_budget(tmp_path, "")
+        run, report = replayed(case, fake_cuda, forbidding, "--steps",
+                               str(steps), option)
+        assert run.status == 3, f"{option}: to_host is not allowed\n{run}"
+        kinds = report["total"]["kinds"]
+        assert kinds["to_host"]["count"] == steps, f"{option}\n{shown(kinds)}"
+        assert kinds["to_host"]["bytes"] == steps * nbytes, \
+            f"{option}\n{shown(kinds)}"
+        assert kinds["sync"]["count"] >= steps, f"{option}\n{shown(kinds)}"
+        assert kinds["kokkos_own"]["count"] == 3, f"{option}\n{shown(kinds)}"
+        sites = [site for site in report["total"]["top_sites"]
+                 if site["kind"] == "to_host"]
+        assert sites and all("fake_cuda_app.cpp" in site["file"]
+                             for site in sites), \
+            f"{option}: at the program's line\n{shown(sites)}"
+        allowing = write_budget(
+            tmp_path, "allow.to_host = { max_nbytes = 8 }\n"
+                      "ignore = [\"sync\", \"device_copy\"]\n")
+        run, report = replayed(case, fake_cuda, allowing, "--steps",
+                               str(steps), option)
+        assert run.status == 0, f"{option}: 8-byte reads allowed\n{run}"
+        assert report["budget"]["verdict"] == "ok", shown(report["budget"])

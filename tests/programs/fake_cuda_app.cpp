@@ -7,12 +7,28 @@
 // once; then 'integrate' runs a kernel per step, and the first launch
 // copies Kokkos' lock arrays (two cudaMemcpyToSymbol of 8 bytes).
 //
-//   fake_cuda_app [--steps N] [--raw-copy] [--uvm-copy]
+//   fake_cuda_app [--steps N] [--raw-copy | --uvm-copy | --host-kernel-copy |
+//                  --thrown-host-kernel | --thrown-device-kernel |
+//                  --raw-allocation | --header-size-elsewhere]
+//                 [--reduce | --reduce-copy]
 //
-// --raw-copy adds the program's own cudaMemcpy of 64 bytes in the third
-// step of 'integrate', outside any Kokkos event. --uvm-copy makes that
-// copy right after an allocation in CudaUVMSpace, whose header Kokkos
-// writes from the host (no header copy).
+// Each of the first options adds the program's own cudaMemcpy (host to
+// device) in the third step of 'integrate', where Kokkos could be taken to
+// make it:
+//   --raw-copy               outside any Kokkos event, 64 bytes;
+//   --uvm-copy               right after an allocation in CudaUVMSpace,
+//                            whose header Kokkos writes from the host;
+//   --host-kernel-copy       in the functor of a host parallel_for;
+//   --thrown-host-kernel     after a host parallel_for whose functor threw
+//                            (no end event);
+//   --thrown-device-kernel   after a Cuda parallel_for whose launch threw;
+//   --raw-allocation         32 KiB into a raw CudaSpace allocation just
+//                            made (Kokkos::CudaSpace().allocate);
+//   --header-size-elsewhere  128 bytes right after a view's allocation, to
+//                            another address than the allocation's.
+// --reduce makes every step a Cuda parallel_reduce into a host value,
+// whose result Kokkos 4 reads from pinned memory after its fence; with
+// --reduce-copy Kokkos copies it back (cudaMemcpyAsync of 8 bytes).
 
 #include <cstdio>
 #include <cstdlib>
@@ -29,7 +45,7 @@ using Call = bool (*)(CUpti_CallbackDomain, CUpti_CallbackId, const char*,
                       const void*);
 Call call = nullptr;
 char* device_memory = nullptr;
-char host_memory[4096];
+char host_memory[1 << 16];
 
 void replay(CUpti_CallbackId id, const char* name, const void* params) {
   if (!call(CUPTI_CB_DOMAIN_RUNTIME_API, id, name, params)) {
@@ -55,10 +71,41 @@ void lock_arrays() {
          "cudaMemcpyToSymbol", &params);
 }
 
+void memcpy_sync(void* dst, const void* src, std::size_t count) {
+  cudaMemcpy_v3020_params params{dst, src, count, cudaMemcpyHostToDevice};
+  replay(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", &params);
+}
+
+void memcpy_to_host_async(void* dst, const void* src, std::size_t count) {
+  cudaMemcpyAsync_v3020_params params{dst, src, count,
+                                      cudaMemcpyDeviceToHost, nullptr};
+  replay(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, "cudaMemcpyAsync",
+         &params);
+}
+
+// Kokkos' device ids: the execution space type in the top 8 bits.
+constexpr std::uint32_t cuda_space = 0x2000001u;
+constexpr std::uint32_t openmp_space = 0x1000001u;
+
 void fence(const char* name) {
   std::uint64_t handle = 0;
-  Kokkos::Tools::beginFence(name, 0x2000001u, &handle);
+  Kokkos::Tools::beginFence(name, cuda_space, &handle);
   Kokkos::Tools::endFence(handle);
+}
+
+/// A Cuda parallel_reduce into a host value as Kokkos 4.6 makes it: the
+/// launch, the result read from pinned memory after a fence (or copied
+/// back), the fence after the kernel.
+void reduce(bool copy_back) {
+  std::uint64_t kernel = 0;
+  Kokkos::Tools::beginParallelReduce("residual", cuda_space, &kernel);
+  if (copy_back)
+    memcpy_to_host_async(host_memory + 2048, device_memory + 4096, 8);
+  else
+    fence("Kokkos::Impl::ParallelReduce<Cuda, RangePolicy>::execute: Result "
+          "Not Device Accessible");
+  Kokkos::Tools::endParallelReduce(kernel);
+  fence("Kokkos::parallel_reduce: fence due to result being value, not view");
 }
 
 } // namespace
@@ -66,15 +113,16 @@ void fence(const char* name) {
 int main(int argc, char* argv[]) {
   Kokkos::ScopeGuard kokkos(argc, argv);
   int steps = 100;
-  bool raw_copy = false;
-  bool uvm_copy = false;
+  std::string copy;     // the program's own copy in step 2 (see above)
+  std::string reduces;  // "--reduce" or "--reduce-copy"
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc)
+    const std::string argument = argv[i];
+    if (argument == "--steps" && i + 1 < argc)
       steps = std::atoi(argv[++i]);
-    else if (std::strcmp(argv[i], "--raw-copy") == 0)
-      raw_copy = true;
-    else if (std::strcmp(argv[i], "--uvm-copy") == 0)
-      raw_copy = uvm_copy = true;
+    else if (argument.rfind("--reduce", 0) == 0)
+      reduces = argument;
+    else
+      copy = argument;
   }
   void* cupti =
       dlopen(std::getenv("CUNUMPY_CUPTI_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
@@ -109,18 +157,44 @@ int main(int argc, char* argv[]) {
 
   for (int step = 0; step < steps; ++step) {
     Kokkos::Profiling::pushRegion("integrate");
-    Kokkos::Tools::beginParallelFor("advance", 0x2000001u, &kernel);
+    Kokkos::Tools::beginParallelFor("advance", cuda_space, &kernel);
     if (step == 0)
       lock_arrays();
     Kokkos::Tools::endParallelFor(kernel);
-    if (raw_copy && step == 2) {
-      if (uvm_copy)
+    if (!reduces.empty())
+      reduce(reduces == "--reduce-copy");
+    if (step == 2 && !copy.empty()) {
+      char* const staging = device_memory + 8192;
+      if (copy == "--raw-copy") {
+        memcpy_sync(device_memory, host_memory, 64);
+      } else if (copy == "--uvm-copy") {
         Kokkos::Tools::allocateData(
             Kokkos::Profiling::make_space_handle("CudaUVM"), "managed",
             device_memory + 2048, 256);
-      cudaMemcpy_v3020_params params{device_memory, host_memory, 64,
-                                     cudaMemcpyHostToDevice};
-      replay(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", &params);
+        memcpy_sync(device_memory, host_memory, 64);
+      } else if (copy == "--host-kernel-copy") {
+        Kokkos::Tools::beginParallelFor("host work", openmp_space, &kernel);
+        memcpy_sync(device_memory, host_memory, 64);
+        Kokkos::Tools::endParallelFor(kernel);
+      } else if (copy == "--thrown-host-kernel") {
+        Kokkos::Tools::beginParallelFor("host work", openmp_space, &kernel);
+        // The functor threw; the program caught it and goes on.
+        memcpy_sync(device_memory, host_memory, 64);
+      } else if (copy == "--thrown-device-kernel") {
+        Kokkos::Tools::beginParallelFor("device work", cuda_space, &kernel);
+        // Kokkos threw before the launch (a functor's copy threw).
+        memcpy_sync(device_memory, host_memory, 64);
+      } else if (copy == "--raw-allocation") {
+        Kokkos::Tools::allocateData(cuda, "staging", staging, 32768);
+        memcpy_sync(staging, host_memory, 32768);
+      } else if (copy == "--header-size-elsewhere") {
+        Kokkos::Tools::allocateData(cuda, "staging", staging, 800);
+        memcpy_async(staging + 1024, host_memory, 128);
+      } else {
+        std::fprintf(stderr, "fake_cuda_app: unknown option %s\n",
+                     copy.c_str());
+        return 2;
+      }
     }
     Kokkos::Profiling::popRegion();
   }

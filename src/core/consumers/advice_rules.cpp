@@ -240,9 +240,15 @@ void blocking_small_read(const RuleInput& in, Found& found) {
         "idles while the host launches the next iteration, which is not "
         "counted here";
     set_saving(finding, stats.seconds);
-    finding.fix = "read it with cunumpy::to_host_async (xp.to_host_async) "
-                  "and use the value one iteration late, so the host never "
-                  "waits for the iteration it has just queued";
+    const std::string what = text(in, stats.description);
+    const bool result = what.rfind("parallel_reduce(", 0) == 0 ||
+                        what.rfind("parallel_scan(", 0) == 0;
+    finding.fix = std::string(result ? "reduce into a device view and read "
+                                       "it with "
+                                     : "read it with ") +
+                  "cunumpy::to_host_async (xp.to_host_async) and use the "
+                  "value one iteration late, so the host never waits for the "
+                  "iteration it has just queued";
     found.emplace_back(stats.order, std::move(finding));
   }
 }

@@ -57,6 +57,10 @@ struct ApiCall {
   bool synchronous = false; ///< the call returns when the copy is done
   CopyDirection direction = CopyDirection::unknown;
   std::uint64_t bytes = 0; ///< 0 when the arguments do not say
+  /// Where a copy writes and reads, when the arguments say (null for a
+  /// symbol, an array, a wait).
+  const void* dst = nullptr;
+  const void* src = nullptr;
   std::uint32_t correlation = 0;
 };
 

@@ -46,6 +46,20 @@ CudaThread& cuda_thread() {
   return FastThreadLocal<CudaThread, &HotThreadLocals::cuda_thread>::get();
 }
 
+/// The header Kokkos writes at the start of a device view's allocation
+/// (Kokkos::Impl::SharedAllocationHeader, 128 bytes in Kokkos 3 to 5).
+constexpr std::uint64_t allocation_header_size = 128;
+
+/// A copy the way Kokkos makes them when it launches a kernel: its lock
+/// arrays (cudaMemcpyToSymbol), its parameters (cudaMemcpyToSymbolAsync
+/// into constant memory, or cudaMemcpyAsync for a large functor). A plain
+/// cudaMemcpy, a 2D copy or a driver call is never one.
+bool is_launch_copy(const ApiCall& call) {
+  const std::string_view name = call.name != nullptr ? call.name : "";
+  return !call.driver && (name.rfind("cudaMemcpyToSymbol", 0) == 0 ||
+                          name.rfind("cudaMemcpyAsync", 0) == 0);
+}
+
 std::string describe(const ApiCall& call) {
   std::string text = call.name;
   if (call.family == CallFamily::wait)
@@ -207,10 +221,11 @@ void CudaView::api_enter(const ApiCall& call) noexcept {
     switch (call.family) {
     case CallFamily::wait:
       // Kokkos' fences wait through CUDA, and so do its blocking copies:
-      // those waits are Kokkos events already. A kernel launch's waits are
-      // Kokkos' own business.
+      // those waits are Kokkos events already. A device kernel's launch
+      // waits on Kokkos' own business (a host kernel's functor is the
+      // program's code).
       if (thread.fence_depth > 0 || thread.copy_depth > 0 ||
-          thread.launch_depth > 0)
+          thread.device_launch)
         return;
       // A blocking cunumpy call waits anyway, and a SyncScope records its
       // own wait (PendingHost::result): not a second sync.
@@ -244,13 +259,22 @@ void CudaView::api_enter(const ApiCall& call) noexcept {
         attribution_.expect(open.token, call.correlation);
       }
       open.role = Role::own_copy;
-      // What Kokkos is doing says whose copy it is: inside a kernel launch
-      // (lock arrays, launch parameters, a reduction's result), or the
-      // header Kokkos writes into a device allocation just made.
-      if (thread.launch_depth > 0) {
-        open.role = Role::kokkos_own;
+      // What Kokkos is doing says whose copy it is (docs/cuda.md): a device
+      // kernel's launch copies its lock arrays and parameters to the
+      // device, and its result (a reduction into a host value) to the host
+      // for the program; Kokkos writes a new device view's header, 128
+      // bytes to the start of the allocation it just reported. Anything
+      // else, or what cannot be told, is the program's.
+      if (thread.device_launch) {
+        if (call.direction == CopyDirection::device_to_host)
+          thread.launch_result = LaunchResult::none; // counted here
+        else if (call.direction != CopyDirection::unknown &&
+                 is_launch_copy(call))
+          open.role = Role::kokkos_own;
       } else if (thread.allocation_step == AllocationStep::allocated &&
-                 call.direction == CopyDirection::host_to_device) {
+                 call.direction == CopyDirection::host_to_device &&
+                 call.bytes == allocation_header_size &&
+                 call.dst == thread.allocation) {
         thread.allocation_step = AllocationStep::header;
         open.role = Role::kokkos_own;
       }
@@ -258,7 +282,7 @@ void CudaView::api_enter(const ApiCall& call) noexcept {
     case CallFamily::prefetch:
       // Kokkos prefetches the views it initializes: the migration records
       // count the bytes.
-      if (thread.copy_depth > 0 || thread.launch_depth > 0)
+      if (thread.copy_depth > 0 || thread.device_launch)
         return;
       open.role = Role::prefetch;
       break;

@@ -162,6 +162,8 @@ template <class P> void count_and_kind(const void* params, ApiCall& call) {
   const auto* p = static_cast<const P*>(params);
   call.bytes = p->count;
   call.direction = by_kind(p->kind, p->dst, p->src);
+  call.dst = p->dst;
+  call.src = p->src;
 }
 template <class P> void to_symbol(const void* params, ApiCall& call) {
   const auto* p = static_cast<const P*>(params);
@@ -181,6 +183,8 @@ template <class P> void two_d(const void* params, ApiCall& call) {
   const auto* p = static_cast<const P*>(params);
   call.bytes = p->width * p->height;
   call.direction = by_kind(p->kind, p->dst, p->src);
+  call.dst = p->dst;
+  call.src = p->src;
 }
 template <class P> void three_d(const void* params, ApiCall& call) {
   const cudaMemcpy3DParms* p = static_cast<const P*>(params)->p;
@@ -191,6 +195,8 @@ template <class P> void three_d(const void* params, ApiCall& call) {
   if (p->srcArray == nullptr && p->dstArray == nullptr)
     call.bytes = p->extent.width * p->extent.height * p->extent.depth;
   call.direction = by_kind(p->kind, p->dstPtr.ptr, p->srcPtr.ptr);
+  call.dst = p->dstPtr.ptr;
+  call.src = p->srcPtr.ptr;
 }
 template <class P> void peer(const void* params, ApiCall& call) {
   call.bytes = static_cast<const P*>(params)->count;
@@ -210,8 +216,9 @@ void byte_count(const void* params, ApiCall& call) {
 template <class P> void unified(const void* params, ApiCall& call) {
   const auto* p = static_cast<const P*>(params);
   call.bytes = p->ByteCount;
-  call.direction = by_pointers(reinterpret_cast<const void*>(p->dst),
-                               reinterpret_cast<const void*>(p->src));
+  call.dst = reinterpret_cast<const void*>(p->dst);
+  call.src = reinterpret_cast<const void*>(p->src);
+  call.direction = by_pointers(call.dst, call.src);
 }
 template <class P> void driver_2d(const void* params, ApiCall& call) {
   const CUDA_MEMCPY2D* p = static_cast<const P*>(params)->pCopy;

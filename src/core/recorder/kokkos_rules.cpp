@@ -22,6 +22,32 @@ bool is_host_execution_space_fence(std::uint32_t device_id,
   return type == 0 || type == 1 || type == 5 || type == 6;
 }
 
+std::string_view device_space_name(std::uint32_t type) noexcept {
+  switch (type) {
+  case 2:
+    return "Cuda";
+  case 3:
+    return "HIP";
+  case 4:
+    return "OpenMPTargetSpace";
+  case 7:
+    return "SYCLDeviceUSM";
+  case 8:
+    return "OpenACC";
+  default:
+    return "";
+  }
+}
+
+bool is_result_read_fence(std::string_view name) noexcept {
+  return starts_with(name, "Kokkos::parallel_reduce: fence due to result") ||
+         starts_with(name, "Kokkos::parallel_scan: fence due to result") ||
+         starts_with(name,
+                     "Kokkos::parallel_reduce: fence after copying values") ||
+         (starts_with(name, "Kokkos::Impl::Parallel") &&
+          name.find("Result Not Device Accessible") != std::string_view::npos);
+}
+
 bool is_implicit_fence(std::string_view name) noexcept {
   // Kokkos names the fences a user asks for without a name "... Unnamed
   // (Global|Instance) Fence"; its own fences are named after what needs them.

@@ -42,6 +42,32 @@ bool is_tool_fence(std::string_view name) noexcept;
 bool is_host_execution_space_fence(std::uint32_t device_id,
                                    const KokkosTraits& kokkos) noexcept;
 
+/// Kokkos' execution space type in a kernel's or fence's device id (the
+/// top 8 bits, Kokkos::Tools::Experimental::DeviceType; Kokkos 3.4 encodes
+/// it in kernels' ids too).
+inline constexpr std::uint32_t cuda_space_type = 2;
+inline std::uint32_t execution_space_type(std::uint32_t device_id) noexcept {
+  return device_id >> 24;
+}
+
+/// A kernel or fence of a device execution space: Cuda, HIP, OpenMPTarget,
+/// SYCL or OpenACC.
+inline bool is_device_execution_space(std::uint32_t device_id) noexcept {
+  const std::uint32_t type = execution_space_type(device_id);
+  return type == 2 || type == 3 || type == 4 || type == 7 || type == 8;
+}
+
+/// The memory space of a device execution space type, as Kokkos' copies
+/// name it: "Cuda", "HIP", "OpenMPTargetSpace", "SYCLDeviceUSM",
+/// "OpenACC"; "" for another type.
+std::string_view device_space_name(std::uint32_t type) noexcept;
+
+/// A fence Kokkos makes before the host reads a device kernel's result: a
+/// parallel_reduce or parallel_scan into a host value, after the kernel
+/// ("fence due to result being value, not view") or inside its launch
+/// ("Result Not Device Accessible", the result in pinned memory).
+bool is_result_read_fence(std::string_view name) noexcept;
+
 /// A wait the program did not ask for: a fence Kokkos made on its own
 /// (named after what needs it), not a user's Kokkos::fence().
 bool is_implicit_fence(std::string_view name) noexcept;

@@ -90,6 +90,30 @@ void place_event(RawEvent& event, const Place& place) noexcept {
   event.call = place.call;
 }
 
+/// The copy of a device kernel's result to the host (a parallel_reduce or
+/// parallel_scan into a host value) that `fence` waits for, whose sync is
+/// `wait`: a to_host of the program's, at the fence's line. Kokkos does not
+/// report its size.
+RawEvent result_read(Recorder& recorder, const ThreadState& thread,
+                     const InFlightFence& fence, const RawEvent& wait,
+                     const RecorderLock& lock) {
+  RawEvent read = wait;
+  read.kind = EventKind::to_host;
+  read.implicit = false;
+  read.allocation = false;
+  read.nbytes = 0;
+  const bool scan = fence.name.find("scan") != std::string::npos;
+  StringTable& strings = recorder.strings(lock);
+  read.label = strings.intern(thread.device_kernel);
+  read.description = strings.intern(
+      std::string(scan ? "parallel_scan(\"" : "parallel_reduce(\"") +
+      thread.device_kernel +
+      "\") result to the host, size not reported by Kokkos");
+  read.src_space = strings.intern(device_space_name(fence.space_type));
+  read.dst_space = strings.intern("Host");
+  return read;
+}
+
 } // namespace
 
 namespace record {
@@ -104,6 +128,7 @@ void begin_deep_copy(Recorder& recorder, const char* dst_space,
     thread = &thread_state(recorder);
     ++thread->activity;
     thread->allocation_step = AllocationStep::none;
+    thread->device_launch = false; // a launch whose end never came
     copy = &thread->push_copy();
     copy->transfer = false;
     copy->saw_fence = false;
@@ -235,6 +260,7 @@ void begin_fence(Recorder& recorder, const char* name,
       recorder.count_lost(LossReason::copy_unseen);
     fence = &thread->push_fence();
     fence->recorded = false;
+    fence->reads_result = false;
     fence->in_allocation = thread->allocation_step != AllocationStep::none;
     if (thread->allocation_step == AllocationStep::allocated)
       thread->allocation_step = AllocationStep::header; // no header copy
@@ -260,6 +286,14 @@ void begin_fence(Recorder& recorder, const char* name,
       return;
     ++thread->fence_count; // recorded: SyncScope need not record it again
     fence->recorded = true;
+    if (thread->launch_result == LaunchResult::uncounted &&
+        is_device_execution_space(device_id) &&
+        is_result_read_fence(fence_name)) {
+      // Kokkos reads the result of the device kernel begun last: the
+      // program asked for it (a reduction into a host value), once.
+      fence->reads_result = true;
+      thread->launch_result = LaunchResult::none;
+    }
     fence->name.assign(fence_name);
     fence->site.capture(recorder);
     fence->place = recorder.place(*thread);
@@ -311,6 +345,11 @@ void end_fence(Recorder& recorder) noexcept {
       if (fence.site.api != nullptr)
         event.description = api_description(recorder, fence.site.api, lock);
     }
+    if (fence.reads_result) {
+      // The read of a value and its wait, as for a deep copy into a scalar.
+      event.scalar = true;
+      recorder.deliver(result_read(recorder, thread, fence, event, lock), lock);
+    }
     if (ApiScope* api = fence.site.api; api != nullptr && api->single_sync) {
       if (api->sync_recorded)
         return;
@@ -345,6 +384,7 @@ void push_region(Recorder& recorder, const char* name) noexcept {
   try {
     ThreadState& thread = thread_state(recorder);
     thread.allocation_step = AllocationStep::none;
+    thread.device_launch = false; // a launch whose end never came
     const std::uint32_t id =
         recent_name_id(recorder, thread, name != nullptr ? name : "");
     const double time = recorder.now();
@@ -359,6 +399,7 @@ void pop_region(Recorder& recorder) noexcept {
   try {
     ThreadState& thread = thread_state(recorder);
     thread.allocation_step = AllocationStep::none;
+    thread.device_launch = false; // a launch whose end never came
     const double time = recorder.now();
     const RecorderLock lock = recorder.lock();
     recorder.pop_region(thread, time, lock);
@@ -477,6 +518,7 @@ void allocation(Recorder& recorder, const char* space, const void* ptr,
                                  ? AllocationStep::none
                              : header_copied ? AllocationStep::allocated
                                              : AllocationStep::header;
+    thread.allocation = ptr;
     if (!recorder.wants_allocations())
       return;
     if (side != SpaceSide::host)
@@ -493,7 +535,13 @@ void begin_kernel(Recorder& recorder, const char* name,
   try {
     recorder.note_execution_space(device_id);
     ThreadState& thread = thread_state(recorder);
-    ++thread.launch_depth;
+    // Only a device kernel's launch makes CUDA copies of Kokkos' own: a
+    // host kernel's functor is the program's code.
+    thread.device_launch = is_device_execution_space(device_id);
+    thread.launch_result = thread.device_launch ? LaunchResult::uncounted
+                                                : LaunchResult::none;
+    if (thread.device_launch)
+      thread.device_kernel.assign(name != nullptr ? name : "");
     const AllocationStep step = thread.allocation_step;
     thread.allocation_step =
         step == AllocationStep::allocated || step == AllocationStep::header
@@ -551,8 +599,7 @@ void end_kernel(Recorder& recorder) noexcept {
   try {
     ThreadState& thread = thread_state(recorder);
     state = &thread;
-    if (thread.launch_depth > 0)
-      --thread.launch_depth;
+    thread.device_launch = false;
     if (thread.allocation_step == AllocationStep::initializing)
       thread.allocation_step = AllocationStep::initialized;
     if (thread.kernel_depth == 0)

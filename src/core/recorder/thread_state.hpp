@@ -235,8 +235,18 @@ enum class AllocationStep : std::uint8_t {
   initialized,  ///< until the fence after that kernel
 };
 
+/// The host result of a device kernel (a parallel_reduce or parallel_scan
+/// into a host value): Kokkos copies it to the host, a to_host of the
+/// program's (docs/counting.md).
+enum class LaunchResult : std::uint8_t {
+  none,      ///< no device kernel, or its result was counted
+  uncounted, ///< a device kernel began: a result read would be counted
+};
+
 struct InFlightFence {
   bool recorded = false;
+  /// Kokkos fences to read a device kernel's result on the host.
+  bool reads_result = false;
   bool in_allocation = false; ///< a fence of a view's making
   bool global = false;
   std::uint32_t space_type = 0; ///< Kokkos 4's execution space type
@@ -377,13 +387,21 @@ struct alignas(64) ThreadState {
   std::size_t failed_fence_begins = 0;
   std::vector<InFlightKernel> kernels;
   std::size_t kernel_depth = 0;
-  /// What Kokkos is doing on this thread (docs/cuda.md): the kernel
-  /// launches (parallel_for, _reduce, _scan) between their begin and end,
-  /// and where it is in making a device view. CUDA copies inside a launch,
-  /// and the one that writes a new allocation's header, are Kokkos' own;
-  /// the fences of a view's making are its allocation's (advice).
-  std::uint32_t launch_depth = 0;
+  /// What Kokkos is doing on this thread (docs/cuda.md). `device_launch`:
+  /// a kernel of a device execution space is being launched (between its
+  /// begin and end, with no other Kokkos event of the thread since its
+  /// begin but fences and allocations: a launch whose end never came is
+  /// closed by the thread's next region, copy or kernel). Host-to-device
+  /// CUDA copies and CUDA waits there are Kokkos' own; a copy to the host
+  /// there is the reduction's result, the program's. `allocation_step`:
+  /// where Kokkos is in making a device view; the copy of its header (128
+  /// bytes, host to device, to `allocation` itself) is Kokkos' own, and the
+  /// fences of a view's making are its allocation's (advice).
+  bool device_launch = false;
   AllocationStep allocation_step = AllocationStep::none;
+  /// The result of the last device kernel begun on this thread (a
+  /// reduction or scan into host memory): whether it was counted yet.
+  LaunchResult launch_result = LaunchResult::none;
   /// cunumpy's own fence of debug-sync mode is running: its fence events
   /// are the wait cunumpy records itself.
   bool in_debug_fence = false;
@@ -424,6 +442,10 @@ struct alignas(64) ThreadState {
   unsigned next_space = 0;
   // Unknown spaces (by name id) this thread told the registry of.
   std::uint32_t noted_unknown[4] = {};
+  /// The device allocation Kokkos reported last on this thread (whose
+  /// header it may copy next), and the last device kernel's name.
+  const void* allocation = nullptr;
+  std::string device_kernel;
 
   ThreadState();
   ThreadState(const ThreadState&) = delete;
