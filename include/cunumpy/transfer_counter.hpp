@@ -125,8 +125,10 @@ public:
   std::uint64_t events_lost() const;
   /// False when events may be missing: some could not be recorded, or
   /// another tool replaced cunumpy's Kokkos Tools callbacks while counting
-  /// (then their number is unknown). assert_no_transfers and budgets fail
-  /// when a counter is not complete.
+  /// (then their number is unknown); and when nothing could be checked: the
+  /// program has shown no device memory space, so no copy could be a
+  /// transfer (unless CUNUMPY_ALLOW_NO_DEVICE=1). assert_no_transfers and
+  /// budgets fail when a counter is not complete.
   bool complete() const;
   /// Why the counter is not complete, one line per cause; empty when it is.
   std::vector<std::string> losses() const;

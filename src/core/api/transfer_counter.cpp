@@ -131,12 +131,12 @@ std::uint64_t TransferCounter::events_lost() const {
 }
 bool TransferCounter::complete() const {
   return read(state_, [](const CounterState& s, const RecorderLock& lock) {
-    return s.losses.complete(lock);
+    return s.complete(lock);
   });
 }
 std::vector<std::string> TransferCounter::losses() const {
   return read(state_, [](const CounterState& s, const RecorderLock& lock) {
-    return s.losses.describe(lock);
+    return s.problems(lock);
   });
 }
 std::vector<Finding>

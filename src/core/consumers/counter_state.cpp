@@ -283,6 +283,26 @@ CounterState::summaries(const RecorderLock& lock) const {
   return result;
 }
 
+std::string CounterState::unchecked(const RecorderLock& lock) const {
+  if (lock.settings().allow_no_device)
+    return {};
+  const profiling::DeviceStatus device = lock.device_status();
+  if (device.present)
+    return {};
+  return device.reason + "; nothing was checked: run with a device, or a "
+                         "fake one on a CPU (docs/getting-started.md), or set "
+                         "CUNUMPY_ALLOW_NO_DEVICE=1 where a run without a "
+                         "device may pass";
+}
+
+std::vector<std::string>
+CounterState::problems(const RecorderLock& lock) const {
+  std::vector<std::string> lines = losses.describe(lock);
+  if (std::string why = unchecked(lock); !why.empty())
+    lines.push_back(std::move(why));
+  return lines;
+}
+
 std::string CounterState::report(const RecorderLock& lock) const {
   const std::vector<profiling::SiteSummary> sites = summaries(lock);
   std::string text = format_report(totals, sites);
@@ -290,6 +310,8 @@ std::string CounterState::report(const RecorderLock& lock) const {
     text += "  note: call sites of " + problem + "\n";
   for (const std::string& line : losses.describe(lock))
     text += "  INCOMPLETE: " + line + "\n";
+  if (const std::string why = unchecked(lock); !why.empty())
+    text += "  NOT CHECKED: " + why + "\n";
   return text;
 }
 
@@ -312,6 +334,18 @@ std::vector<Event> CounterState::events(const RecorderLock& lock) const {
   return result;
 }
 
+namespace {
+
+std::string joined(const std::vector<std::string>& lines,
+                   std::string_view separator) {
+  std::string text;
+  for (const std::string& line : lines)
+    text += (text.empty() ? "" : std::string(separator)) + line;
+  return text;
+}
+
+} // namespace
+
 void throw_if_transfers(const profiling::TransferCounter& counter,
                         SourceLocation where) {
   const std::uint64_t transfers = counter.to_host() + counter.to_device() +
@@ -326,8 +360,8 @@ void throw_if_transfers(const profiling::TransferCounter& counter,
                " host/device transfer(s) where none are allowed";
   if (!complete)
     message += std::string(transfers > 0 ? "; and " : "") +
-               "cunumpy cannot tell that none happened: events may have been "
-               "lost";
+               "cunumpy cannot tell that none happened: " +
+               joined(counter.losses(), "; ");
   if (where.known())
     message += " (checked at " + std::string(where.file) + ":" +
                std::to_string(where.line) + ")";

@@ -108,6 +108,17 @@ struct CounterState final : AdvisedSink {
   std::vector<Event> events(const RecorderLock& lock) const;
 
   std::uint64_t total(const RecorderLock& lock) const;
+  /// Why what it counted checks nothing: the program has shown no device
+  /// memory space, so no copy could be a transfer (unless
+  /// CUNUMPY_ALLOW_NO_DEVICE=1, as for budgets); empty when it checks.
+  std::string unchecked(const RecorderLock& lock) const;
+  /// Events may be missing, or nothing was checked: assert_no_transfers
+  /// fails, `complete()` is false.
+  bool complete(const RecorderLock& lock) const {
+    return losses.complete(lock) && unchecked(lock).empty();
+  }
+  /// Why it is not complete, one line per cause.
+  std::vector<std::string> problems(const RecorderLock& lock) const;
 
   /// Aggregates beyond this are merged into one "(other sites)" entry, so a
   /// counter stays small even when descriptions vary without bound.
