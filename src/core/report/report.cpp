@@ -13,6 +13,7 @@
 #include "recorder/spaces.hpp"
 #include "report/format.hpp"
 #include "support/excerpt.hpp"
+#include "support/process_info.hpp"
 
 namespace cunumpy::Impl {
 
@@ -177,6 +178,8 @@ void describe_run(Report& report, double start, const RecorderLock& lock) {
   report.program = program_name();
   report.kokkos_interface = recorder.kokkos().interface;
   report.pid = static_cast<long>(::getpid());
+  report.started = process_start_time();
+  report.ended = wall_clock_now();
   report.elapsed = recorder.now() - start;
   report.backtrace_depth = recorder.backtrace_depth();
   for (const OpenRegionText& open : open_region_texts(lock))
