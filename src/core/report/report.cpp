@@ -100,7 +100,15 @@ std::vector<std::string> report_notes(const Report& report, bool summary) {
   if (!report.has_budget || !report.budget_error.empty())
     for (const std::string& loss : report.budget.losses)
       notes.push_back("INCOMPLETE: " + loss);
-  if (std::string note = unknown_spaces_note(report); !note.empty())
+  // A budget that could not be checked for them names the spaces itself.
+  const bool budget_names_them =
+      !report.budget.device.unknown_spaces.empty() &&
+      std::any_of(report.budget.violations.begin(),
+                  report.budget.violations.end(), [](const auto& violation) {
+                    return violation.limit == profiling::Limit::no_device;
+                  });
+  if (std::string note = unknown_spaces_note(report);
+      !note.empty() && !budget_names_them)
     notes.push_back(std::move(note));
   // What changes nothing the user sees or does stays in the report file.
   if (!summary && !report.unwatched.empty())

@@ -29,7 +29,7 @@ std::vector<Variable> make_table() {
     {"CUNUMPY_ON_VIOLATION", Kind::choice, "warn, exit", "warn",
      "exit: a failed budget ends the process with status 3 when it would end with 0", true},
     {"CUNUMPY_ALLOW_NO_DEVICE", Kind::integer, "0, 1", "0",
-     "1: a budget of a program without a device passes, unchecked (a CPU-only CI job)",
+     "1: a budget of a program without a device passes, unchecked (a CPU-only CI job); not one that copied to spaces cunumpy does not know",
      false, 0, 1},
     {"CUNUMPY_TRACE", Kind::text, "a file; %r: the MPI rank", "none",
      "a Chrome trace of copies, syncs, regions and kernels (Perfetto)", true},
