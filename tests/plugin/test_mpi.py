@@ -9,7 +9,7 @@ import shlex
 import socket
 import sys
 
-from plugin_helpers import shown
+from plugin_helpers import program_ran, shown
 
 
 def test_mpi(case, budget, mpirun, report_tool):
@@ -194,3 +194,27 @@ def test_launchers_without_a_launch_id(case, budget, report_tool):
         assert (run.status == 2 and
                 f"different launches of run '{run_id}'" in run.stderr), \
             f"{launcher}: the stale report of rank 1 is refused\n{run}"
+
+
+def test_hydra_proxy_command_line(case, budget):
+    """The ranks' hydra proxy, a parent or a process above it, with its
+    --control-port: a value no port is (empty, a newline, too long) names
+    no launch, and the rank variable alone does."""
+    program = shlex.quote(case.program)
+    for value, levels, run_id in [
+            ("node7:4242", 1, "hydra:node7:4242"),
+            ("node7:4242", 3, "hydra:node7:4242"),
+            ("", 1, "launcher:PMI_RANK"),
+            ("node7\n:4242", 1, "launcher:PMI_RANK"),
+            ("n" * 300 + ":1", 1, "launcher:PMI_RANK")]:
+        script = f"{program}; exit $?"
+        for _ in range(levels - 1):
+            script = f"sh -c {shlex.quote(script)}; exit $?"
+        run = case.run(command=["sh", "-c", script, "hydra_pmi_proxy",
+                                "--control-port", value],
+                       CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=budget,
+                       PMI_RANK=0, PMI_SIZE=1)
+        program_ran(run)
+        found = case.json("report.json", run)["run"]
+        assert found["id"] == run_id and not found["id_unique"], \
+            f"--control-port {value!r}, {levels} level(s) up\n{shown(found)}"
