@@ -7,8 +7,8 @@
 //   KOKKOS_TOOLS_LIBS=<prefix>/lib/libkp_cunumpy.so
 //   CUNUMPY_BUDGET=budget.toml ./legacy_app --copy-in-step
 //
-// (Kokkos 3.x reads KOKKOS_PROFILE_LIBRARY; on a host-only Kokkos 3 build the
-// device is a fake one: add CUNUMPY_DEVICE_SPACES=FakeDevice.)
+// (Kokkos before 3.7 reads only KOKKOS_PROFILE_LIBRARY: set it too. On a
+// host-only Kokkos 3, add CUNUMPY_DEVICE_SPACES=FakeDevice: a fake device.)
 //
 //   ./legacy_app [--steps N] [--size N] [--output-every N] [--copy-in-step]
 //                [--probes N] [--alternate-tools N] [--device-time US]

@@ -52,8 +52,13 @@ struct DeviceStatus {
   /// The execution spaces seen: "OpenMP", "Cuda", ...
   std::vector<std::string> backends;
   /// Without a device: "no device memory space in this program (backends:
-  /// OpenMP): no copy could be a transfer".
+  /// OpenMP): no copy could be a transfer", or, where copies went to or
+  /// from memory spaces cunumpy does not know, how many.
   std::string reason;
+  /// Without a device, the memory spaces of unknown name that copies went
+  /// to or from: such a run is not one without a device, and a budget
+  /// cannot pass it (not even with CUNUMPY_ALLOW_NO_DEVICE=1).
+  std::vector<std::string> unknown_spaces;
 };
 
 struct BudgetSnapshot {
@@ -70,7 +75,7 @@ struct BudgetSnapshot {
   std::vector<Violation> violations;
   /// What the program has of devices; without one, a budget with rules has
   /// a no_device violation, unless CUNUMPY_ALLOW_NO_DEVICE=1 allowed it
-  /// (`unchecked_allowed`).
+  /// (`unchecked_allowed`) and no copy went to a space of unknown name.
   DeviceStatus device;
   bool unchecked_allowed = false;
   /// Why events may be missing, one line per cause; empty when complete.

@@ -208,6 +208,7 @@ Config Config::from_environment() {
   config.rank_known = run.rank_known;
   config.size = run.size;
   config.run_id = run.id;
+  config.run_id_unique = run.id_unique;
   config.label = run.label;
   if (const auto budget = Impl::read_text("CUNUMPY_BUDGET"))
     config.budget_path = *budget;

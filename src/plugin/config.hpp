@@ -53,6 +53,7 @@ struct Config {
   int size = 0;
   /// What every rank of one launch shares (Impl::run_identity).
   std::string run_id;
+  bool run_id_unique = true;
   /// CUNUMPY_LABEL: the user's name for this run, in the JSON report (to
   /// tell runs apart when comparing them).
   std::string label;

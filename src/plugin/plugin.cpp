@@ -361,6 +361,7 @@ bool Plugin::write_report() {
     report.rank_known = config_.rank_known;
     report.size = config_.size;
     report.run_id = config_.run_id;
+    report.run_id_unique = config_.run_id_unique;
     report.label = config_.label;
     report.kokkos_interface = interface_version_;
     report.kokkos_sessions = sessions_seen_;

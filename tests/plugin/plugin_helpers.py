@@ -21,7 +21,8 @@ KEPT_CUNUMPY_VARIABLES = {"CUNUMPY_DEVICE_SPACES"}
 MPI_VARIABLES = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
                  "SLURM_PROCID", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
                  "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS", "SLURM_JOB_ID",
-                 "SLURM_STEP_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"]
+                 "SLURM_STEP_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid",
+                 "PMI_ID", "MV2_COMM_WORLD_RANK", "MPIRUN_ID"]
 # The exit status of CUNUMPY_ON_VIOLATION=exit.
 VIOLATION_STATUS = 3
 

@@ -265,9 +265,9 @@ def schema_places(schema, value, place, names, extra, missing):
 # here.
 NOT_MERGED = {
     "report": {"backtrace_depth", "callbacks_unwatched_reason",
-               "callbacks_watched", "cuda_view", "device_spaces",
-               "dual_views", "open_regions", "pid", "rank_known",
-               "region_tree_cut", "trace", "unknown_spaces"},
+               "callbacks_watched", "cuda_view", "dual_views",
+               "open_regions", "pid", "rank_known", "region_tree_cut",
+               "trace"},
     "report.advice": {"thresholds"},
     "FINDING": {"bytes", "estimate", "evidence", "region_calls",
                 "saving_per_call"},

@@ -1,11 +1,15 @@
-"""Two MPI ranks of the legacy example, each writing its own report (the
-rank comes from the launcher's environment), merged by cunumpy-report."""
+"""MPI ranks of the legacy example, each writing its own report (the rank
+comes from the launcher's environment), merged by cunumpy-report; the run
+id that tells one launch's reports from a stale one's, launcher by
+launcher."""
 
 import os
 import re
+import shlex
+import socket
 import sys
 
-from plugin_helpers import shown
+from plugin_helpers import program_ran, shown
 
 
 def test_mpi(case, budget, mpirun, report_tool):
@@ -75,3 +79,142 @@ def test_mpi(case, budget, mpirun, report_tool):
     assert (run.status == 2 and "a text report cannot be merged: write the "
             "reports with CUNUMPY_REPORT=<file>.json" in run.stderr), \
         f"a text report is refused with what to do\n{run}"
+
+
+def free_port():
+    """A TCP port no one listens on now."""
+    with socket.socket() as listener:
+        listener.bind(("", 0))
+        return listener.getsockname()[1]
+
+
+def test_mpich(case, budget, mpirun, report_tool):
+    """MPICH's mpiexec (hydra; Intel MPI's and MVAPICH's mpiexec are hydra
+    too) names no launch in the ranks' environment, only PMI_RANK and
+    PMI_SIZE: its ranks share the control port on their proxy's command
+    line. One launch's reports pass --check; a stale report of an earlier
+    launch on the same port (MPIEXEC_PORT_RANGE, as a firewall's port range
+    makes it) is refused, being written before this launch began."""
+    os.makedirs(case.path("reports"))
+    check = [sys.executable, report_tool, "--check", case.path("reports")]
+    port = free_port()
+    variables = dict(CUNUMPY_REPORT="reports/report-%r.json",
+                     CUNUMPY_BUDGET=budget,
+                     MPIEXEC_PORT_RANGE=f"{port}:{port}")
+    run = case.run(command=[mpirun, "-n", "2", case.program], **variables)
+    assert run.status == 0, f"mpiexec -n 2 must succeed\n{run}"
+    runs = [case.json(f"reports/report-{rank}.json", run)["run"]
+            for rank in (0, 1)]
+    assert (runs[0]["id"] == runs[1]["id"] and
+            re.fullmatch(rf"hydra:.+:{port}", runs[0]["id"]) and
+            not runs[0]["id_unique"] and runs[0]["size"] == 2), \
+        f"the ranks share the launch's control port\n{shown(runs)}"
+    run = case.run(command=check)
+    assert run.status == 0 and "check: passed" in run.stdout, \
+        f"one launch's reports are one run\n{run}"
+
+    run = case.run(command=[mpirun, "-n", "1", case.program, ":",
+                            "-n", "1", "true"], **variables)
+    assert run.status == 0, f"the second launch must succeed\n{run}"
+    stale = case.json("reports/report-1.json", run)["run"]
+    assert stale == runs[1], "rank 1 wrote no report this time"
+    run = case.run(command=check)
+    assert (run.status == 2 and "different launches of run 'hydra:" in
+            run.stderr and "report-1.json was written" in run.stderr), \
+        f"rank 1's report of the earlier launch is refused\n{run}"
+
+
+# What launchers without a launch id of their own set for each rank, from
+# their sources and documentation: MVAPICH's mpirun_rsh (its mpispawn sets
+# MPIRUN_ID, the pid of mpirun_rsh), and PMI's rank and size alone (hydra's
+# ranks whose proxy cannot be read).
+LAUNCHERS = {
+    "mpirun_rsh": (lambda rank: {"MV2_COMM_WORLD_RANK": rank,
+                                 "MV2_COMM_WORLD_SIZE": 2, "PMI_ID": rank,
+                                 "MPIRUN_ID": 31337, "MPIRUN_NPROCS": 2},
+                   "mpirun_rsh:31337"),
+    "mpirun_rsh, MPIRUN_ID empty": (
+        lambda rank: {"MV2_COMM_WORLD_RANK": rank, "MV2_COMM_WORLD_SIZE": 2,
+                      "MPIRUN_ID": ""},
+        "launcher:MV2_COMM_WORLD_RANK"),
+    "PMI": (lambda rank: {"PMI_RANK": rank, "PMI_SIZE": 2},
+            "launcher:PMI_RANK"),
+}
+
+
+def launch(case, name, ranks, variables_of_rank, **variables):
+    """Runs `ranks` of one launch, as a launcher does: every process starts
+    before any of them ends (each waits for the others' files)."""
+    lines = []
+    for rank in ranks:
+        others = " ".join(shlex.quote(f"{name}.{other}.ready")
+                          for other in ranks if other != rank)
+        setting = " ".join(f"{key}={shlex.quote(str(value))}"
+                           for key, value in variables_of_rank(rank).items())
+        lines.append(
+            f"(touch {shlex.quote(f'{name}.{rank}.ready')}; "
+            f"for other in {others}; do while [ ! -e \"$other\" ]; do "
+            f"sleep 0.01; done; done; "
+            f"exec env {setting} {shlex.quote(case.program)}) & "
+            f"pid{rank}=$!")
+    lines.append("status=0")
+    lines.extend(f"wait $pid{rank} || status=$?" for rank in ranks)
+    lines.append(f"rm -f {shlex.quote(name)}.*.ready; exit $status")
+    return case.run(command=["sh", "-c", "\n".join(lines)], **variables)
+
+
+def test_launchers_without_a_launch_id(case, budget, report_tool):
+    """Launchers that name no launch in the ranks' environment: the ranks of
+    one launch are one run; a stale report of an earlier launch, which ended
+    before this one began, is refused."""
+    for number, (launcher, (variables_of_rank, run_id)) in \
+            enumerate(LAUNCHERS.items()):
+        reports = case.path(f"reports-{number}")
+        os.makedirs(reports)
+        variables = dict(CUNUMPY_REPORT=f"{reports}/report-%r.json",
+                         CUNUMPY_BUDGET=budget)
+        check = [sys.executable, report_tool, "--check", reports]
+        run = launch(case, f"launch-{number}", [0, 1], variables_of_rank,
+                     **variables)
+        assert run.status == 0, f"{launcher}: both ranks run\n{run}"
+        runs = [case.json(f"reports-{number}/report-{rank}.json", run)["run"]
+                for rank in (0, 1)]
+        assert ([entry["id"] for entry in runs] == [run_id, run_id] and
+                [entry["rank"] for entry in runs] == [0, 1] and
+                not runs[0]["id_unique"] and runs[0]["size"] == 2), \
+            f"{launcher}: the ranks share '{run_id}'\n{shown(runs)}"
+        run = case.run(command=check)
+        assert run.status == 0 and "check: passed" in run.stdout, \
+            f"{launcher}: one launch's reports are one run\n{run}"
+        # A second launch in which rank 1 wrote no report.
+        run = case.run(**variables, **{key: str(value) for key, value in
+                                       variables_of_rank(0).items()})
+        assert run.status == 0, f"{launcher}: rank 0 runs again\n{run}"
+        run = case.run(command=check)
+        assert (run.status == 2 and
+                f"different launches of run '{run_id}'" in run.stderr), \
+            f"{launcher}: the stale report of rank 1 is refused\n{run}"
+
+
+def test_hydra_proxy_command_line(case, budget):
+    """The ranks' hydra proxy, a parent or a process above it, with its
+    --control-port: a value no port is (empty, a newline, too long) names
+    no launch, and the rank variable alone does."""
+    program = shlex.quote(case.program)
+    for value, levels, run_id in [
+            ("node7:4242", 1, "hydra:node7:4242"),
+            ("node7:4242", 3, "hydra:node7:4242"),
+            ("", 1, "launcher:PMI_RANK"),
+            ("node7\n:4242", 1, "launcher:PMI_RANK"),
+            ("n" * 300 + ":1", 1, "launcher:PMI_RANK")]:
+        script = f"{program}; exit $?"
+        for _ in range(levels - 1):
+            script = f"sh -c {shlex.quote(script)}; exit $?"
+        run = case.run(command=["sh", "-c", script, "hydra_pmi_proxy",
+                                "--control-port", value],
+                       CUNUMPY_REPORT="report.json", CUNUMPY_BUDGET=budget,
+                       PMI_RANK=0, PMI_SIZE=1)
+        program_ran(run)
+        found = case.json("report.json", run)["run"]
+        assert found["id"] == run_id and not found["id_unique"], \
+            f"--control-port {value!r}, {levels} level(s) up\n{shown(found)}"

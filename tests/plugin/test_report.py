@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 from plugin_helpers import (DIAGNOSTICS_BYTES, MODIFY, OUTPUT_COPY, OUTPUTS,
                             SETUP_COPY, STATE_BYTES, STEPS, SYNC,
@@ -192,6 +193,63 @@ def test_unknown_device_space(case):
          shown(report["unknown_spaces"]))
     assert not any("note:" in line for line in run.cunumpy_lines()), \
         f"and there is no note\n{run}"
+
+
+def test_unknown_device_space_under_a_budget(case, budget, report_tool):
+    """FakeDevice unnamed, under a budget: the copies went to a space
+    cunumpy could not classify, so the run is not one without a device but
+    one it could not check. The one hint is the space to name;
+    CUNUMPY_ALLOW_NO_DEVICE=1 is not offered and does not make it pass; the
+    merged report of 4 such ranks says NOT CHECKED, with the note."""
+    unchecked = (r"NOT CHECKED: 121 copies to or from memory space\(s\) "
+                 r"'FakeDevice', which cunumpy does not know, taken for host "
+                 r"copies and not counted$")
+    hint = ("if 'FakeDevice' is device memory, set "
+            "CUNUMPY_DEVICE_SPACES=FakeDevice")
+    for allow in (None, "1"):
+        run = case.run(["--copy-in-step"], CUNUMPY_BUDGET=budget,
+                       CUNUMPY_ON_VIOLATION="exit", CUNUMPY_DEVICE_SPACES=None,
+                       CUNUMPY_ALLOW_NO_DEVICE=allow,
+                       CUNUMPY_REPORT="report.json")
+        assert run.status == VIOLATION_STATUS, \
+            f"ALLOW_NO_DEVICE={allow}: the budget fails\n{run}"
+        lines = one_warning(run, r": budget .*: " + unchecked)
+        assert [line for line in lines if "CUNUMPY_" in line] == [
+            "cunumpy:     " + hint,
+            "cunumpy: CUNUMPY_ON_VIOLATION=exit: the budget failed, so the "
+            "process ends with status 3 instead of 0"], \
+            f"ALLOW_NO_DEVICE={allow}: one hint, the space to name\n{run}"
+        budget_json = case.json("report.json", run)["budget"]
+        assert (budget_json["verdict"] == "unchecked" and
+                not budget_json["ok"] and not any(
+                    "CUNUMPY_ALLOW_NO_DEVICE" in note
+                    for note in budget_json["notes"])), shown(budget_json)
+    # A device named that the program never used: the hint keeps it.
+    run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_DEVICE_SPACES="OtherSpace")
+    assert ("cunumpy:     if 'FakeDevice' is device memory, set "
+            "CUNUMPY_DEVICE_SPACES=FakeDevice,OtherSpace"
+            in run.cunumpy_lines()), f"the value keeps OtherSpace\n{run}"
+
+    os.makedirs(case.path("reports"))
+    for rank in range(4):
+        run = case.run(CUNUMPY_BUDGET=budget, CUNUMPY_DEVICE_SPACES=None,
+                       CUNUMPY_REPORT="reports/report-%r.json",
+                       CUNUMPY_RUN_ID="four-ranks",
+                       OMPI_COMM_WORLD_RANK=rank, OMPI_COMM_WORLD_SIZE=4)
+        program_ran(run)
+    run = case.run(command=[sys.executable, report_tool, "--check",
+                            case.path("reports")])
+    assert run.status == 1, f"--check fails: nothing was checked\n{run}"
+    assert "BROKEN" not in run.stdout, f"no rank broke the budget\n{run}"
+    assert re.search(r"^budget: NOT CHECKED on rank\(s\) 0-3: 21 copies "
+                     r"to or from memory space\(s\) 'FakeDevice'",
+                     run.stdout, re.MULTILINE), \
+        f"the ranks could not check it\n{run}"
+    assert ("\nmemory space(s) cunumpy does not know: 'FakeDevice', on "
+            "rank(s) 0-3 (84 copies not counted)\n  if it is device memory, "
+            "set CUNUMPY_DEVICE_SPACES=FakeDevice\n" in run.stdout), \
+        f"the note of the ranks, with the space to name\n{run}"
+    assert "ALLOW_NO_DEVICE" not in run.stdout, f"and no other hint\n{run}"
 
 
 def test_backtrace_off(case):

@@ -207,6 +207,7 @@ std::string TransferBudget::report(std::string_view format) const {
   report.rank_known = run.rank_known;
   report.size = run.size;
   report.run_id = run.id;
+  report.run_id_unique = run.id_unique;
   report.label = run.label;
   Impl::Recorder& recorder = *state_->recorder;
   {

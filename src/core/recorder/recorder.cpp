@@ -13,6 +13,7 @@
 #include "call_sites/stack_capture.hpp"
 #include "recorder/thread_state.hpp"
 #include "support/environment.hpp"
+#include "support/excerpt.hpp"
 #include "support/variables.hpp"
 #include "tools/callbacks.hpp"
 
@@ -559,7 +560,19 @@ profiling::DeviceStatus Recorder::device_status(const RecorderLock&) const {
   for (const std::string& name : status.backends)
     device = device || is_device_backend(name);
   status.present = device;
-  if (!device) {
+  const SpaceRegistry::Unknown unknown =
+      device ? SpaceRegistry::Unknown() : spaces_.unknown();
+  if (unknown.copies > 0 && !unknown.names.empty()) {
+    std::string names;
+    for (const std::string& name : unknown.names)
+      names += (names.empty() ? "'" : ", '") + printable(name) + "'";
+    status.reason = std::to_string(unknown.copies) +
+                    (unknown.copies == 1 ? " copy" : " copies") +
+                    " to or from memory space(s) " + names +
+                    ", which cunumpy does not know, taken for host copies "
+                    "and not counted";
+    status.unknown_spaces = unknown.names;
+  } else if (!device) {
     std::string backends;
     for (const std::string& name : status.backends)
       backends += (backends.empty() ? "" : ", ") + name;

@@ -93,7 +93,7 @@ bool SpaceRegistry::is_device(std::string_view name) {
          device_names_.end();
 }
 
-std::vector<std::string> SpaceRegistry::devices() {
+std::vector<std::string> SpaceRegistry::devices() const {
   std::lock_guard lock(mutex_);
   return device_names_;
 }
@@ -105,7 +105,7 @@ void SpaceRegistry::note_unknown(std::string_view name) {
     unknown_names_.emplace_back(name);
 }
 
-SpaceRegistry::Unknown SpaceRegistry::unknown() {
+SpaceRegistry::Unknown SpaceRegistry::unknown() const {
   std::lock_guard lock(mutex_);
   Unknown result;
   // Names registered as devices since they were seen are known now.

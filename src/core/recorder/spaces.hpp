@@ -25,13 +25,13 @@ public:
   /// Throws std::invalid_argument for a host space's name.
   void add_device(std::string_view name);
   bool is_device(std::string_view name);
-  std::vector<std::string> devices();
+  std::vector<std::string> devices() const;
   void note_unknown(std::string_view name);
   struct Unknown {
     std::vector<std::string> names;
     std::uint64_t copies = 0;
   };
-  Unknown unknown();
+  Unknown unknown() const;
   void count_unknown_copy() noexcept {
     unknown_copies_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -41,7 +41,7 @@ public:
   void unlock_after_fork() noexcept { mutex_.unlock(); }
 
 private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::vector<std::string> device_names_;
   std::vector<std::string> unknown_names_; // seen in host-to-host copies
   std::atomic<std::uint64_t> unknown_copies_{0};

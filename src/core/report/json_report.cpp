@@ -369,11 +369,14 @@ std::string format_json(const Report& report) {
   json.end_array();
   json.key("run");
   json.begin_object();
+  json.member("ended", report.ended);
   json.member("id", report.run_id);
+  json.member("id_unique", report.run_id_unique);
   json.member("label", unless_empty(report.label));
   json.member("rank", report.rank);
   json.member("size",
               report.size > 0 ? std::optional<int>(report.size) : std::nullopt);
+  json.member("started", report.started);
   json.end_object();
   json.member("site_problems", report.site_problems);
   json.key("total");

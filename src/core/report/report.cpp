@@ -13,6 +13,7 @@
 #include "recorder/spaces.hpp"
 #include "report/format.hpp"
 #include "support/excerpt.hpp"
+#include "support/process_info.hpp"
 
 namespace cunumpy::Impl {
 
@@ -99,7 +100,15 @@ std::vector<std::string> report_notes(const Report& report, bool summary) {
   if (!report.has_budget || !report.budget_error.empty())
     for (const std::string& loss : report.budget.losses)
       notes.push_back("INCOMPLETE: " + loss);
-  if (std::string note = unknown_spaces_note(report); !note.empty())
+  // A budget that could not be checked for them names the spaces itself.
+  const bool budget_names_them =
+      !report.budget.device.unknown_spaces.empty() &&
+      std::any_of(report.budget.violations.begin(),
+                  report.budget.violations.end(), [](const auto& violation) {
+                    return violation.limit == profiling::Limit::no_device;
+                  });
+  if (std::string note = unknown_spaces_note(report);
+      !note.empty() && !budget_names_them)
     notes.push_back(std::move(note));
   // What changes nothing the user sees or does stays in the report file.
   if (!summary && !report.unwatched.empty())
@@ -177,6 +186,8 @@ void describe_run(Report& report, double start, const RecorderLock& lock) {
   report.program = program_name();
   report.kokkos_interface = recorder.kokkos().interface;
   report.pid = static_cast<long>(::getpid());
+  report.started = process_start_time();
+  report.ended = wall_clock_now();
   report.elapsed = recorder.now() - start;
   report.backtrace_depth = recorder.backtrace_depth();
   for (const OpenRegionText& open : open_region_texts(lock))

@@ -60,6 +60,12 @@ struct Report {
   bool rank_known = false;
   int size = 0; ///< the job's ranks; 0: unknown
   std::string run_id;
+  bool run_id_unique = true; ///< RunId::unique
+  /// When the process started and when the report was made (seconds since
+  /// the epoch): launches of one run id that is not unique are told apart
+  /// by them.
+  double started = 0.0;
+  double ended = 0.0;
   std::string label; ///< CUNUMPY_LABEL
   /// The Kokkos that called the plugin: its tools interface, its version
   /// when it declared one, and how many of its sessions (or Kokkos

@@ -9,6 +9,7 @@
 
 #include "support/environment.hpp"
 #include "support/excerpt.hpp"
+#include "support/process_info.hpp"
 
 namespace cunumpy::Impl {
 namespace {
@@ -28,7 +29,7 @@ std::vector<Variable> make_table() {
     {"CUNUMPY_ON_VIOLATION", Kind::choice, "warn, exit", "warn",
      "exit: a failed budget ends the process with status 3 when it would end with 0", true},
     {"CUNUMPY_ALLOW_NO_DEVICE", Kind::integer, "0, 1", "0",
-     "1: a budget of a program without a device passes, unchecked (a CPU-only CI job)",
+     "1: a budget of a program without a device passes, unchecked (a CPU-only CI job); not one that copied to spaces cunumpy does not know",
      false, 0, 1},
     {"CUNUMPY_TRACE", Kind::text, "a file; %r: the MPI rank", "none",
      "a Chrome trace of copies, syncs, regions and kernels (Perfetto)", true},
@@ -177,9 +178,19 @@ std::string variables_markdown() {
   return text;
 }
 
+namespace {
+
+// The variables launchers set for a process' rank, the first one set wins:
+// Open MPI, PMI (MPICH's hydra, Intel MPI, Slurm's pmi2), PMIx, Slurm,
+// hydra with -pmi-port and MVAPICH's mpirun_rsh (PMI_ID), mpirun_rsh.
+constexpr const char* rank_variables[] = {
+    "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID",
+    "PMI_ID",               "MV2_COMM_WORLD_RANK"};
+
+} // namespace
+
 std::optional<int> rank_from_environment() {
-  for (const char* name :
-       {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+  for (const char* name : rank_variables) {
     if (const auto rank =
             environment_integer(name, 0, (1 << 30) - 1, "ignored"))
       return rank;
@@ -197,27 +208,55 @@ std::optional<int> ranks_from_environment() {
   return std::nullopt;
 }
 
-std::string run_id_from_environment() {
+RunId run_id_from_environment() {
   if (const auto id = read_text("CUNUMPY_RUN_ID"))
-    return *id;
+    return {*id, true};
   // Every launch's own id that is set: Slurm's job alone is shared by the
   // launches (srun steps, mpiruns) of one batch job.
-  std::string id;
+  RunId run{{}, false};
+  const auto add = [&run](const std::string& part) {
+    run.id += (run.id.empty() ? "" : " ") + part;
+  };
   if (const auto job = environment("SLURM_JOB_ID")) {
     const auto step = environment("SLURM_STEP_ID");
-    id = "slurm:" + *job + (step ? "." + *step : std::string());
+    add("slurm:" + *job + (step ? "." + *step : std::string()));
+    run.unique = step.has_value();
   }
   for (const auto& [name, prefix] :
        {std::pair{"PMIX_NAMESPACE", "pmix:"},
         std::pair{"OMPI_MCA_ess_base_jobid", "ompi:"}})
-    if (const auto launch = environment(name))
-      id += (id.empty() ? "" : " ") + std::string(prefix) + *launch;
-  if (!id.empty())
-    return id;
+    if (const auto launch = environment(name)) {
+      add(prefix + *launch);
+      run.unique = true;
+    }
+  if (run.unique)
+    return run;
+  // What all ranks of a launch share, which a later launch may share too:
+  // MVAPICH's mpirun_rsh gives its pid, MPICH's hydra (Intel MPI's, and
+  // MVAPICH's mpiexec) only its control port, on its proxies' command line.
+  // cunumpy-report tells such launches apart by when their processes ran.
+  const char* rank_variable = nullptr; // the one the rank is read from
+  for (const char* name : rank_variables) {
+    const auto value = environment(name);
+    if (rank_variable == nullptr && value &&
+        parse_environment_integer(*value, 0, (1 << 30) - 1))
+      rank_variable = name;
+  }
+  if (const auto mpirun = environment("MPIRUN_ID"))
+    add("mpirun_rsh:" + *mpirun);
+  else if (const auto port =
+               rank_variable ? hydra_control_port() : std::nullopt)
+    add("hydra:" + *port);
+  else if (rank_variable != nullptr)
+    add("launcher:" + std::string(rank_variable));
+  if (!run.id.empty())
+    return run;
   char host[256] = "";
   ::gethostname(host, sizeof host - 1);
-  return "local:" + std::string(host) + ":" + std::to_string(::getpid()) + ":" +
-         std::to_string(static_cast<long long>(std::time(nullptr)));
+  return {"local:" + std::string(host) + ":" + std::to_string(::getpid()) +
+              ":" +
+              std::to_string(static_cast<long long>(std::time(nullptr))),
+          true};
 }
 
 RunIdentity read_run_identity() {
@@ -228,7 +267,9 @@ RunIdentity read_run_identity() {
   }
   identity.size =
       ranks_from_environment().value_or(identity.rank_known ? 0 : 1);
-  identity.id = run_id_from_environment();
+  RunId run = run_id_from_environment();
+  identity.id = std::move(run.id);
+  identity.id_unique = run.unique;
   if (const auto label = read_text("CUNUMPY_LABEL"))
     identity.label = *label;
   return identity;

@@ -48,20 +48,32 @@ std::string variables_help();
 /// The table of docs/plugin.md, in Markdown.
 std::string variables_markdown();
 
-/// The MPI rank from OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or
-/// SLURM_PROCID, the first one set; a bad value (not digits, see
-/// Impl::parse_environment_integer) is named on stderr and skipped.
+/// The MPI rank from OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,
+/// SLURM_PROCID, PMI_ID or MV2_COMM_WORLD_RANK, the first one set; a bad
+/// value (not digits, see Impl::parse_environment_integer) is named on
+/// stderr and skipped.
 std::optional<int> rank_from_environment();
 /// The job's number of ranks from the variables MPI launchers set
 /// (OMPI_COMM_WORLD_SIZE, PMI_SIZE, MV2_COMM_WORLD_SIZE, SLURM_NTASKS).
 std::optional<int> ranks_from_environment();
 
 /// An id every rank of one launch shares, to tell a stale report of
-/// another run from this run's: CUNUMPY_RUN_ID, else every id of the launch
-/// that is set (Slurm's job and step, PMIx's namespace, Open MPI's job id:
-/// two mpiruns in one Slurm job differ by the latter), else this process
+/// another run from this run's.
+struct RunId {
+  std::string id;
+  /// No other launch has this id. False where the launcher names no launch
+  /// of its own (Slurm's job without a step, MVAPICH's mpirun_rsh, MPICH's
+  /// hydra, a rank variable alone): a later launch may have the same id, and
+  /// launches are told apart by when their processes ran.
+  bool unique = true;
+};
+/// CUNUMPY_RUN_ID, else every id of the launch that is set (Slurm's job and
+/// step, PMIx's namespace, Open MPI's job id: two mpiruns in one Slurm job
+/// differ by the latter); without one, what the launch's ranks share
+/// ("mpirun_rsh:<MPIRUN_ID>", "hydra:<host:port>" of the proxy's
+/// --control-port, "launcher:<the rank's variable>"); else this process
 /// ("local:<host>:<pid>:<start time>").
-std::string run_id_from_environment();
+RunId run_id_from_environment();
 
 /// Which process of which run this is, read once from the environment.
 struct RunIdentity {
@@ -69,6 +81,7 @@ struct RunIdentity {
   bool rank_known = false;
   int size = 0;      ///< the job's ranks; 0: unknown
   std::string id;    ///< run_id_from_environment
+  bool id_unique = true;
   std::string label; ///< CUNUMPY_LABEL
 };
 RunIdentity read_run_identity();
