@@ -59,6 +59,14 @@ struct DeviceStatus {
   /// to or from: such a run is not one without a device, and a budget
   /// cannot pass it (not even with CUNUMPY_ALLOW_NO_DEVICE=1).
   std::vector<std::string> unknown_spaces;
+  /// Without a device, what to do: the spaces to name in
+  /// CUNUMPY_DEVICE_SPACES where copies went to unknown ones, else
+  /// CUNUMPY_ALLOW_NO_DEVICE=1 where a run without a device may pass.
+  std::string fix;
+  /// Nothing was checked, and the run may not pass: no device, and either
+  /// copies to unknown spaces or CUNUMPY_ALLOW_NO_DEVICE unset. Budgets,
+  /// counters and assert_no_transfers fail alike.
+  bool unchecked = false;
 };
 
 struct BudgetSnapshot {

@@ -6,6 +6,7 @@
 // "FakeDevice".
 
 #include <cstdlib>
+#include <string>
 
 #include <Kokkos_Core.hpp>
 
@@ -32,6 +33,19 @@ int main(int argc, char** argv) {
   Kokkos::Tools::endDeepCopy();
 #endif
   CHECK_EQ(counted.counter().to_device(), std::uint64_t(registered ? 1 : 0));
+  // Unnamed, the copy to FakeDevice was not counted: the counter checked
+  // nothing and says which space to name, CUNUMPY_ALLOW_NO_DEVICE or not.
+  CHECK_EQ(counted.counter().complete(), registered);
+  CHECK_EQ(counted.counter().report().find(
+               "NOT CHECKED: 1 copy to or from memory space(s) 'FakeDevice'") !=
+               std::string::npos,
+           !registered);
+  CHECK_EQ(counted.counter().report().find(
+               "set CUNUMPY_DEVICE_SPACES=FakeDevice") != std::string::npos,
+           !registered);
+  CHECK_EQ(counted.counter().report().find("CUNUMPY_ALLOW_NO_DEVICE") ==
+               std::string::npos,
+           true);
   CHECK_EQ(cunumpy::space_side("Other") == cunumpy::SpaceSide::device,
            registered);
   CHECK_EQ(cunumpy::space_side("Cuda") == cunumpy::SpaceSide::device, true);

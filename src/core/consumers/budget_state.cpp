@@ -11,7 +11,6 @@
 #include <stdexcept>
 
 #include "recorder/recorder.hpp"
-#include "support/excerpt.hpp"
 
 namespace cunumpy::Impl {
 namespace {
@@ -249,23 +248,6 @@ void check_kinds(const std::string& name, const Rule& rule,
   }
 }
 
-/// What to do about copies to memory spaces of unknown name: "if 'A' is
-/// device memory, set CUNUMPY_DEVICE_SPACES=A" (with the devices named
-/// already, which the new value replaces).
-std::string name_device_spaces(const std::vector<std::string>& unknown,
-                               const RecorderLock& lock) {
-  std::string value;
-  for (const auto& names : {unknown, lock.recorder().spaces().devices()})
-    for (const std::string& name : names)
-      value += (value.empty() ? "" : ",") + printable(name);
-  std::vector<std::string> names;
-  for (const std::string& name : unknown)
-    names.push_back(printable(name));
-  return "if " + quoted_list(names) +
-         (unknown.size() == 1 ? " is" : " are") +
-         " device memory, set CUNUMPY_DEVICE_SPACES=" + value;
-}
-
 /// Every broken rule of `phases`, and events_lost when the budget may miss
 /// events.
 std::vector<Violation>
@@ -319,26 +301,9 @@ check(const BudgetState& state,
                    " ran outside it");
   if (!state.rules.empty()) {
     const profiling::DeviceStatus device = lock.device_status();
-    // Copies to spaces of unknown name may be a device's: such a run is
-    // not one without a device, and the one fix is to name them.
-    if (!device.present && !device.unknown_spaces.empty())
-      result.push_back({"",
-                        std::nullopt,
-                        Limit::no_device,
-                        "",
-                        device.reason,
-                        {},
-                        {name_device_spaces(device.unknown_spaces, lock)}});
-    else if (!device.present && !lock.settings().allow_no_device)
-      result.push_back(
-          {"",
-           std::nullopt,
-           Limit::no_device,
-           "",
-           device.reason,
-           {},
-           {"set CUNUMPY_ALLOW_NO_DEVICE=1 where a run without a device may "
-            "pass (a CPU-only CI job that runs the GPU job's rules)"}});
+    if (device.unchecked)
+      result.push_back({"", std::nullopt, Limit::no_device, "", device.reason,
+                        {}, {device.fix}});
   }
   if (!state.rules.empty()) {
     const bool checks_migrations = std::any_of(
@@ -531,8 +496,7 @@ BudgetState::snapshot(const RecorderLock& lock) const {
   result.rule_count = rules.size();
   result.device = lock.device_status();
   result.unchecked_allowed = !rules.empty() && !result.device.present &&
-                             result.device.unknown_spaces.empty() &&
-                             lock.settings().allow_no_device;
+                             !result.device.unchecked;
   const Resolution resolution =
       resolve(*this, phase_name_set(*this, "", lock), lock);
   auto phases = accumulate(*this, resolution, 0, lock);

@@ -284,15 +284,10 @@ CounterState::summaries(const RecorderLock& lock) const {
 }
 
 std::string CounterState::unchecked(const RecorderLock& lock) const {
-  if (lock.settings().allow_no_device)
-    return {};
   const profiling::DeviceStatus device = lock.device_status();
-  if (device.present)
+  if (!device.unchecked)
     return {};
-  return device.reason + "; nothing was checked: run with a device, or a "
-                         "fake one on a CPU (docs/getting-started.md), or set "
-                         "CUNUMPY_ALLOW_NO_DEVICE=1 where a run without a "
-                         "device may pass";
+  return device.reason + "; nothing was checked: " + device.fix;
 }
 
 std::vector<std::string>

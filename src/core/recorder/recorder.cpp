@@ -572,6 +572,15 @@ profiling::DeviceStatus Recorder::device_status(const RecorderLock&) const {
                     ", which cunumpy does not know, taken for host copies "
                     "and not counted";
     status.unknown_spaces = unknown.names;
+    // Such a run is not one without a device: the one fix is to name them
+    // (with the devices named already, which the new value replaces).
+    std::string value;
+    for (const auto& list : {unknown.names, spaces_.devices()})
+      for (const std::string& name : list)
+        value += (value.empty() ? "" : ",") + printable(name);
+    status.fix = "if " + names + (unknown.names.size() == 1 ? " is" : " are") +
+                 " device memory, set CUNUMPY_DEVICE_SPACES=" + value;
+    status.unchecked = true;
   } else if (!device) {
     std::string backends;
     for (const std::string& name : status.backends)
@@ -580,6 +589,9 @@ profiling::DeviceStatus Recorder::device_status(const RecorderLock&) const {
         "no device memory space in this program (backends: " +
         (backends.empty() ? std::string("not reported") : backends) +
         "): no copy could be a transfer";
+    status.fix = "set CUNUMPY_ALLOW_NO_DEVICE=1 where a run without a device "
+                 "may pass (a CPU-only CI job that runs the GPU job's rules)";
+    status.unchecked = !settings_.allow_no_device;
   }
   return status;
 }
