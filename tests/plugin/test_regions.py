@@ -3,7 +3,13 @@ a rule names it; the regions libraries push inside it (Belos, Tpetra,
 Kokkos Kernels, Teuchos timers) are transparent, so their copies break the
 phase's rule; the report is a tree of region paths."""
 
+import re
+
 from plugin_helpers import VIOLATION_STATUS, count, phase, region, shown
+
+# The text report's line for regions it does not list, which no region
+# name or path holds.
+FOLDED = r"\n *\([0-9]+ regions? without transfers not listed; "
 
 STEPS = 10
 
@@ -67,7 +73,7 @@ def test_regions_without_transfers_folded(case, plugin):
                        "allow.to_device = {}\n"),
                    **program_args)
     text = case.read("report.txt")
-    assert "without transfers not listed" not in text, \
+    assert not re.search(FOLDED, text), \
         f"every region of tool_events copies\n{text}"
     run = case.run(["--steps", "3"], CUNUMPY_REPORT="report.txt",
                    **program_args)
@@ -82,7 +88,7 @@ def test_regions_without_transfers_folded(case, plugin):
                    CUNUMPY_REPORT="report.txt",
                    CUNUMPY_REPORT_ALL_REGIONS="1", **program_args)
     text = case.read("report.txt")
-    assert "'empty 11' (1 call" in text and "not listed" not in text, text
+    assert "'empty 11' (1 call" in text and not re.search(FOLDED, text), text
 
 
 def test_region_lists_are_capped(case, plugin):
@@ -103,3 +109,4 @@ def test_region_lists_are_capped(case, plugin):
     # fifth step).
     assert names.count("'") == 20 and names.endswith(" and 291 more"), \
         f"ten names, then the count of the others\n{lines[0]}"
+
