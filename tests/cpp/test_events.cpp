@@ -769,6 +769,239 @@ TEST(SyntheticRegions, APopOfARegionNoOnePushedFailsTheBudgetNamingIt) {
       << violations[0].details[0];
 }
 
+// The verdict fails only where the events a pop on an empty stack may have
+// moved could change it: counted in a phase popped before them, they would
+// break its rule (or, taken out of their phase, they would make its rule
+// hold). Rules are given after the run, as a rule file may be.
+
+namespace unbalanced {
+void push(const char* name) {
+  Kokkos::Profiling::pushRegion(name);
+}
+void pop() {
+  Kokkos::Profiling::popRegion();
+}
+cunumpy::profiling::Verdict verdict(const TransferBudget& budget) {
+  return cunumpy::profiling::verdict(budget.violations());
+}
+using cunumpy::profiling::Verdict;
+} // namespace unbalanced
+
+TEST(SyntheticRegions, APopOnAnEmptyStackWithNothingSinceMovedNothing) {
+  using namespace unbalanced;
+  TransferBudget budget;
+  push("setup");
+  synthetic::copy("Cuda", "Host", 8);
+  pop();
+  pop(); // a region pushed before cunumpy was loaded, or 'setup' early
+  budget.require("setup", Rule().allow(EventKind::to_device));
+  budget.require("solve", Rule().optional());
+  EXPECT_EQ(verdict(budget), Verdict::ok) << budget.report();
+}
+
+TEST(SyntheticRegions, APopOnAnEmptyStackAtTheStartMovesNothing) {
+  using namespace unbalanced;
+  TransferBudget budget;
+  pop(); // before any push: pushed before cunumpy was loaded
+  synthetic::copy("Cuda", "Host", 8); // outside every phase
+  push("solve");
+  pop();
+  budget.require("solve", Rule());
+  EXPECT_EQ(verdict(budget), Verdict::ok) << budget.report();
+  EXPECT_EQ(budget["solve"].total(), 0u);
+  EXPECT_TRUE(budget["solve"].complete());
+}
+
+TEST(SyntheticRegions, EventsTheClosedPhaseAllowsChangeNoVerdict) {
+  using namespace unbalanced;
+  TransferBudget budget;
+  push("setup");
+  push("library");
+  pop();
+  pop();                              // the library's one pop too many
+  synthetic::copy("Cuda", "Host", 8); // meant inside 'setup'
+  pop();                              // the program's pop of 'setup'
+  budget.require("setup", Rule().allow(EventKind::to_device));
+  EXPECT_EQ(verdict(budget), Verdict::ok) << budget.report();
+  // Its count may be short by that copy: a view of it says so.
+  EXPECT_FALSE(budget["setup"].complete());
+  // A stricter rule of the phase that may have closed early fails.
+  budget.require("setup", Rule());
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u) << budget.report();
+  EXPECT_EQ(violations[0].limit, Limit::events_lost);
+  ASSERT_EQ(violations[0].details.size(), 1u);
+  EXPECT_TRUE(contains(violations[0].details[0], "phase 'setup'") &&
+              contains(violations[0].details[0], "1 to_device"))
+      << violations[0].details[0];
+}
+
+TEST(SyntheticRegions, LibraryRegionsAfterTheEarlyPopDoNotHideItsEvents) {
+  // Tpetra's pattern: its extra pops close 'setup' inside a call; the
+  // program's later calls push and pop regions of their own before the
+  // program pops 'setup'. Their copies may still belong to 'setup'.
+  using namespace unbalanced;
+  TransferBudget budget;
+  push("setup");
+  push("Tpetra::fillComplete");
+  pop();
+  pop(); // closes 'setup'
+  pop(); // on an empty stack, inside the library
+  push("Tpetra::MultiVector::putScalar");
+  synthetic::copy("Cuda", "Host", 8);
+  pop();
+  synthetic::copy("Cuda", "Host", 8);
+  push("Tpetra::MV ctor");
+  pop();
+  pop(); // the program's pop of 'setup'
+  budget.require("setup",
+                 Rule().allow(EventKind::to_device, Limits().max_count(2)));
+  EXPECT_EQ(verdict(budget), Verdict::ok) << budget.report();
+  budget.require("setup",
+                 Rule().allow(EventKind::to_device, Limits().max_count(1)));
+  EXPECT_EQ(verdict(budget), Verdict::incomplete) << budget.report();
+}
+
+TEST(SyntheticRegions, ANestedPhaseClosedEarlyKeepsItsRule) {
+  // 'step' closes early inside 'run'; the copy after it counts in 'run'
+  // (no rule), and the program's pops then close 'run' and find nothing.
+  using namespace unbalanced;
+  TransferBudget budget;
+  push("run");
+  push("step");
+  push("library");
+  pop();
+  pop(); // closes 'step'
+  synthetic::copy("Cuda", "Host", 8);
+  pop(); // the program's pop of 'step' closes 'run'
+  pop(); // the program's pop of 'run'
+  budget.require("step", Rule());
+  EXPECT_EQ(verdict(budget), Verdict::incomplete) << budget.report();
+  // A phase of its own at the copy's depth keeps it where it counted.
+  TransferBudget other;
+  push("run");
+  push("step");
+  pop();
+  pop(); // closes 'run'
+  push("output");
+  synthetic::copy("Cuda", "Host", 8);
+  pop();
+  pop();
+  other.require("run", Rule());
+  other.require("step", Rule());
+  other.require("output", Rule().allow(EventKind::to_device));
+  EXPECT_EQ(verdict(other), Verdict::ok) << other.report();
+}
+
+TEST(SyntheticRegions, AnotherThreadsEventAfterTheEarlyPopMayBelongToIt) {
+  using namespace unbalanced;
+  TransferBudget budget;
+  push("setup");
+  pop(); // early
+  std::thread helper([] { synthetic::copy("Cuda", "Host", 8); });
+  helper.join();
+  pop();
+  budget.require("setup", Rule());
+  EXPECT_EQ(verdict(budget), Verdict::incomplete) << budget.report();
+}
+
+TEST(SyntheticRegions, EventsOfSeveralEarlyPopsCountTogether) {
+  // Two steps of a copy each, each closed early before one more copy: in
+  // three copies of 'step', either of those fits; both together do not.
+  using namespace unbalanced;
+  TransferBudget budget;
+  for (int i = 0; i < 2; ++i) {
+    push("step");
+    synthetic::copy("Cuda", "Host", 8);
+    pop(); // early
+    synthetic::copy("Cuda", "Host", 8);
+    pop();
+  }
+  budget.require("step",
+                 Rule().allow(EventKind::to_device, Limits().max_count(3)));
+  EXPECT_EQ(verdict(budget), Verdict::incomplete) << budget.report();
+  budget.require("step",
+                 Rule().allow(EventKind::to_device, Limits().max_count(4)));
+  EXPECT_EQ(verdict(budget), Verdict::ok) << budget.report();
+}
+
+TEST(SyntheticRegions, EventsAfterTheLastPopOnAnEmptyStackStayWhereTheyAre) {
+  using namespace unbalanced;
+  TransferBudget budget;
+  push("setup");
+  pop();
+  pop();                              // on an empty stack, nothing since
+  synthetic::copy("Cuda", "Host", 8); // after it: no pop can move it
+  budget.require("setup", Rule());
+  EXPECT_EQ(verdict(budget), Verdict::ok) << budget.report();
+}
+
+TEST(SyntheticRegions, EventsAcrossAPhaseBoundaryEachCountTheirOwnRule) {
+  // After 'setup' closed early, an explicit phase 'output' opens and
+  // closes: its copy stays in it; the copy outside both may be setup's.
+  using namespace unbalanced;
+  TransferBudget budget;
+  push("setup");
+  push("library");
+  pop();
+  pop(); // early
+  {
+    auto output = budget.phase("output");
+    synthetic::copy("Host", "Cuda", 8);
+  }
+  synthetic::copy("Cuda", "Host", 8);
+  pop();
+  budget.require("setup", Rule().allow(EventKind::to_device));
+  budget.require("output", Rule().allow(EventKind::to_host));
+  EXPECT_EQ(verdict(budget), Verdict::ok) << budget.report();
+  budget.require("setup", Rule().allow(EventKind::to_host));
+  EXPECT_EQ(verdict(budget), Verdict::incomplete) << budget.report();
+}
+
+TEST(SyntheticRegions, EventsThatBreakTheirPhaseMayBelongToOneClosedEarly) {
+  // 'inner' closes early inside 'outer': the copy after it breaks outer's
+  // rule, which it would not if it belongs to 'inner'.
+  using namespace unbalanced;
+  TransferBudget budget;
+  push("outer");
+  push("inner");
+  push("library");
+  pop();
+  pop(); // closes 'inner'
+  synthetic::copy("Cuda", "Host", 8);
+  pop(); // closes 'outer'
+  pop();
+  budget.require("outer", Rule());
+  budget.require("inner", Rule().allow(EventKind::to_device));
+  const auto violations = budget.violations();
+  bool broken = false, unsure = false;
+  for (const auto& violation : violations) {
+    broken = broken || violation.limit == Limit::forbidden;
+    unsure = unsure || (violation.limit == Limit::events_lost &&
+                        contains(violation.details.at(0), "phase 'outer'"));
+  }
+  EXPECT_TRUE(broken && unsure) << budget.report();
+}
+
+TEST(SyntheticRegions, TooManyRegionsToTellWhereEventsBelongIsIncomplete) {
+  // More distinct regions popped than the budget keeps as places its
+  // events may belong to: it cannot tell, and says so.
+  using namespace unbalanced;
+  TransferBudget budget;
+  for (int i = 0; i < 1100; ++i) {
+    push(("library region " + std::to_string(i)).c_str());
+    pop();
+  }
+  synthetic::copy("Cuda", "Host", 8);
+  pop();
+  budget.require("solve", Rule().optional());
+  const auto violations = budget.violations();
+  ASSERT_EQ(violations.size(), 1u) << budget.report();
+  EXPECT_EQ(violations[0].limit, Limit::events_lost);
+  EXPECT_TRUE(contains(violations[0].details.at(0), "too many"))
+      << budget.report();
+}
+
 // Budget limits, with copies, scalar reads and syncs.
 
 TEST(SyntheticBudget, MaxNbytesAndBlocking) {

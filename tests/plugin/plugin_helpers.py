@@ -23,6 +23,10 @@ MPI_VARIABLES = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
                  "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS", "SLURM_JOB_ID",
                  "SLURM_STEP_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid",
                  "PMI_ID", "MV2_COMM_WORLD_RANK", "MPIRUN_ID"]
+# The checkout these tests are in: reports hold its paths (call sites, the
+# rule file), whatever its directory is named.
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 # The exit status of CUNUMPY_ON_VIOLATION=exit.
 VIOLATION_STATUS = 3
 
@@ -142,6 +146,20 @@ class Case:
     def site(self, text):
         """"file.cpp:<line>" of the source line holding `text`."""
         return f"{os.path.basename(self.source)}:{self.source_line(text)}"
+
+    def without_paths(self, text):
+        """`text` with the paths of this checkout, the build, the program
+        and the work directory replaced by "<path>": what a test may search
+        for a word that must be absent, whatever directory the clone is in
+        (a clone under .../BROKEN/ must not break a test)."""
+        paths = {REPOSITORY, self.work, os.path.dirname(self.work),
+                 os.path.dirname(os.path.abspath(self.program or "."))}
+        if self.source:
+            paths.add(os.path.dirname(self.source))
+        for path in sorted(paths, key=len, reverse=True):
+            if len(path) > 1:
+                text = text.replace(path, "<path>")
+        return text
 
 
 def region(report, path):

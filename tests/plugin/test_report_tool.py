@@ -290,7 +290,8 @@ def test_fuzzed_reports_never_crash(case, sample, merge):
                      if attempt % 2 else ["--format", "hatchet", "-o",
                                           case.path("tree.json")])
         status, stdout, stderr = merge(*arguments, job)
-        assert status in (0, 1, 2) and "internal error" not in stderr, \
+        assert (status in (0, 1, 2) and
+                "internal error" not in case.without_paths(stderr)), \
             f"attempt {attempt}: status {status}\n{stderr}"
         assert status != 2 or (one_line(stderr) and
                                "report-1.json: " in stderr), \

@@ -444,10 +444,14 @@ void collect_functions(Dwarf_Die* parent,
   } while (::dwarf_siblingof(&child, &child) == 0);
 }
 
-/// The row of the line table for `address`: the last one at or before it,
-/// as addr2line takes it when several rows share an address; null past a
-/// sequence's end.
-Dwarf_Line* line_row(Dwarf_Die* unit, Dwarf_Addr address) {
+/// The row of the line table for `address`, in the unit's range that
+/// starts at `range_low`: the last one at or before it, as addr2line takes it
+/// when several rows share an address; null past a sequence's end, and
+/// when no row of that range comes before it (a row before it is other
+/// code's: libdw sorts an end of sequence before a row at its address, and
+/// a function the linker discarded keeps its rows near address 0).
+Dwarf_Line* line_row(Dwarf_Die* unit, Dwarf_Addr address,
+                     Dwarf_Addr range_low) {
   Dwarf_Lines* lines = nullptr;
   std::size_t count = 0;
   if (::dwarf_getsrclines(unit, &lines, &count) != 0 || count == 0)
@@ -465,7 +469,7 @@ Dwarf_Line* line_row(Dwarf_Die* unit, Dwarf_Addr address) {
     else
       high = middle;
   }
-  if (low == 0)
+  if (low == 0 || address_of(low - 1) < range_low)
     return nullptr;
   Dwarf_Line* row = ::dwarf_onesrcline(lines, low - 1);
   bool end = false;
@@ -562,7 +566,7 @@ std::vector<DebugLocation> DebugInfo::locations(std::uint64_t address) {
   // Where the address is: the line table's row (the skeleton's for split
   // DWARF).
   DebugLocation innermost;
-  if (Dwarf_Line* row = line_row(&unit.die, address)) {
+  if (Dwarf_Line* row = line_row(&unit.die, address, range->low)) {
     const char* file = ::dwarf_linesrc(row, nullptr, nullptr);
     int line = 0;
     ::dwarf_lineno(row, &line);

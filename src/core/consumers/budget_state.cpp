@@ -6,6 +6,7 @@
 #include "consumers/budget_state.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -248,12 +249,200 @@ void check_kinds(const std::string& name, const Rule& rule,
   }
 }
 
+/// What a region closed early may have moved (UnbalancedPops), for the
+/// phases of a resolution: by phase and kind, the events counted elsewhere
+/// that may belong to it, and those counted in it that may belong to a
+/// phase popped before them.
+struct MayHaveMoved {
+  using Tallies = std::array<UnbalancedPops::Tally, event_kind_count>;
+  std::map<std::string, Tallies, std::less<>> into, out_of;
+  bool unknown = false; ///< too many events to tell
+};
+
+/// Whether a phase (by `is_phase`) lies on the path of `node` at `depth`
+/// or deeper: then a region inserted above it changes nothing of where the
+/// node's events count.
+bool phase_at_or_below(std::uint32_t node, std::uint32_t depth,
+                       const Resolution& resolution, const RegionTree& tree) {
+  for (; node != 0 && tree.node(node).depth >= depth;
+       node = tree.node(node).parent)
+    if (resolution.is_phase[node])
+      return true;
+  return false;
+}
+
+MayHaveMoved may_have_moved(const UnbalancedPops& pops,
+                            const Resolution& resolution,
+                            const RecorderLock& lock) {
+  MayHaveMoved moved;
+  if (pops.count() == 0)
+    return moved;
+  moved.unknown = pops.overflowed();
+  const RegionTree& tree = tree_of(lock);
+  std::vector<std::string_view> elsewhere;
+  pops.for_each_judged(
+      [&](std::uint32_t node,
+          const std::vector<UnbalancedPops::Candidate>& candidates,
+          EventKind kind, const UnbalancedPops::Tally& tally) {
+        if (node >= resolution.phase_of.size())
+          return;
+        const std::uint32_t owner = resolution.phase_of[node];
+        const std::string_view here =
+            owner == 0 ? std::string_view() : name_of(owner, lock);
+        elsewhere.clear();
+        for (const UnbalancedPops::Candidate& candidate : candidates) {
+          if (candidate.node >= resolution.is_phase.size() ||
+              !resolution.is_phase[candidate.node])
+            continue;
+          const std::string_view name = name_of(candidate.node, lock);
+          if (name == here || std::find(elsewhere.begin(), elsewhere.end(),
+                                        name) != elsewhere.end())
+            continue;
+          // Still open, the region would be around the event's own regions
+          // from its depth down: a phase among them keeps the event.
+          if (!candidate.anywhere &&
+              phase_at_or_below(node, tree.node(candidate.node).depth,
+                                resolution, tree))
+            continue;
+          elsewhere.push_back(name);
+        }
+        if (elsewhere.empty())
+          return;
+        for (const std::string_view name : elsewhere)
+          moved.into[std::string(name)][index_of(kind)].add(tally);
+        if (owner != 0)
+          moved.out_of[std::string(here)][index_of(kind)].add(tally);
+      });
+  return moved;
+}
+
+/// Whether adding `events` of `kind` to a phase whose events of that kind
+/// total `base` (taking them out, unless `adding`) changes whether a limit
+/// of `rule` holds; `broken(limit)` says whether it holds now.
+template <class Broken>
+bool changes_a_limit(const Rule& rule, EventKind kind, const KindTotals& base,
+                     const UnbalancedPops::Tally& events, bool adding,
+                     Broken broken) {
+  if (events.count == 0 || rule.ignored().count(kind) != 0)
+    return false;
+  const auto allowed = rule.allowed().find(kind);
+  if (kind == EventKind::kokkos_own && allowed == rule.allowed().end())
+    return false; // Kokkos' own: checked only against limits given
+  const std::uint64_t count =
+      adding ? base.count + events.count
+             : base.count - std::min(base.count, events.count);
+  const std::uint64_t nbytes =
+      adding ? base.nbytes + events.nbytes
+             : base.nbytes - std::min(base.nbytes, events.nbytes);
+  if (allowed == rule.allowed().end())
+    return (base.count > 0) != (count > 0);
+  const profiling::Limits& limits = allowed->second;
+  if (const auto limit = limits.max_count();
+      limit && (base.count > *limit) != (count > *limit))
+    return true;
+  if (const auto limit = limits.max_total_bytes();
+      limit && (base.nbytes > *limit) != (nbytes > *limit))
+    return true;
+  // A limit on each event: adding an offending one breaks it if it held;
+  // taking offending ones out may make it hold (whether the others offend
+  // is not known here).
+  const auto offends = [&](Limit limit, bool offending) {
+    return offending && broken(limit) != adding;
+  };
+  if (const auto limit = limits.max_nbytes();
+      limit && offends(Limit::max_nbytes, events.max_nbytes > *limit))
+    return true;
+  if (const auto value = limits.blocking();
+      value &&
+      offends(Limit::blocking, *value ? events.not_blocking : events.blocking))
+    return true;
+  if (const auto value = limits.implicit();
+      value &&
+      offends(Limit::implicit, *value ? events.not_implicit : events.implicit))
+    return true;
+  return false;
+}
+
+/// "3 to_device, 1 sync" of the kinds of `tallies` for which `keep` holds.
+template <class Keep>
+std::string kinds_text(const MayHaveMoved::Tallies& tallies, Keep keep) {
+  std::string text;
+  for (EventKind kind : all_event_kinds) {
+    const UnbalancedPops::Tally& tally = tallies[index_of(kind)];
+    if (tally.count == 0 || !keep(kind, tally))
+      continue;
+    text += (text.empty() ? "" : ", ") + std::to_string(tally.count) + " " +
+            std::string(to_string(kind));
+  }
+  return text;
+}
+
+/// The rules whose verdict the events a region closed early may have
+/// moved could change: a line for each (none when no pop was unbalanced).
+std::vector<std::string> verdicts_a_closed_region_may_change(
+    const BudgetState& state,
+    const std::map<std::string, PhaseTotals, std::less<>>& phases,
+    const Resolution& resolution, const std::vector<Violation>& violations,
+    const RecorderLock& lock) {
+  std::vector<std::string> lines;
+  const UnbalancedPops& pops = state.unbalanced;
+  if (pops.count() == 0 || state.rules.empty())
+    return lines;
+  const std::string why =
+      "a region was popped where none was open (" +
+      (pops.count() == 1 ? std::string("once")
+                         : std::to_string(pops.count()) + " times") +
+      "), so a pop before it may have closed a region early";
+  const MayHaveMoved moved = may_have_moved(pops, resolution, lock);
+  if (moved.unknown) {
+    lines.push_back(why + ", and the events made before it were too many "
+                          "to tell which may belong to it");
+    return lines;
+  }
+  for (const auto& [name, rule] : state.rules) {
+    const auto found = phases.find(name);
+    if (found == phases.end() || !found->second.entered)
+      continue;
+    const KindTable& base = found->second.counter.totals;
+    for (const bool adding : {true, false}) {
+      const auto& side = adding ? moved.into : moved.out_of;
+      const auto tallies = side.find(name);
+      if (tallies == side.end())
+        continue;
+      const std::string kinds =
+          kinds_text(tallies->second, [&](EventKind kind,
+                                          const UnbalancedPops::Tally& tally) {
+            return changes_a_limit(rule, kind, base[index_of(kind)], tally,
+                                   adding, [&](Limit limit) {
+                                     return std::any_of(
+                                         violations.begin(), violations.end(),
+                                         [&](const Violation& v) {
+                                           return v.phase == name &&
+                                                  v.kind == kind &&
+                                                  v.limit == limit;
+                                         });
+                                   });
+          });
+      if (kinds.empty())
+        continue;
+      lines.push_back(
+          adding ? why + ": phase '" + name + "' may be one, and " + kinds +
+                       " event(s) counted outside it after it closed would "
+                       "change its verdict in it"
+                 : why + ": " + kinds + " event(s) counted in phase '" + name +
+                       "' may belong to a phase that closed before them, and "
+                       "would change its verdict there");
+    }
+  }
+  return lines;
+}
+
 /// Every broken rule of `phases`, and events_lost when the budget may miss
 /// events.
 std::vector<Violation>
 check(const BudgetState& state,
       const std::map<std::string, PhaseTotals, std::less<>>& phases,
-      const RecorderLock& lock) {
+      const Resolution& resolution, const RecorderLock& lock) {
   std::vector<Violation> result;
   std::vector<std::string> ran;
   bool ran_known = false;
@@ -287,6 +476,9 @@ check(const BudgetState& state,
       check_kinds(name, rule, found->second.counter, lock, result);
   }
   std::vector<std::string> lost = state.losses.describe(lock);
+  for (std::string& line : verdicts_a_closed_region_may_change(
+           state, phases, resolution, result, lock))
+    lost.push_back(std::move(line));
   std::vector<std::string> truncated;
   for (std::uint32_t id : tree_of(lock).truncated_names()) {
     const std::string_view name = lock.strings().view(id);
@@ -360,6 +552,7 @@ void BudgetState::on_event(const RawEvent& event, const RecorderLock& lock) {
   if (!started)
     return;
   at(event.node).own.add(event, lock);
+  unbalanced.on_event(event);
   if (advice)
     advice->on_event(event, lock);
 }
@@ -380,6 +573,9 @@ void BudgetState::on_region_pop(const RegionPop& pop,
                                 const RecorderLock& lock) {
   if (started)
     at(pop.region.node).seconds += pop.time - pop.region.since;
+  unbalanced.on_pop(pop.thread, pop.region.node,
+                    lock.regions().node(pop.region.node).depth,
+                    pop.region.token == 0);
   AdvisedSink::on_region_pop(pop, lock);
 }
 
@@ -424,6 +620,17 @@ void BudgetState::phase_counter(const std::string& name, CounterState& into,
     *calls = 0;
   }
   into.losses = losses;
+  // Its events may be short, or too many, by those a region closed early
+  // may have moved into or out of it.
+  const MayHaveMoved moved = may_have_moved(unbalanced, resolution, lock);
+  for (const auto* side : {&moved.into, &moved.out_of})
+    if (const auto tallies = side->find(name); tallies != side->end())
+      for (const UnbalancedPops::Tally& tally : tallies->second)
+        into.losses
+            .counts[static_cast<std::size_t>(LossReason::closed_early)] +=
+            tally.count;
+  if (moved.unknown)
+    into.losses.counts[static_cast<std::size_t>(LossReason::closed_early)] += 1;
   into.max_events = max_events;
   into.refresh = refresh;
 }
@@ -500,7 +707,7 @@ BudgetState::snapshot(const RecorderLock& lock) const {
   const Resolution resolution =
       resolve(*this, phase_name_set(*this, "", lock), lock);
   auto phases = accumulate(*this, resolution, 0, lock);
-  result.violations = check(*this, phases, lock);
+  result.violations = check(*this, phases, resolution, lock);
   result.losses = losses.describe(lock);
   for (const Violation& violation : result.violations)
     if (violation.limit == Limit::events_lost)
@@ -633,7 +840,7 @@ std::vector<profiling::Violation>
 BudgetState::violations(const RecorderLock& lock) const {
   const Resolution resolution =
       resolve(*this, phase_name_set(*this, "", lock), lock);
-  return check(*this, accumulate(*this, resolution, 0, lock), lock);
+  return check(*this, accumulate(*this, resolution, 0, lock), resolution, lock);
 }
 
 std::vector<profiling::Finding>

@@ -16,6 +16,7 @@
 #include <cunumpy/transfer_budget.hpp>
 
 #include "consumers/counter_state.hpp"
+#include "consumers/unbalanced_pops.hpp"
 #include "recorder/records.hpp"
 #include "report/format.hpp"
 
@@ -45,6 +46,9 @@ struct BudgetState final : AdvisedSink {
   void on_region_push(const RegionPush& push,
                       const RecorderLock& lock) override;
   void on_region_pop(const RegionPop& pop, const RecorderLock& lock) override;
+  void on_unbalanced_pop(const UnbalancedPop&, const RecorderLock&) override {
+    unbalanced.on_unbalanced_pop();
+  }
   void on_loss(const Loss& loss, const RecorderLock&) override {
     losses.add(loss);
   }
@@ -93,6 +97,8 @@ struct BudgetState final : AdvisedSink {
   std::map<std::string, std::unique_ptr<profiling::TransferCounter>> views;
   std::unique_ptr<profiling::TransferCounter> total;
   LossLog losses;
+  /// What pops on an empty stack may have moved out of a phase.
+  UnbalancedPops unbalanced;
 
   /// This budget's data of `node`, made if new.
   Node& at(std::uint32_t node);

@@ -79,6 +79,11 @@ std::vector<std::string> LossLog::describe(const RecorderLock& lock) const {
                     "other threads were in different regions; which phase "
                     "they belong to is not known (they counted in one of "
                     "them)");
+  if (const auto n = count(LossReason::closed_early))
+    lines.push_back(std::to_string(n) +
+                    " event(s) may belong to another phase: a region was "
+                    "popped where none was open, so a region popped before "
+                    "them may have closed early");
   // One line per kind of incident (a tool that replaces its callback at
   // every step makes many of one text).
   std::vector<std::pair<std::string, std::size_t>> texts;

@@ -6,9 +6,12 @@
 
 #include "recorder/record_events.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
+#include "call_sites/modules.hpp"
+#include "call_sites/stack_capture.hpp"
 #include "recorder/contents.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder/spaces.hpp"
@@ -82,6 +85,23 @@ __attribute__((noinline, cold)) void
 forget_in_source(Recorder& recorder, const InFlightCopy& copy) {
   if (EventSource* source = recorder.late_source(copy.held_by))
     source->forget(copy.held_token);
+}
+
+/// The file name of the module of the first frame of the calling thread's
+/// stack outside cunumpy, Kokkos and the runtime ("libtpetra.so.13.2", the
+/// program's name); "" when there is none.
+std::string calling_module() {
+  void* frames[32];
+  const int count = capture_stack(frames, 32);
+  for (int i = 1; i < count; ++i) {
+    LoadedModule module;
+    // A return address points after the call; look up the call itself.
+    if (frames[i] != nullptr &&
+        find_module(reinterpret_cast<std::uintptr_t>(frames[i]) - 1, module) &&
+        !module.library)
+      return module.name;
+  }
+  return {};
 }
 
 void place_event(RawEvent& event, const Place& place) noexcept {
@@ -401,8 +421,16 @@ void pop_region(Recorder& recorder) noexcept {
     thread.allocation_step = AllocationStep::none;
     thread.device_launch = false; // a launch whose end never came
     const double time = recorder.now();
+    // A pop with no region open names who made it: found here, without the
+    // mutex (the thread's own regions are written only by itself).
+    const bool unbalanced =
+        std::none_of(thread.regions.begin(), thread.regions.end(),
+                     [](const OpenRegion& r) { return r.token == 0; });
+    const std::string module = unbalanced ? calling_module() : std::string();
     const RecorderLock lock = recorder.lock();
-    recorder.pop_region(thread, time, lock);
+    const std::uint32_t module_id =
+        module.empty() ? 0 : recorder.strings(lock).intern(module);
+    recorder.pop_region(thread, time, module_id, lock);
   } catch (...) {
     lost_record(recorder);
   }

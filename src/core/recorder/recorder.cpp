@@ -455,7 +455,6 @@ void Recorder::pop_top(ThreadState& thread, double time,
                        const RecorderLock& lock) {
   const RegionPop pop{thread.regions.back(), thread.index, time};
   thread.regions.pop_back();
-  thread.last_popped = pop.region.node;
   publish_main_place(thread, time);
   publish_shared_place(thread);
   deliver_to_sinks(pop, [&](EventSink& sink, const RegionPop& record) {
@@ -464,22 +463,30 @@ void Recorder::pop_top(ThreadState& thread, double time,
 }
 
 void Recorder::pop_region(ThreadState& thread, double time,
-                          const RecorderLock& lock) {
+                          std::uint32_t module, const RecorderLock& lock) {
   auto& open = thread.regions;
   auto region = std::find_if(open.rbegin(), open.rend(),
                              [](const auto& r) { return r.token == 0; });
   if (region == open.rend()) {
-    // Someone popped a region no one pushed: a region popped earlier
-    // closed early, and what happened since counted outside it.
-    std::string text = "a region was popped on thread " +
-                       std::to_string(thread.index) +
-                       " where none was open (a library popped one more "
-                       "than it pushed?)";
-    if (thread.last_popped != 0)
-      text += "; the region '" + path(thread.last_popped, lock) +
-              "' popped last on that thread may have closed early, and "
-              "events made after it counted outside it";
-    open_incident(std::move(text), lock);
+    // A region pushed where cunumpy did not see it, or a region popped
+    // earlier closed early: what a budget makes of it is decided when it
+    // is read, from the events it counted before (BudgetState).
+    const UnbalancedPop pop{thread.index, time, module};
+    deliver_to_sinks(pop, [&](EventSink& sink, const UnbalancedPop& record) {
+      sink.on_unbalanced_pop(record, lock);
+    });
+    // Counted by module for the report: the first 16 by name, others as 0.
+    const auto find = [this](std::uint32_t id) {
+      return std::find_if(
+          unbalanced_pops_.begin(), unbalanced_pops_.end(),
+          [id](const auto& entry) { return entry.first == id; });
+    };
+    auto known = find(module);
+    if (known == unbalanced_pops_.end() && unbalanced_pops_.size() >= 16)
+      known = find(module = 0);
+    if (known == unbalanced_pops_.end())
+      known = unbalanced_pops_.insert(unbalanced_pops_.end(), {module, 0});
+    ++known->second;
     return;
   }
   // Explicit phases opened inside the region stay open: taken off, and

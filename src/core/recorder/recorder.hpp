@@ -162,10 +162,19 @@ public:
   void push_region(ThreadState& thread, std::uint32_t name, std::uint64_t token,
                    double time, const RecorderLock& lock);
   /// The innermost Kokkos region open on `thread` closes (explicit phases
-  /// opened inside it stay open). With none open, the pop is unbalanced:
-  /// an incident, since a region closed early may have moved events out of
-  /// their phase.
-  void pop_region(ThreadState& thread, double time, const RecorderLock& lock);
+  /// opened inside it stay open). With none open, the pop is unbalanced
+  /// (unbalanced_pops): `module` (a StringTable id, 0 when not known) is
+  /// the module of the first frame of its stack outside cunumpy, Kokkos and
+  /// the runtime.
+  void pop_region(ThreadState& thread, double time, std::uint32_t module,
+                  const RecorderLock& lock);
+  /// Pops that found no region open, by the module that made them
+  /// (StringTable id, 0: not known or beyond the first 16), in the order
+  /// first seen.
+  const std::vector<std::pair<std::uint32_t, std::uint64_t>>&
+  unbalanced_pops(const RecorderLock&) const noexcept {
+    return unbalanced_pops_;
+  }
   /// The explicit phase of `token` closes, and what was left open inside it.
   void close_phase(ThreadState& thread, std::uint64_t token, double time,
                    const RecorderLock& lock);
@@ -402,6 +411,7 @@ private:
   static constexpr std::size_t max_left_open = 4096;
   std::size_t threads_in_regions_ = 0; ///< of threads_, with regions open
   RegionTree regions_;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> unbalanced_pops_;
   std::uint64_t next_call_ = 1;
   std::string default_device_; ///< with the mutex
   /// Source names (register_source): written once, under sources_mutex_,

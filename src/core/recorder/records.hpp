@@ -151,6 +151,16 @@ struct RegionPop {
   double time = 0.0;
 };
 
+/// A pop on `thread` found no region open there (a region pushed where
+/// cunumpy did not see it, or one popped before that closed early); the
+/// first frame of its stack outside cunumpy, Kokkos and the runtime is in
+/// `module` (StringTable id; 0: not known).
+struct UnbalancedPop {
+  std::uint32_t thread = 0;
+  double time = 0.0;
+  std::uint32_t module = 0;
+};
+
 /// A kernel (parallel_for, _reduce, _scan) from its begin to its end,
 /// recorded only while a sink asks for kernels (Recorder::want_kernels).
 struct KernelSpan {
@@ -185,7 +195,7 @@ enum class LossReason : std::uint8_t {
   copy_begin_missed,
   /// Something happened that may have cost events or moved them out of
   /// their phase, their number unknown (another tool replaced cunumpy's
-  /// callbacks, a region was popped that no one pushed, ...): the count is
+  /// callbacks, Kokkos initialized again, ...): the count is
   /// 0 and the incident says what happened.
   incident,
   /// Kokkos fenced inside a deep copy cunumpy was not told of: its
@@ -197,8 +207,12 @@ enum class LossReason : std::uint8_t {
   /// An event of a thread inside no region of its own came while other
   /// threads were in different regions: its phase is not known.
   placement_unknown,
+  /// Counted in one phase, an event may belong to another: a region was
+  /// popped where none was open, so a region popped before the event may
+  /// have closed early (a budget's view of a phase; UnbalancedPops).
+  closed_early,
 };
-inline constexpr std::size_t loss_reason_count = 7;
+inline constexpr std::size_t loss_reason_count = 8;
 
 /// Events a sink may have missed: `count` of them (0: an unknown number),
 /// and for an incident its id (Recorder::incident).
@@ -224,6 +238,7 @@ public:
   virtual void on_event(const RawEvent& event, const RecorderLock& lock) = 0;
   virtual void on_region_push(const RegionPush&, const RecorderLock&) {}
   virtual void on_region_pop(const RegionPop&, const RecorderLock&) {}
+  virtual void on_unbalanced_pop(const UnbalancedPop&, const RecorderLock&) {}
   virtual void on_dual_view(const DualViewEvent&, const RecorderLock&) {}
   virtual void on_kernel(const KernelSpan&, const RecorderLock&) {}
   virtual void on_allocation(const Allocation&, const RecorderLock&) {}

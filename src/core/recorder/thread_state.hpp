@@ -415,7 +415,6 @@ struct alignas(64) ThreadState {
   /// written by this thread with the recorder's mutex held, read by it
   /// without (Recorder::place) and by others with the mutex.
   std::vector<OpenRegion> regions;
-  std::uint32_t last_popped = 0; ///< the node of the last region popped
   /// Counted among the threads with regions open (with the mutex).
   bool counted_in_regions = false;
   // Activity on this thread (copies and fences begun), to merge the fences

@@ -243,6 +243,9 @@ void write_budget(JsonWriter& json, const Report& report) {
   if (report.budget.unchecked_allowed)
     notes.push_back("no copy was checked: " + report.budget.device.reason +
                     " (it passes because CUNUMPY_ALLOW_NO_DEVICE=1)");
+  if (!report.unbalanced_pops.empty())
+    notes.push_back("regions were popped where none was open, by " +
+                    report.unbalanced_pops);
   json.member("notes", notes);
   json.member("ok", !report.failed());
   json.member("rules", report.budget.rule_count);

@@ -124,6 +124,13 @@ std::vector<std::string> report_notes(const Report& report, bool summary) {
   if (!summary)
     for (const std::string& problem : report.site_problems)
       notes.push_back("call sites of " + problem);
+  if (!report.unbalanced_pops.empty())
+    notes.push_back(
+        "regions were popped where none was open, by " +
+        report.unbalanced_pops +
+        ": a library that pops more regions than it pushes closes its "
+        "callers' regions early (a budget fails as incomplete where the "
+        "events made after them could change its verdict)");
   if (!summary && !report.open_regions.empty())
     notes.push_back("regions still open at the end of the run (a pop is "
                     "missing): " +
@@ -198,6 +205,13 @@ void describe_run(Report& report, double start, const RecorderLock& lock) {
         ")");
   if (const std::uint32_t cut = lock.regions().cut())
     report.region_tree_cut = lock.path(cut);
+  for (const auto& [module, times] : recorder.unbalanced_pops(lock))
+    report.unbalanced_pops +=
+        (report.unbalanced_pops.empty() ? "" : ", ") +
+        (module == 0 ? std::string("modules cunumpy could not name")
+                     : printable(lock.strings().view(module))) +
+        (times == 1 ? std::string(" once")
+                    : " " + std::to_string(times) + " times");
   report.cuda_view = profiling::cuda_view();
   report.device_spaces = registered_device_spaces();
   UnknownSpaceCopies unknown = unknown_space_copies();

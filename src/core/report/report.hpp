@@ -94,6 +94,9 @@ struct Report {
   std::string unwatched;
   /// Regions still open at the end, as "'path' (thread N)".
   std::vector<std::string> open_regions;
+  /// Who popped regions where none was open, in one line ("" when no one
+  /// did): "libtpetra.so.13.2 4 times, cg once".
+  std::string unbalanced_pops;
   /// The path below which regions were not made (RegionTree::max_depth),
   /// "" when the tree was not cut.
   std::string region_tree_cut;
