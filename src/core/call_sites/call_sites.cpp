@@ -307,9 +307,44 @@ bool Symbolizer::take(Module& module, std::uint64_t address,
   return false;
 }
 
+void Symbolizer::follow_tail_calls(Module& module, std::uint64_t address,
+                                   Site& site) {
+  // A function that ends by calling another may jump to it instead: the
+  // callee returns to its caller's caller, and no stack holds the line of
+  // the call (a std::thread's lambda whose last statement is the copy,
+  // built with -O2, jumps to Kokkos::deep_copy). The tail calls into the
+  // function in the module's debug information say where it came from
+  // when one alone can have; a few in a row (the caller a library's
+  // template reached by a tail call too).
+  for (int hop = 0; hop < 4; ++hop) {
+    const std::vector<std::uint64_t> jumps =
+        module.debug->tail_calls_into(address);
+    if (jumps.size() != 1) {
+      if (jumps.size() > 1 && site.problem.empty())
+        site.problem = module.loaded.name + ": a tail call left no frame of "
+                       "the caller, and one of " +
+                       std::to_string(jumps.size()) + " places made it";
+      return;
+    }
+    address = jumps.front();
+    std::vector<DebugLocation> locations = module.debug->locations(address);
+    if (locations.empty())
+      return;
+    if (take(module, address, locations, site)) {
+      if (site.problem.empty())
+        site.problem = module.loaded.name + ": a tail call left no frame of "
+                       "the caller; the line is the one tail call that can "
+                       "have made it";
+      return;
+    }
+  }
+}
+
 Symbolizer::Site Symbolizer::site(const void* const* frames,
                                   std::size_t count) {
   Site site;
+  Module* outermost = nullptr; // of the frames in a module not a library's
+  std::uint64_t outermost_address = 0;
   for (std::size_t i = 0; i < count; ++i) {
     if (frames[i] == nullptr)
       continue;
@@ -322,7 +357,11 @@ Symbolizer::Site Symbolizer::site(const void* const* frames,
     std::vector<DebugLocation> locations = module->debug->locations(address);
     if (take(*module, address, locations, site))
       return site;
+    outermost = module;
+    outermost_address = address;
   }
+  if (outermost != nullptr && !site.without_line)
+    follow_tail_calls(*outermost, outermost_address, site);
   return site;
 }
 

@@ -63,6 +63,11 @@ private:
   /// Takes the locations of one frame: true when one gave the site a line.
   bool take(Module& module, std::uint64_t address,
             std::vector<DebugLocation>& locations, Site& site);
+  /// Where no frame outside the libraries had a line: the outermost frame
+  /// of a module that is not a library's may have been reached by a tail
+  /// call, which left no frame of its caller; follows the one tail call
+  /// into its function, when there is one.
+  void follow_tail_calls(Module& module, std::uint64_t address, Site& site);
 
   std::unordered_map<std::string, std::unique_ptr<Module>> modules_;
   std::vector<Module*> recent_; ///< found since the modules last changed

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <dwarf.h>
 #include <optional>
+#include <unordered_map>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -188,6 +189,71 @@ struct ElfFile {
     return {};
   }
 
+  /// Whether code outside this module, or a pointer, can call the function
+  /// at `entry` (a link-time address): its address is stored in the file
+  /// (a relocated word: a vtable, a function pointer; any word of the
+  /// data of a program not position-independent), or it is exported.
+  /// Otherwise only the module's direct calls reach it.
+  bool stores_or_exports(GElf_Addr entry) const {
+    GElf_Ehdr file;
+    if (::gelf_getehdr(elf, &file) == nullptr)
+      return true; // unknown: it may be
+    for (Elf_Scn* section = nullptr;
+         (section = ::elf_nextscn(elf, section)) != nullptr;) {
+      GElf_Shdr header;
+      if (::gelf_getshdr(section, &header) == nullptr)
+        continue;
+      Elf_Data* data = ::elf_getdata(section, nullptr);
+      if (data == nullptr)
+        continue;
+      if (header.sh_type == SHT_RELA && header.sh_entsize > 0) {
+        Elf_Data* symbols =
+            ::elf_getdata(::elf_getscn(elf, header.sh_link), nullptr);
+        for (std::size_t i = 0; i < header.sh_size / header.sh_entsize; ++i) {
+          GElf_Rela relocation;
+          if (::gelf_getrela(data, static_cast<int>(i), &relocation) == nullptr)
+            break;
+          GElf_Addr target = relocation.r_addend;
+          GElf_Sym symbol;
+          if (GELF_R_SYM(relocation.r_info) != 0) {
+            if (symbols == nullptr ||
+                ::gelf_getsym(symbols,
+                              static_cast<int>(GELF_R_SYM(relocation.r_info)),
+                              &symbol) == nullptr)
+              continue;
+            target += symbol.st_value;
+          }
+          if (target == entry)
+            return true;
+        }
+      } else if (header.sh_type == SHT_DYNSYM && header.sh_entsize > 0) {
+        for (std::size_t i = 0; i < header.sh_size / header.sh_entsize; ++i) {
+          GElf_Sym symbol;
+          if (::gelf_getsym(data, static_cast<int>(i), &symbol) == nullptr)
+            break;
+          if (symbol.st_shndx != SHN_UNDEF && symbol.st_value == entry &&
+              GELF_ST_TYPE(symbol.st_info) == STT_FUNC)
+            return true;
+        }
+      } else if (file.e_type == ET_EXEC && header.sh_type != SHT_NOBITS &&
+                 (header.sh_flags & SHF_ALLOC) != 0 &&
+                 (header.sh_flags & SHF_EXECINSTR) == 0) {
+        // Absolute addresses, relocated by no one.
+        const auto* bytes = static_cast<const unsigned char*>(data->d_buf);
+        const std::size_t word =
+            ::gelf_getclass(elf) == ELFCLASS64 ? 8 : 4;
+        for (std::size_t at = 0; bytes != nullptr && at + word <= data->d_size;
+             at += word) {
+          std::uint64_t value = 0;
+          std::memcpy(&value, bytes + at, word);
+          if (value == entry)
+            return true;
+        }
+      }
+    }
+    return false;
+  }
+
 private:
   static constexpr GElf_Word zstd_compression = 2; // ELFCOMPRESS_ZSTD
 
@@ -342,6 +408,10 @@ struct DebugInfo::State {
   /// The .dwp beside the file libdw reads, checked once: "" when libdw
   /// may open it.
   std::optional<std::string> package_problem;
+  /// Tail calls by the hash of their callee's name (tail_calls_into),
+  /// made at the first question.
+  std::optional<std::unordered_map<std::uint64_t, std::vector<Dwarf_Addr>>>
+      tail_calls;
 
   ~State() {
     if (dwarf != nullptr)
@@ -357,6 +427,10 @@ struct DebugInfo::State {
   Unit* unit_at(Dwarf_Addr address);
   std::vector<DebugLocation> locations(Dwarf_Addr address,
                                        std::string& problem);
+  void index_tail_calls(std::string& problem);
+  const Function* function_holding(Dwarf_Addr address, std::string& problem);
+  std::vector<std::uint64_t> tail_calls_into(Dwarf_Addr address,
+                                             std::string& problem);
 };
 
 std::string DebugInfo::libdw_version() {
@@ -572,6 +646,70 @@ Dwarf_Line* line_row(Dwarf_Die* unit, Dwarf_Addr address) {
   if (::dwarf_lineendsequence(row, &end) != 0 || end)
     return nullptr;
   return row;
+}
+
+/// A name's key in the index of tail calls: names of C++ templates run to
+/// kilobytes, and only equality matters.
+std::uint64_t name_key(const std::string& name) {
+  std::uint64_t hash = 1469598103934665603ull; // FNV-1a
+  for (const char c : name) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+using TailCalls = std::unordered_map<std::uint64_t, std::vector<Dwarf_Addr>>;
+
+/// A call site entry that is a tail call: its callee's name and the
+/// address of its jump (DWARF 5's, and GCC's DWARF 4 extension).
+void add_tail_call(Dwarf_Die* call, TailCalls& calls) {
+  Dwarf_Attribute attribute;
+  bool tail = false;
+  if ((::dwarf_attr(call, DW_AT_call_tail_call, &attribute) == nullptr &&
+       ::dwarf_attr(call, DW_AT_GNU_tail_call, &attribute) == nullptr) ||
+      ::dwarf_formflag(&attribute, &tail) != 0 || !tail)
+    return;
+  Dwarf_Addr after = 0;
+  if ((::dwarf_attr(call, DW_AT_call_return_pc, &attribute) == nullptr &&
+       ::dwarf_attr(call, DW_AT_low_pc, &attribute) == nullptr) ||
+      ::dwarf_formaddr(&attribute, &after) != 0 || after == 0)
+    return;
+  Dwarf_Die callee;
+  if ((::dwarf_attr(call, DW_AT_call_origin, &attribute) == nullptr &&
+       ::dwarf_attr(call, DW_AT_abstract_origin, &attribute) == nullptr) ||
+      ::dwarf_formref_die(&attribute, &callee) == nullptr)
+    return;
+  const std::string name = function_name(&callee);
+  if (!name.empty())
+    calls[name_key(name)].push_back(after - 1); // the jump's last byte
+}
+
+/// Every tail call under `parent`, in functions, their inlined calls and
+/// blocks, and the namespaces and classes that hold functions.
+void collect_tail_calls(Dwarf_Die* parent, TailCalls& calls, int depth) {
+  Dwarf_Die child;
+  if (depth > max_depth || ::dwarf_child(parent, &child) != 0)
+    return;
+  do {
+    switch (::dwarf_tag(&child)) {
+    case DW_TAG_call_site:
+    case DW_TAG_GNU_call_site:
+      add_tail_call(&child, calls);
+      break;
+    case DW_TAG_subprogram:
+    case DW_TAG_inlined_subroutine:
+    case DW_TAG_lexical_block:
+    case DW_TAG_namespace:
+    case DW_TAG_class_type:
+    case DW_TAG_structure_type:
+    case DW_TAG_union_type:
+      collect_tail_calls(&child, calls, depth + 1);
+      break;
+    default:
+      break;
+    }
+  } while (::dwarf_siblingof(&child, &child) == 0);
 }
 
 } // namespace
@@ -797,6 +935,72 @@ DebugInfo::State::locations(Dwarf_Addr address, std::string& problem) {
     result.push_back(std::move(caller));
   }
   return result;
+}
+
+void DebugInfo::State::index_tail_calls(std::string& problem) {
+  tail_calls.emplace();
+  for (Unit& unit : units) {
+    if (!unit.read)
+      read_unit(unit, problem);
+    collect_tail_calls(&unit.top, *tail_calls, 0);
+  }
+}
+
+std::vector<std::uint64_t> DebugInfo::tail_calls_into(std::uint64_t address) {
+  if (failed_ || state_->dwarf == nullptr)
+    return {};
+  try {
+    return state_->tail_calls_into(address, problem_);
+  } catch (const std::bad_alloc&) {
+    give_up("not enough memory to read its debug information");
+  } catch (const std::exception&) {
+    give_up("its debug information cannot be read");
+  }
+  return {};
+}
+
+const DebugInfo::State::Function*
+DebugInfo::State::function_holding(Dwarf_Addr address, std::string& problem) {
+  Unit* unit = unit_at(address);
+  if (unit == nullptr)
+    return nullptr;
+  if (!unit->read)
+    read_unit(*unit, problem);
+  return function_at(*unit, address);
+}
+
+std::vector<std::uint64_t>
+DebugInfo::State::tail_calls_into(Dwarf_Addr address, std::string& problem) {
+  const Function* function = function_holding(address, problem);
+  if (function == nullptr)
+    return {};
+  Dwarf_Die die = function->die;
+  const std::string name = function_name(&die);
+  if (name.empty())
+    return {};
+  // Every unit's entries, once: only asked where no frame had a line.
+  if (!tail_calls)
+    index_tail_calls(problem);
+  const auto found = tail_calls->find(name_key(name));
+  if (found == tail_calls->end())
+    return {};
+  // The frame under the callee's is not a direct call of this module (it
+  // would have had a line): the caller was called from another module or
+  // through a pointer, or reached by a tail call itself.
+  std::vector<std::uint64_t> jumps;
+  for (const Dwarf_Addr jump : found->second) {
+    const Function* caller = function_holding(jump, problem);
+    if (caller == nullptr)
+      continue;
+    Dwarf_Die caller_die = caller->die;
+    Dwarf_Addr entry = 0;
+    if (::dwarf_entrypc(&caller_die, &entry) != 0)
+      entry = caller->low;
+    if (module.stores_or_exports(entry) ||
+        tail_calls->count(name_key(function_name(&caller_die))) != 0)
+      jumps.push_back(jump);
+  }
+  return jumps;
 }
 
 } // namespace cunumpy::Impl

@@ -55,6 +55,15 @@ public:
   /// debug information or when no unit covers it.
   std::vector<DebugLocation> locations(std::uint64_t address);
 
+  /// The tail calls that may have reached the function holding `address`
+  /// from outside this module's direct calls: the addresses of the jumps
+  /// whose callee has that function's name, in functions that another
+  /// module or a pointer can call (their address stored in the file, or
+  /// exported) or that tail calls reach in turn. A tail call replaces its
+  /// caller's frame, so a stack shows none of it; with exactly one, that
+  /// jump is where the function was reached from.
+  std::vector<std::uint64_t> tail_calls_into(std::uint64_t address);
+
   /// libdw's version ("0.188").
   static std::string libdw_version();
 
