@@ -411,3 +411,17 @@ def test_events_wait_for_no_debug_file(case, slow_open):
         f"copies made while the report waited for the file\n{run}"
     assert re.search(r"reports_with_debug_files\.cpp:\d+", run.stdout), \
         f"the copy's line\n{run}"
+
+
+def test_exit_while_symbolizing(case, slow_open):
+    """Under the plugin: SIGALRM's handler ends the process while a report
+    of the C++ library reads the program's file on that thread. The
+    plugin's report at the exit waits for no symbolizing: it is written,
+    its stacks not symbolized, and says so."""
+    run = case.run(["exit_while_reporting"], timeout=60, LD_PRELOAD=slow_open,
+                   SLOW_OPEN_PATH="/proc/self/exe", SLOW_OPEN_SECONDS=5,
+                   CUNUMPY_REPORT="report.json")
+    assert run.status == 0, f"ended by the handler's exit(0)\n{run}"
+    problems = case.json("report.json", run)["site_problems"]
+    assert any(problem.startswith("stacks not symbolized for this report")
+               for problem in problems), problems

@@ -9,15 +9,21 @@
 //   test_reports_with_debug_files concurrent
 //     a report while another thread copies: prints the copies that thread
 //     made while the report was made ("copies while reporting: N").
+//   test_reports_with_debug_files exit_while_reporting
+//     one copy, then a report that SIGALRM's handler, calling exit(0),
+//     interrupts a second later (status 1 if the report ends first).
 //
 // Exit status 77 where Kokkos has no fake device.
 
 #include <atomic>
+#include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
 #include <thread>
+#include <unistd.h>
 
 #include <Kokkos_Core.hpp>
 
@@ -68,7 +74,15 @@ int main(int argc, char** argv) {
     std::printf("%s\ncopies while reporting: %ld\n", text.c_str(), during);
     return 0;
   }
-  std::fprintf(stderr, "usage: %s twice|concurrent\n", argv[0]);
+  if (mode == "exit_while_reporting") {
+    Kokkos::deep_copy(device, host);
+    std::signal(SIGALRM, [](int) { std::exit(0); });
+    ::alarm(1);
+    (void)counted.counter().report();
+    return 1;
+  }
+  std::fprintf(stderr, "usage: %s twice|concurrent|exit_while_reporting\n",
+               argv[0]);
   return 2;
 #else
   (void)argc;

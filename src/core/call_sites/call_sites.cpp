@@ -91,8 +91,8 @@ SiteTable::SiteTable() {
   entries_.emplace_back(); // id 0: unknown
   entries_.front().resolved = CallSite{};
   not_symbolized_.problem =
-      "a stack not symbolized: captured while the report was made, or its "
-      "symbolization failed; the next report symbolizes it";
+      "stacks not symbolized for this report (captured while it was made, "
+      "or their symbolization failed or was interrupted)";
 }
 
 std::uint32_t SiteTable::known(std::string_view file, int line,
