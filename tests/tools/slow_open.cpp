@@ -47,7 +47,6 @@ extern "C" int open64(const char* path, int flags, ...) {
   va_start(arguments, flags);
   const mode_t mode = mode_of(flags, arguments);
   va_end(arguments);
-  static const auto real =
-      reinterpret_cast<Open>(::dlsym(RTLD_NEXT, "open64"));
+  static const auto real = reinterpret_cast<Open>(::dlsym(RTLD_NEXT, "open64"));
   return open_slowly(real, path, flags, mode);
 }

@@ -275,8 +275,7 @@ bool Symbolizer::take(Module& module, std::uint64_t address,
       }
       return *function;
     };
-    if (is_library_location(location.file,
-                            location.file.empty() ? name() : ""))
+    if (is_library_location(location.file, location.file.empty() ? name() : ""))
       continue;
     // Why the site's module lacks lines, or their inlined calls.
     const std::string& problem = module.debug->problem();
@@ -294,14 +293,13 @@ bool Symbolizer::take(Module& module, std::uint64_t address,
       char offset[32];
       std::snprintf(offset, sizeof offset, "+0x%llx",
                     static_cast<unsigned long long>(address));
-      site.without_line =
-          CallSite{location.file.empty() ? module.loaded.name + offset
-                                         : location.file,
-                   0,
-                   name(),
-                   {},
-                   {},
-                   {}};
+      site.without_line = CallSite{
+          location.file.empty() ? module.loaded.name + offset : location.file,
+          0,
+          name(),
+          {},
+          {},
+          {}};
     }
   }
   return false;
@@ -321,7 +319,8 @@ void Symbolizer::follow_tail_calls(Module& module, std::uint64_t address,
         module.debug->tail_calls_into(address);
     if (jumps.size() != 1) {
       if (jumps.size() > 1 && site.problem.empty())
-        site.problem = module.loaded.name + ": a tail call left no frame of "
+        site.problem = module.loaded.name +
+                       ": a tail call left no frame of "
                        "the caller, and one of " +
                        std::to_string(jumps.size()) + " places made it";
       return;
@@ -332,7 +331,8 @@ void Symbolizer::follow_tail_calls(Module& module, std::uint64_t address,
       return;
     if (take(module, address, locations, site)) {
       if (site.problem.empty())
-        site.problem = module.loaded.name + ": a tail call left no frame of "
+        site.problem = module.loaded.name +
+                       ": a tail call left no frame of "
                        "the caller; the line is the one tail call that can "
                        "have made it";
       return;

@@ -6,15 +6,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <dwarf.h>
-#include <optional>
-#include <unordered_map>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <unordered_map>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -240,8 +240,7 @@ struct ElfFile {
                  (header.sh_flags & SHF_EXECINSTR) == 0) {
         // Absolute addresses, relocated by no one.
         const auto* bytes = static_cast<const unsigned char*>(data->d_buf);
-        const std::size_t word =
-            ::gelf_getclass(elf) == ELFCLASS64 ? 8 : 4;
+        const std::size_t word = ::gelf_getclass(elf) == ELFCLASS64 ? 8 : 4;
         for (std::size_t at = 0; bytes != nullptr && at + word <= data->d_size;
              at += word) {
           std::uint64_t value = 0;
@@ -285,13 +284,13 @@ private:
   }
 
   std::string decompress_zstd(Elf_Scn* section, GElf_Shdr header,
-                              const GElf_Chdr& compression,
-                              const char* bytes, std::size_t compressed) {
+                              const GElf_Chdr& compression, const char* bytes,
+                              std::size_t compressed) {
     // Within the bound checked: not zero-filled, so only what is
     // decompressed is ever touched.
     std::unique_ptr<char[]> buffer(new char[compression.ch_size]);
-    const std::size_t size = ZSTD_decompress(
-        buffer.get(), compression.ch_size, bytes, compressed);
+    const std::size_t size =
+        ZSTD_decompress(buffer.get(), compression.ch_size, bytes, compressed);
     if (ZSTD_isError(size) || size != compression.ch_size)
       return "cannot be decompressed (zstd)";
     // The section's data and header, as an uncompressed section's: libdw
@@ -739,8 +738,8 @@ void DebugInfo::State::read_unit(Unit& unit, std::string& problem) {
       split_problem_noted = true;
       std::string text;
       if (!refused.empty()) {
-        text = "split DWARF: " + refused +
-               ", so inlined calls are not expanded";
+        text =
+            "split DWARF: " + refused + ", so inlined calls are not expanded";
       } else {
         std::string name = attribute_string(&unit.die, DW_AT_dwo_name);
         if (name.empty())
@@ -852,8 +851,8 @@ std::vector<DebugLocation> DebugInfo::locations(std::uint64_t address) {
   return {};
 }
 
-std::vector<DebugLocation>
-DebugInfo::State::locations(Dwarf_Addr address, std::string& problem) {
+std::vector<DebugLocation> DebugInfo::State::locations(Dwarf_Addr address,
+                                                       std::string& problem) {
   std::vector<DebugLocation> result;
   Unit* found = unit_at(address);
   if (found == nullptr)

@@ -435,7 +435,7 @@ private:
   /// waiting on it: the recorder's mutex may be taken inside it, not the
   /// reverse.
   RecorderMutex symbolizer_mutex_;
-  Symbolizer symbolizer_; ///< with symbolizer_mutex_
+  Symbolizer symbolizer_;             ///< with symbolizer_mutex_
   std::vector<RawEvent> late_events_; ///< catch_up's scratch space
   std::array<std::atomic<std::uint64_t>, loss_reason_count> lost_{};
   std::vector<Incident> incidents_;
