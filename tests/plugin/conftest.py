@@ -64,6 +64,8 @@ def pytest_addoption(parser):
                     help="whether cunumpy was built with the CUPTI collector")
     group.addoption("--fail-alloc",
                     help="tests/tools/fail_alloc.cpp's library, for LD_PRELOAD")
+    group.addoption("--slow-open",
+                    help="tests/tools/slow_open.cpp's library, for LD_PRELOAD")
     group.addoption("--extension-dir",
                     help="the directory of tests/plugin/python's extension")
     group.addoption("--workload",
@@ -161,6 +163,11 @@ def fake_cuda(request):
 @pytest.fixture
 def fail_alloc(request):
     return _path(request, "fail_alloc")
+
+
+@pytest.fixture
+def slow_open(request):
+    return _path(request, "slow_open")
 
 
 @pytest.fixture

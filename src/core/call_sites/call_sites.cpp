@@ -87,12 +87,13 @@ bool is_library_frame(const SourceFrame& frame) {
          is_library_location(frame.file, frame.function);
 }
 
-SiteTable::SiteTable() : symbolizer_(std::make_unique<Symbolizer>()) {
+SiteTable::SiteTable() {
   entries_.emplace_back(); // id 0: unknown
   entries_.front().resolved = CallSite{};
+  not_symbolized_.problem =
+      "stacks not symbolized for this report (captured while it was made, "
+      "or their symbolization failed or was interrupted)";
 }
-
-SiteTable::~SiteTable() = default;
 
 std::uint32_t SiteTable::known(std::string_view file, int line,
                                std::string_view function) {
@@ -153,10 +154,26 @@ std::uint32_t SiteTable::stack(const void* const* frames, int count,
 const CallSite& SiteTable::resolve(std::uint32_t id) {
   if (id >= entries_.size())
     id = 0;
-  Entry& entry = entries_[id];
-  if (!entry.resolved)
-    entry.resolved = symbolize(entry);
-  return *entry.resolved;
+  const Entry& entry = entries_[id];
+  if (entry.resolved)
+    return *entry.resolved;
+  if (entry.fallback != 0)
+    return resolve(entry.fallback);
+  if (std::find(problems_.begin(), problems_.end(), not_symbolized_.problem) ==
+      problems_.end())
+    problems_.push_back(not_symbolized_.problem);
+  return not_symbolized_;
+}
+
+std::vector<SiteTable::Stack> SiteTable::unsymbolized() {
+  while (first_unsymbolized_ < entries_.size() &&
+         entries_[first_unsymbolized_].resolved)
+    ++first_unsymbolized_;
+  std::vector<Stack> stacks;
+  for (std::size_t id = first_unsymbolized_; id < entries_.size(); ++id)
+    if (!entries_[id].resolved)
+      stacks.push_back({static_cast<std::uint32_t>(id), entries_[id].frames});
+  return stacks;
 }
 
 /// "workload.py:17 in step": a Python line beside a native one.
@@ -167,12 +184,13 @@ static std::string python_text(const CallSite& site) {
   return text;
 }
 
-CallSite SiteTable::symbolize(const Entry& entry) {
+void SiteTable::symbolized(std::uint32_t id, Symbolizer::Site site) {
+  if (id >= entries_.size() || entries_[id].resolved)
+    return;
+  Entry& entry = entries_[id];
   // The first source frame outside the libraries with a line, beside the
   // Python line when there is one; else the fallback site (a Python line)
   // with the native frame under it; else the first frame outside them.
-  Symbolizer::Site site =
-      symbolizer_->site(entry.frames.data(), entry.frames.size());
   if (!site.problem.empty() && std::find(problems_.begin(), problems_.end(),
                                          site.problem) == problems_.end())
     problems_.push_back(site.problem);
@@ -180,21 +198,22 @@ CallSite SiteTable::symbolize(const Entry& entry) {
     site.with_line->problem = site.problem;
     if (entry.fallback != 0)
       site.with_line->python = python_text(resolve(entry.fallback));
-    return std::move(*site.with_line);
-  }
-  if (entry.fallback != 0) {
+    entry.resolved = std::move(*site.with_line);
+  } else if (entry.fallback != 0) {
     CallSite fallback = resolve(entry.fallback);
     if (site.without_line) {
       fallback.native = std::move(site.without_line->file);
       fallback.problem = std::move(site.problem);
     }
-    return fallback;
-  }
-  if (site.without_line) {
+    entry.resolved = std::move(fallback);
+  } else if (site.without_line) {
     site.without_line->problem = std::move(site.problem);
-    return std::move(*site.without_line);
+    entry.resolved = std::move(*site.without_line);
+  } else {
+    CallSite unknown;
+    unknown.problem = std::move(site.problem);
+    entry.resolved = std::move(unknown);
   }
-  return CallSite{};
 }
 
 /// A module a frame is in, read once: its debug information, when the file
@@ -222,24 +241,110 @@ Symbolizer::Module* Symbolizer::module_of(std::uintptr_t pc) {
   if (!find_module(pc, loaded))
     return nullptr;
   // A module loaded again (at another address, or rebuilt) is another.
-  const std::string key =
+  std::string key =
       loaded.path + '\0' + std::to_string(loaded.bias) + '\0' + loaded.build_id;
-  std::unique_ptr<Module>& module = modules_[key];
-  if (module == nullptr) {
-    module = std::make_unique<Module>();
+  auto found = modules_.find(key);
+  if (found == modules_.end()) {
+    // Made whole before it is kept: an exception here keeps nothing.
+    auto module = std::make_unique<Module>();
     module->loaded = std::move(loaded);
-    // Kokkos', cunumpy's, the runtimes': never read.
+    // Kokkos', cunumpy's, the runtimes': never read. DebugInfo says, and
+    // does not throw, what it could not read.
     if (!module->loaded.library)
       module->debug = std::make_unique<DebugInfo>(module->loaded.path,
                                                   module->loaded.build_id);
+    found = modules_.emplace(std::move(key), std::move(module)).first;
   }
-  recent_.push_back(module.get());
-  return module.get();
+  recent_.push_back(found->second.get());
+  return found->second.get();
+}
+
+bool Symbolizer::take(Module& module, std::uint64_t address,
+                      std::vector<DebugLocation>& locations, Site& site) {
+  if (locations.empty())
+    locations.emplace_back(); // no debug information: module+offset
+  const std::uintptr_t pc = address + module.loaded.bias;
+  for (DebugLocation& location : locations) {
+    // The function's name only where it decides or is shown.
+    std::optional<std::string> function;
+    const auto name = [&]() -> const std::string& {
+      if (!function) {
+        function = demangle(location.function.c_str());
+        if (function->empty() && &location == &locations.front())
+          function = dynamic_symbol(pc);
+      }
+      return *function;
+    };
+    if (is_library_location(location.file, location.file.empty() ? name() : ""))
+      continue;
+    // Why the site's module lacks lines, or their inlined calls.
+    const std::string& problem = module.debug->problem();
+    if (location.line > 0) {
+      site.with_line =
+          CallSite{location.file, location.line, name(), {}, {}, {}};
+      site.problem.clear();
+      if (!problem.empty())
+        site.problem = module.loaded.name + ": " + problem;
+      return true;
+    }
+    if (!site.without_line) {
+      if (!problem.empty())
+        site.problem = module.loaded.name + ": " + problem;
+      char offset[32];
+      std::snprintf(offset, sizeof offset, "+0x%llx",
+                    static_cast<unsigned long long>(address));
+      site.without_line = CallSite{
+          location.file.empty() ? module.loaded.name + offset : location.file,
+          0,
+          name(),
+          {},
+          {},
+          {}};
+    }
+  }
+  return false;
+}
+
+void Symbolizer::follow_tail_calls(Module& module, std::uint64_t address,
+                                   Site& site) {
+  // A function that ends by calling another may jump to it instead: the
+  // callee returns to its caller's caller, and no stack holds the line of
+  // the call (a std::thread's lambda whose last statement is the copy,
+  // built with -O2, jumps to Kokkos::deep_copy). The tail calls into the
+  // function in the module's debug information say where it came from
+  // when one alone can have; a few in a row (the caller a library's
+  // template reached by a tail call too).
+  for (int hop = 0; hop < 4; ++hop) {
+    const std::vector<std::uint64_t> jumps =
+        module.debug->tail_calls_into(address);
+    if (jumps.size() != 1) {
+      if (jumps.size() > 1 && site.problem.empty())
+        site.problem = module.loaded.name +
+                       ": a tail call left no frame of "
+                       "the caller, and one of " +
+                       std::to_string(jumps.size()) + " places made it";
+      return;
+    }
+    address = jumps.front();
+    std::vector<DebugLocation> locations = module.debug->locations(address);
+    if (locations.empty())
+      return;
+    if (take(module, address, locations, site)) {
+      if (site.problem.empty())
+        site.problem = module.loaded.name +
+                       ": a tail call left no frame of "
+                       "the caller; the line is the one tail call that can "
+                       "have made it";
+      return;
+    }
+  }
 }
 
 Symbolizer::Site Symbolizer::site(const void* const* frames,
                                   std::size_t count) {
   Site site;
+  Module* outermost = nullptr; // of the frames in a module not a library's
+  std::uint64_t outermost_address = 0;
   for (std::size_t i = 0; i < count; ++i) {
     if (frames[i] == nullptr)
       continue;
@@ -250,49 +355,13 @@ Symbolizer::Site Symbolizer::site(const void* const* frames,
       continue;
     const std::uint64_t address = pc - module->loaded.bias;
     std::vector<DebugLocation> locations = module->debug->locations(address);
-    if (locations.empty())
-      locations.emplace_back(); // no debug information: module+offset
-    for (DebugLocation& location : locations) {
-      // The function's name only where it decides or is shown.
-      std::optional<std::string> function;
-      const auto name = [&]() -> const std::string& {
-        if (!function) {
-          function = demangle(location.function.c_str());
-          if (function->empty() && &location == &locations.front())
-            function = dynamic_symbol(pc);
-        }
-        return *function;
-      };
-      if (is_library_location(location.file,
-                              location.file.empty() ? name() : ""))
-        continue;
-      // Why the site's module lacks lines, or their inlined calls.
-      const std::string& problem = module->debug->problem();
-      if (location.line > 0) {
-        site.with_line =
-            CallSite{location.file, location.line, name(), {}, {}, {}};
-        site.problem.clear();
-        if (!problem.empty())
-          site.problem = module->loaded.name + ": " + problem;
-        return site;
-      }
-      if (!site.without_line) {
-        if (!problem.empty())
-          site.problem = module->loaded.name + ": " + problem;
-        char offset[32];
-        std::snprintf(offset, sizeof offset, "+0x%llx",
-                      static_cast<unsigned long long>(address));
-        site.without_line =
-            CallSite{location.file.empty() ? module->loaded.name + offset
-                                           : location.file,
-                     0,
-                     name(),
-                     {},
-                     {},
-                     {}};
-      }
-    }
+    if (take(*module, address, locations, site))
+      return site;
+    outermost = module;
+    outermost_address = address;
   }
+  if (outermost != nullptr && !site.without_line)
+    follow_tail_calls(*outermost, outermost_address, site);
   return site;
 }
 

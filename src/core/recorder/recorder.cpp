@@ -78,7 +78,8 @@ Recorder& Recorder::instance() {
     // inherit it held by a thread it does not have, and wait forever at
     // its first event or read: fork waits for every lock an event or a
     // read takes (each held for microseconds, never while calling out of
-    // cunumpy), in the order they nest, and both sides release them.
+    // cunumpy, but the symbolizer's, held while a read reads debug
+    // files), in the order they nest, and both sides release them.
     ::pthread_atfork([] { recorder->lock_for_fork(); },
                      [] { recorder->unlock_after_fork(); },
                      [] { recorder->unlock_after_fork(); });
@@ -88,6 +89,8 @@ Recorder& Recorder::instance() {
 }
 
 void Recorder::lock_for_fork() noexcept {
+  // A read symbolizing call sites holds this one around the others.
+  symbolizer_mutex_.lock();
   tools::lock_for_fork();
   mutex_.lock();
   sources_mutex_.lock();
@@ -107,6 +110,7 @@ void Recorder::unlock_after_fork() noexcept {
   sources_mutex_.unlock();
   mutex_.unlock();
   tools::unlock_after_fork();
+  symbolizer_mutex_.unlock();
 }
 
 void Recorder::attach(EventSink* sink) {
@@ -668,11 +672,44 @@ Event to_public(const RawEvent& raw, const RecorderLock& lock) {
   return event;
 }
 
+void Recorder::symbolize(const std::vector<SiteTable::Stack>& stacks) noexcept {
+  const std::lock_guard symbolizing(symbolizer_mutex_);
+  for (const SiteTable::Stack& stack : stacks) {
+    try {
+      Symbolizer::Site site =
+          symbolizer_.site(stack.frames.data(), stack.frames.size());
+      const RecorderLock lock = this->lock();
+      sites_.symbolized(stack.id, std::move(site));
+    } catch (...) {
+      // Left unsymbolized: its reports say so, the next read tries again.
+    }
+  }
+}
+
 RecorderLock lock_recorder(Recorder& recorder) {
   recorder.before_read();
-  RecorderLock lock = recorder.lock();
-  recorder.catch_up(lock);
-  return lock;
+  // Call sites are symbolized outside the mutex; a stack interned
+  // meanwhile is symbolized in the next round, and after a few rounds by
+  // the next read.
+  constexpr int symbolizing_rounds = 3;
+  for (int round = 0;; ++round) {
+    std::vector<SiteTable::Stack> stacks;
+    {
+      RecorderLock lock = recorder.lock();
+      recorder.catch_up(lock);
+      if (round < symbolizing_rounds &&
+          !recorder.symbolizing_on_this_thread()) {
+        try {
+          stacks = recorder.sites(lock).unsymbolized();
+        } catch (const std::bad_alloc&) {
+          stacks.clear();
+        }
+      }
+      if (stacks.empty())
+        return lock;
+    }
+    recorder.symbolize(stacks);
+  }
 }
 
 } // namespace cunumpy::Impl

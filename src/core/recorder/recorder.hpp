@@ -339,6 +339,17 @@ public:
     read_check_.store(check, std::memory_order_release);
   }
   void before_read() noexcept;
+  /// Symbolizes `stacks` (SiteTable::unsymbolized) under the symbolizer's
+  /// mutex, not the recorder's: debug files are read, and no event waits
+  /// for them. What it finds goes to the site table under the mutex; a
+  /// stack whose symbolization throws stays unsymbolized. lock_recorder
+  /// calls it.
+  void symbolize(const std::vector<SiteTable::Stack>& stacks) noexcept;
+  /// The calling thread is symbolizing: a signal handler interrupted it,
+  /// and must not symbolize (nor wait for the symbolizer) again.
+  bool symbolizing_on_this_thread() const noexcept {
+    return symbolizer_mutex_.held_by_this_thread();
+  }
   /// Asks every source of late events for what it holds (collect).
   void collect_late_events() noexcept;
 
@@ -430,6 +441,11 @@ private:
   std::atomic<std::uint64_t> next_phase_token_{1};
   StringTable strings_;
   SiteTable sites_;
+  /// Held while stacks are symbolized (symbolize), never with the mutex
+  /// waiting on it: the recorder's mutex may be taken inside it, not the
+  /// reverse.
+  RecorderMutex symbolizer_mutex_;
+  Symbolizer symbolizer_;             ///< with symbolizer_mutex_
   std::vector<RawEvent> late_events_; ///< catch_up's scratch space
   std::array<std::atomic<std::uint64_t>, loss_reason_count> lost_{};
   std::vector<Incident> incidents_;
