@@ -423,7 +423,9 @@ struct DebugInfo::State {
   /// would open fails cunumpy's checks. "" when it may look.
   std::string split_files_problem(Dwarf_Die& skeleton);
   const Function* function_at(Unit& unit, Dwarf_Addr address) const;
-  Unit* unit_at(Dwarf_Addr address);
+  /// The unit whose ranges hold `address`, and in `low` where that range
+  /// starts; null in none.
+  Unit* unit_at(Dwarf_Addr address, Dwarf_Addr* low = nullptr);
   std::vector<DebugLocation> locations(Dwarf_Addr address,
                                        std::string& problem);
   void index_tail_calls(std::string& problem);
@@ -830,14 +832,18 @@ DebugInfo::State::function_at(Unit& unit, Dwarf_Addr address) const {
   return best;
 }
 
-DebugInfo::State::Unit* DebugInfo::State::unit_at(Dwarf_Addr address) {
+DebugInfo::State::Unit* DebugInfo::State::unit_at(Dwarf_Addr address,
+                                                  Dwarf_Addr* low) {
   auto it = std::upper_bound(
       ranges.begin(), ranges.end(), address,
       [](Dwarf_Addr a, const State::Range& r) { return a < r.low; });
   for (int steps = 0; it != ranges.begin() && steps < 16; ++steps) {
     --it;
-    if (address < it->high)
+    if (address < it->high) {
+      if (low != nullptr)
+        *low = it->low;
       return &units[it->unit];
+    }
   }
   return nullptr;
 }
@@ -858,7 +864,8 @@ std::vector<DebugLocation> DebugInfo::locations(std::uint64_t address) {
 std::vector<DebugLocation> DebugInfo::State::locations(Dwarf_Addr address,
                                                        std::string& problem) {
   std::vector<DebugLocation> result;
-  Unit* found = unit_at(address);
+  Dwarf_Addr range_low = 0;
+  Unit* found = unit_at(address, &range_low);
   if (found == nullptr)
     return result;
   Unit& unit = *found;
@@ -868,7 +875,7 @@ std::vector<DebugLocation> DebugInfo::State::locations(Dwarf_Addr address,
   // Where the address is: the line table's row (the skeleton's for split
   // DWARF).
   DebugLocation innermost;
-  if (Dwarf_Line* row = line_row(&unit.die, address, range->low)) {
+  if (Dwarf_Line* row = line_row(&unit.die, address, range_low)) {
     const char* file = ::dwarf_linesrc(row, nullptr, nullptr);
     int line = 0;
     ::dwarf_lineno(row, &line);
