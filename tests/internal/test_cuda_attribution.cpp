@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 #include <map>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -1040,3 +1041,33 @@ TEST(CudaRecords, MigrationRulesAreNotCheckedWhereCudaRecordsNoMigration) {
 }
 
 } // namespace
+
+TEST(KokkosOwn, AnotherThreadsLaunchOpensNoWindowForThisThread) {
+  start_cuda_record();
+  auto counted = cunumpy::profiling::count_transfers();
+  // One thread is inside a device kernel's launch (its begin came, not its
+  // end); the program copies on another thread meanwhile, in Kokkos' way.
+  std::uint64_t id = 0;
+  Kokkos::Tools::beginParallelFor(
+      "device work", synthetic::instance_id(synthetic::ExecutionSpace::cuda),
+      &id);
+  std::thread other([] {
+    const ApiCall copy = lock_array_copy();
+    CUNUMPY_TEST_CUDA_CALL_HERE(copy);
+    std::uint64_t result = 0;
+    Kokkos::Tools::beginParallelReduce(
+        "host sum", synthetic::instance_id(synthetic::ExecutionSpace::openmp),
+        &result);
+    Kokkos::Tools::endParallelReduce(result);
+    // The first thread's reduction is not this thread's.
+    synthetic::fence(
+        "Kokkos::parallel_reduce: fence due to result being value, not view",
+        synthetic::instance_id(synthetic::ExecutionSpace::cuda));
+  });
+  other.join();
+  Kokkos::Tools::endParallelFor(id);
+  const auto& counter = counted.counter();
+  EXPECT_EQ(counter.count(EventKind::kokkos_own), 0u) << counter.report();
+  EXPECT_EQ(counter.to_device(), 1u) << counter.report();
+  EXPECT_EQ(counter.to_host(), 0u) << counter.report();
+}

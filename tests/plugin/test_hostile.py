@@ -57,9 +57,12 @@ def test_callbacks_cleared(case):
 def test_copy_callbacks_cleared_for_a_while(case, kokkos_major):
     run, report = run_case(case, "clear-copy-callbacks")
     if report["kokkos"]["interface"] < 20210623:
-        # Kokkos 3.4 fences nothing inside its copies: nothing tells that a
-        # copy happened without its callbacks (docs/budgets.md).
-        assert report["budget"]["verdict"] == "ok", shown(report["budget"])
+        # Kokkos 3.4 fences nothing inside its copies: only the watch of
+        # Kokkos' table may tell that the callbacks were taken away, when a
+        # check (at most every 10 ms) falls in the moment they were
+        # (docs/budgets.md): ok, or incomplete, never broken.
+        assert report["budget"]["verdict"] in ("ok", "incomplete"), \
+            shown(report["budget"])
         return
     check_incomplete(run, report, "deep-copy callbacks were taken away")
 
