@@ -6,44 +6,18 @@
 #include <cmath>
 #include <cstring>
 
-#include <nlohmann/json.hpp>
-
 #include "report/format.hpp"
+#include "report/json_document.hpp"
 #include "report/report.hpp"
 #include "support/excerpt.hpp"
 
 namespace cunumpy::Impl {
 namespace {
 
-using json = nlohmann::json;
+using json = JsonValue;
 
 /// A report of the plugin nests a few levels; a region tree stops at 64.
 constexpr std::size_t max_nesting = 64;
-
-/// The nesting depth of JSON text, counted up to max_nesting + 1 (brackets
-/// outside strings).
-std::size_t nesting(std::string_view text) {
-  std::size_t depth = 0, deepest = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-      if (deepest > max_nesting)
-        return deepest;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
 
 /// The byte where `text` stops being UTF-8, or npos.
 std::size_t invalid_utf8(std::string_view text) {
@@ -74,12 +48,13 @@ std::string value_text(const json* value) {
     return "an object";
   if (value->is_array())
     return "a list";
-  if (value->is_number_float() && !std::isfinite(value->get<double>())) {
-    const double number = value->get<double>();
-    return std::isnan(number) ? "NaN" : number > 0 ? "Infinity" : "-Infinity";
-  }
-  std::string text = value->dump(-1, ' ', false, json::error_handler_t::replace);
-  return excerpt(text, 30);
+  if (value->is_number() && !std::isfinite(value->number()))
+    return value->number() > 0 ? "Infinity" : "-Infinity";
+  return excerpt(printable(value->text()), 30);
+}
+
+const json* pointer(const std::optional<json>& value) {
+  return value ? &*value : nullptr;
 }
 
 [[noreturn]] void mismatch(const std::string& place, const json* value,
@@ -95,90 +70,108 @@ std::string value_text(const json* value) {
 /// An object of the report, its members read by name and type.
 class Object {
 public:
-  Object(const json& value, std::string place) : place_(std::move(place)) {
+  Object(const json& value, std::string place)
+      : value_(value), place_(std::move(place)) {
     if (!value.is_object())
       mismatch(place_, &value, "an object");
-    value_ = &value;
   }
 
-  const json* find(const char* name) const {
-    const auto it = value_->find(name);
-    return it == value_->end() ? nullptr : &*it;
+  std::optional<json> find(const char* name) const {
+    return value_.find(name, &hint_);
   }
   bool has(const char* name) const {
-    const json* member = find(name);
-    return member != nullptr && !member->is_null();
+    const auto member = find(name);
+    return member && !member->is_null();
   }
   std::string place(const char* name) const {
     return place_.empty() ? std::string(name) : place_ + "." + name;
   }
-  const json& required(const char* name, const char* expected) const {
-    const json* member = find(name);
-    if (member == nullptr)
+  json required(const char* name, const char* expected) const {
+    const auto member = find(name);
+    if (!member)
       mismatch(place(name), nullptr, expected);
     return *member;
   }
 
   bool boolean(const char* name) const {
-    const json& member = required(name, "true or false");
+    const json member = required(name, "true or false");
     if (!member.is_boolean())
       mismatch(place(name), &member, "true or false");
-    return member.get<bool>();
+    return member.boolean();
   }
   std::string text(const char* name) const {
-    const json& member = required(name, "a string");
+    const json member = required(name, "a string");
     if (!member.is_string())
       mismatch(place(name), &member, "a string");
-    return member.get<std::string>();
+    return member.string();
   }
   /// A string or null ("" for null).
   std::string text_or_null(const char* name, bool optional = false) const {
-    const json* member = find(name);
-    if (member == nullptr && optional)
+    const auto member = find(name);
+    if (!member && optional)
       return {};
-    if (member == nullptr || !(member->is_string() || member->is_null()))
-      mismatch(place(name), member, "a string or null");
-    return member->is_null() ? std::string() : member->get<std::string>();
+    if (!member || !(member->is_string() || member->is_null()))
+      mismatch(place(name), pointer(member), "a string or null");
+    return member->is_null() ? std::string() : member->string();
   }
   std::uint64_t integer(const char* name) const {
-    return integer_value(required(name, integer_expected), place(name));
+    const json member = required(name, integer_expected);
+    if (const auto integer = member.unsigned_integer())
+      return *integer;
+    mismatch(place(name), &member, integer_expected);
   }
   std::optional<std::uint64_t> integer_or_null(const char* name) const {
-    const json* member = find(name);
-    if (member != nullptr && member->is_null())
+    const auto member = find(name);
+    if (member && member->is_null())
       return std::nullopt;
-    if (member == nullptr)
+    if (!member)
       mismatch(place(name), nullptr, "an integer from 0 to 2^64 or null");
-    return integer_value(*member, place(name));
+    if (const auto integer = member->unsigned_integer())
+      return *integer;
+    mismatch(place(name), pointer(member), integer_expected);
   }
   double number(const char* name) const {
-    return number_value(required(name, "a number"), place(name));
+    const json member = required(name, "a number");
+    if (member.is_number()) {
+      const double value = member.number();
+      if (std::isfinite(value))
+        return value;
+    }
+    mismatch(place(name), &member, "a number");
   }
   std::optional<double> number_or_null(const char* name) const {
-    const json* member = find(name);
-    if (member != nullptr && member->is_null())
+    const auto member = find(name);
+    if (member && member->is_null())
       return std::nullopt;
-    if (member == nullptr)
+    if (!member)
       mismatch(place(name), nullptr, "a number or null");
-    return number_value(*member, place(name));
+    if (member->is_number()) {
+      const double value = member->number();
+      if (std::isfinite(value))
+        return value;
+    }
+    mismatch(place(name), pointer(member), "a number");
   }
   Object object(const char* name) const {
-    return Object(required(name, "an object"), place(name));
+    const json member = required(name, "an object");
+    if (!member.is_object())
+      mismatch(place(name), &member, "an object");
+    return Object(member, place(name));
   }
-  const json& list(const char* name) const {
-    const json& member = required(name, "a list");
+  std::vector<json> list(const char* name) const {
+    const json member = required(name, "a list");
     if (!member.is_array())
       mismatch(place(name), &member, "a list");
-    return member;
+    return member.elements();
   }
   std::vector<std::string> texts(const char* name) const {
-    const json& items = list(name);
+    const std::vector<json> items = list(name);
     std::vector<std::string> result;
     for (std::size_t i = 0; i < items.size(); ++i) {
       if (!items[i].is_string())
         mismatch(place(name) + "[" + std::to_string(i) + "]", &items[i],
                  "a string");
-      result.push_back(items[i].get<std::string>());
+      result.push_back(items[i].string());
     }
     return result;
   }
@@ -186,22 +179,19 @@ public:
   static constexpr const char* integer_expected = "an integer from 0 to 2^64";
   static std::uint64_t integer_value(const json& value,
                                      const std::string& place) {
-    if (value.is_number_unsigned())
-      return value.get<std::uint64_t>();
-    if (value.is_number_integer() && value.get<std::int64_t>() >= 0)
-      return static_cast<std::uint64_t>(value.get<std::int64_t>());
+    if (const auto integer = value.unsigned_integer())
+      return *integer;
     mismatch(place, &value, integer_expected);
   }
   static double number_value(const json& value, const std::string& place) {
-    if (value.is_number_integer() || value.is_number_unsigned())
-      return value.get<double>();
-    if (value.is_number_float() && std::isfinite(value.get<double>()))
-      return value.get<double>();
+    if (value.is_number() && std::isfinite(value.number()))
+      return value.number();
     mismatch(place, &value, "a number");
   }
 
 private:
-  const json* value_ = nullptr;
+  json value_;
+  mutable std::uint32_t hint_ = 0;
   std::string place_;
 };
 
@@ -225,24 +215,25 @@ profiling::KindTable read_kinds(const Object& object, const char* name) {
       continue;
     const Object entry = kinds.object(kind_name.c_str());
     profiling::KindTotals& totals = table[index_of(kind)];
-    totals.count = entry.integer("count");
-    totals.nbytes = entry.integer("bytes");
-    totals.seconds = entry.number("seconds");
+    // In the order the plugin writes them (found at once).
     if (entry.has("async"))
       totals.async_count = entry.integer("async");
-    if (entry.has("implicit"))
-      totals.implicit_count = entry.integer("implicit");
+    totals.nbytes = entry.integer("bytes");
+    totals.count = entry.integer("count");
     if (entry.has("device_seconds"))
       totals.device_seconds = entry.number("device_seconds");
     if (entry.has("device_timed_bytes"))
       totals.device_timed_nbytes = entry.integer("device_timed_bytes");
+    if (entry.has("implicit"))
+      totals.implicit_count = entry.integer("implicit");
+    totals.seconds = entry.number("seconds");
   }
   return table;
 }
 
 /// "[[0, 3], [5, 5]]": sorted, disjoint ranges of ranks.
 RankSet read_ranks(const Object& object, const char* name) {
-  const json& ranges = object.list(name);
+  const std::vector<json> ranges = object.list(name);
   RankSet ranks;
   long long previous = -2;
   for (std::size_t i = 0; i < ranges.size(); ++i) {
@@ -250,8 +241,9 @@ RankSet read_ranks(const Object& object, const char* name) {
     const json& range = ranges[i];
     if (!range.is_array() || range.size() != 2)
       mismatch(place, &range, "a range of ranks [first, last]");
-    const int first = rank_value(Object::integer_value(range[0], place), place);
-    const int last = rank_value(Object::integer_value(range[1], place), place);
+    const std::vector<json> bounds = range.elements();
+    const int first = rank_value(Object::integer_value(bounds[0], place), place);
+    const int last = rank_value(Object::integer_value(bounds[1], place), place);
     if (first > last || first <= previous + 1)
       inconsistent("'" + place + "' is not a range after the previous one");
     ranks.insert(first, last);
@@ -284,7 +276,7 @@ SectionRanks read_section_ranks(const Object& object) {
   const Object rows = over.object("rows");
   for (std::size_t i = 0; i < measure::size; ++i) {
     const std::string name = measure::name(i);
-    if (const json* row = rows.find(name.c_str()))
+    if (const auto row = rows.find(name.c_str()))
       section.values[i] = read_statistic(*row, rows.place(name.c_str()),
                                          section.ranks);
   }
@@ -361,13 +353,14 @@ profiling::Violation read_violation(const Object& object) {
   if (!kind.empty()) {
     violation.kind = parse_event_kind(kind);
     if (!violation.kind)
-      mismatch(object.place("kind"), object.find("kind"), "a kind of event");
+      mismatch(object.place("kind"), pointer(object.find("kind")),
+               "a kind of event");
   }
   const std::string limit = object.text_or_null("limit", true);
   if (!limit.empty()) {
     const auto parsed = profiling::parse_limit(limit);
     if (!parsed)
-      mismatch(object.place("limit"), object.find("limit"), "a limit");
+      mismatch(object.place("limit"), pointer(object.find("limit")), "a limit");
     violation.limit = *parsed;
   }
   if (object.has("allowed"))
@@ -377,7 +370,7 @@ profiling::Violation read_violation(const Object& object) {
   if (object.has("details"))
     violation.details = object.texts("details");
   if (object.has("events")) {
-    const json& events = object.list("events");
+    const std::vector<json> events = object.list("events");
     for (std::size_t i = 0; i < events.size(); ++i)
       violation.events.push_back(read_site_summary(
           Object(events[i], item(object.place("events"), i))));
@@ -390,7 +383,8 @@ profiling::Finding read_finding(const Object& object) {
   const std::string rule = object.text("rule");
   const auto parsed = profiling::parse_advice_rule(rule);
   if (!parsed)
-    mismatch(object.place("rule"), object.find("rule"), "a rule of advice");
+    mismatch(object.place("rule"), pointer(object.find("rule")),
+             "a rule of advice");
   finding.rule = *parsed;
   finding.region = object.text("region");
   finding.phase = object.text("phase");
@@ -410,7 +404,7 @@ profiling::Finding read_finding(const Object& object) {
     finding.evidence = object.text("evidence");
   if (object.has("estimate"))
     finding.estimate = object.text("estimate");
-  const json& sites = object.list("sites");
+  const std::vector<json> sites = object.list("sites");
   for (std::size_t i = 0; i < sites.size(); ++i) {
     const Object site(sites[i], item(object.place("sites"), i));
     profiling::FindingSite entry;
@@ -438,7 +432,7 @@ void rank_verdict(Report& report, const Object& budget, int version) {
     verdict = budget.text("verdict");
     if (verdict != "ok" && verdict != "broken" && verdict != "incomplete" &&
         verdict != "unchecked" && verdict != "none")
-      mismatch(budget.place("verdict"), budget.find("verdict"),
+      mismatch(budget.place("verdict"), pointer(budget.find("verdict")),
                "one of \"broken\", \"incomplete\", \"none\", \"ok\", "
                "\"unchecked\"");
   }
@@ -518,46 +512,46 @@ void read_job(Report& report, const Object& top, const Object& budget_object) {
 } // namespace
 
 Report read_json_report(std::string_view text) {
-  if (nesting(text) > max_nesting)
-    throw ReportError("JSON nested deeper than " + std::to_string(max_nesting) +
-                      " levels, which no report of the plugin is: is it a "
-                      "report?");
-  json document;
+  std::optional<JsonDocument> parsed;
   try {
-    document = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& error) {
+    parsed.emplace(text, max_nesting);
+  } catch (const JsonSyntaxError& error) {
+    if (error.nested)
+      throw ReportError("JSON nested deeper than " +
+                        std::to_string(max_nesting) +
+                        " levels, which no report of the plugin is: is it a "
+                        "report?");
     const std::size_t bad = invalid_utf8(text);
     if (bad != std::string_view::npos)
       throw ReportError("not UTF-8 text (byte " + std::to_string(bad) +
                         "): not a JSON report; write the reports again: "
                         "rerun the program with CUNUMPY_REPORT=<file>.json");
-    const std::size_t at = error.byte > 0 ? error.byte - 1 : 0;
+    const std::size_t at = error.byte;
     for (const char* constant : {"NaN", "Infinity", "-Infinity"})
-      for (std::size_t back = 0; back < 10 && back <= at; ++back)
-        if (text.substr(at - back, std::strlen(constant)) == constant)
-          throw ReportError(std::string("not JSON (") + constant +
-                            " is not a JSON number)");
-    std::string why = error.what();
-    if (const auto colon = why.rfind(": "); colon != std::string::npos)
-      why = why.substr(colon + 2);
-    throw ReportError("not JSON (" + excerpt(printable(why), 60) +
+      if (text.substr(at, std::strlen(constant)) == constant)
+        throw ReportError(std::string("not JSON (") + constant +
+                          " is not a JSON number)");
+    throw ReportError("not JSON (" + excerpt(printable(error.what()), 60) +
                       "); a text report cannot be merged: write the reports "
                       "with CUNUMPY_REPORT=<file>.json");
   }
-  if (!document.is_object() || document.find("format") == document.end() ||
-      document["format"] != "cunumpy-report")
+  const json document = parsed->root();
+  const auto format = document.find("format");
+  if (!document.is_object() || !format || !format->is_string() ||
+      format->string() != "cunumpy-report")
     throw ReportError("not a cunumpy plugin report (written with "
                       "CUNUMPY_REPORT=<file>.json)");
   const Object top(document, "");
-  const json* version_value = top.find("version");
-  const int version =
-      version_value != nullptr && version_value->is_number_unsigned() &&
-              (version_value->get<std::uint64_t>() == 2 ||
-               version_value->get<std::uint64_t>() == 3)
-          ? static_cast<int>(version_value->get<std::uint64_t>())
-          : 0;
+  const auto version_value = top.find("version");
+  const auto version_number =
+      version_value ? version_value->unsigned_integer() : std::nullopt;
+  const int version = version_number && (*version_number == 2 ||
+                                         *version_number == 3)
+                          ? static_cast<int>(*version_number)
+                          : 0;
   if (version == 0)
-    throw ReportError("a report of version " + value_text(version_value) +
+    throw ReportError("a report of version " +
+                      value_text(pointer(version_value)) +
                       "; this cunumpy-report reads versions 2 to 3: merge "
                       "it with the cunumpy-report installed with the plugin "
                       "that wrote it");
@@ -575,9 +569,9 @@ Report read_json_report(std::string_view text) {
   const bool complete = top.boolean("complete");
   if (!complete && report.budget.losses.empty())
     report.budget.losses.push_back("the plugin lost events");
-  if (top.find("elapsed_seconds") != nullptr)
+  if (top.find("elapsed_seconds"))
     report.elapsed = top.number("elapsed_seconds");
-  if (top.find("site_problems") != nullptr)
+  if (top.find("site_problems"))
     report.site_problems = top.texts("site_problems");
   if (top.has("open_regions"))
     report.open_regions = top.texts("open_regions");
@@ -586,18 +580,20 @@ Report read_json_report(std::string_view text) {
   if (top.has("backtrace_depth"))
     report.backtrace_depth =
         static_cast<int>(std::min<std::uint64_t>(top.integer("backtrace_depth"), 64));
-  if (top.find("metadata") != nullptr) {
+  if (top.find("metadata")) {
     const Object metadata = top.object("metadata");
-    for (const auto& [key, value] : top.find("metadata")->items())
-      if (value.is_string())
-        report.metadata.emplace_back(key, value.get<std::string>());
-    if (metadata.find("Kokkos Version") != nullptr)
+    const json values = *top.find("metadata");
+    const std::vector<json> members = values.elements();
+    for (std::size_t i = 0; i < members.size(); ++i)
+      if (members[i].is_string())
+        report.metadata.emplace_back(values.key(i), members[i].string());
+    if (metadata.find("Kokkos Version"))
       metadata.text("Kokkos Version");
   }
 
   const Object budget = top.object("budget");
   report.budget_path = budget.text_or_null("file");
-  const json& violations = budget.list("violations");
+  const std::vector<json> violations = budget.list("violations");
   std::vector<std::string> messages;
   for (std::size_t i = 0; i < violations.size(); ++i) {
     const Object violation(violations[i], item("budget.violations", i));
@@ -626,14 +622,14 @@ Report read_json_report(std::string_view text) {
       report.size = static_cast<int>(*size);
     }
     report.label = run.text_or_null("label");
-    if (run.find("id_unique") != nullptr)
+    if (run.find("id_unique"))
       report.run_id_unique = run.boolean("id_unique");
-    if (run.find("started") != nullptr)
+    if (run.find("started"))
       report.started = run.number("started");
-    if (run.find("ended") != nullptr)
+    if (run.find("ended"))
       report.ended = run.number("ended");
     if (!report.run_id_unique &&
-        (run.find("started") == nullptr || run.find("ended") == nullptr))
+        (!run.find("started") || !run.find("ended")))
       inconsistent("'run.id_unique' is false but 'run.started' or "
                    "'run.ended' is missing");
     top.text("cunumpy_version");
@@ -651,9 +647,9 @@ Report read_json_report(std::string_view text) {
     const Object device = top.object("device");
     report.budget.device.present = device.boolean("present");
     report.budget.device.reason = device.text("reason");
-    if (top.find("device_spaces") != nullptr)
+    if (top.find("device_spaces"))
       report.device_spaces = top.texts("device_spaces");
-    if (top.find("unknown_spaces") != nullptr) {
+    if (top.find("unknown_spaces")) {
       const Object unknown = top.object("unknown_spaces");
       report.unknown_spaces.names = unknown.texts("names");
       report.unknown_spaces.copies = unknown.integer("uncounted_copies");
@@ -671,14 +667,14 @@ Report read_json_report(std::string_view text) {
   report.budget.total = total_phase.totals;
   const Object outside = top.object("outside");
   report.budget.outside = read_phase(outside);
-  const json& phases = top.list("phases");
+  const std::vector<json> phases = top.list("phases");
   std::vector<std::string> rules;
   for (std::size_t i = 0; i < phases.size(); ++i) {
     const Object phase(phases[i], item("phases", i));
     report.budget.phases.push_back(read_phase(phase));
     rules.push_back(phase.text_or_null("rule", true));
   }
-  const json& regions = top.list("regions");
+  const std::vector<json> regions = top.list("regions");
   for (std::size_t i = 0; i < regions.size(); ++i) {
     const Object region(regions[i], item("regions", i));
     profiling::RegionNode node;
@@ -702,14 +698,14 @@ Report read_json_report(std::string_view text) {
 
   // Advice.
   std::vector<std::string> finding_messages;
-  if (top.find("advice") != nullptr) {
+  if (top.find("advice")) {
     const Object advice = top.object("advice");
     const std::string recording = advice.text("recording");
     report.advice_recording = recording == "off" ? profiling::AdviceRecording::off
                               : recording == "contents"
                                   ? profiling::AdviceRecording::contents
                                   : profiling::AdviceRecording::on;
-    const json& findings = advice.list("findings");
+    const std::vector<json> findings = advice.list("findings");
     for (std::size_t i = 0; i < findings.size(); ++i) {
       const Object finding(findings[i], item("advice.findings", i));
       report.advice.push_back(read_finding(finding));
@@ -719,7 +715,7 @@ Report read_json_report(std::string_view text) {
     report.advice_recording = profiling::AdviceRecording::off;
   }
 
-  if (top.find("job") == nullptr) {
+  if (!top.find("job")) {
     // One rank: its job from its numbers, its verdict as it wrote it.
     start_job(report);
     report.job.phase_rules = rules;
@@ -758,7 +754,7 @@ Report read_json_report(std::string_view text) {
          read_ranks(violation, "ranks")});
   }
   if (!finding_messages.empty()) {
-    const json& findings = top.object("advice").list("findings");
+    const std::vector<json> findings = top.object("advice").list("findings");
     for (std::size_t i = 0; i < findings.size(); ++i) {
       const Object finding(findings[i], item("advice.findings", i));
       FindingRanks entry;
