@@ -463,6 +463,9 @@ bool Plugin::write_report() {
             : config_.report_per_rank && merge.job
                 ? "cunumpy: full reports: each rank's, in CUNUMPY_REPORT; "
                   "cunumpy-report merges them\n"
+            : merge.ran && !merge.job && !config_.report_path.empty()
+                ? "cunumpy: this rank's full report: set CUNUMPY_REPORT with "
+                  "%r, each rank its own file\n"
                 : "cunumpy: full report: set CUNUMPY_REPORT=<file>.txt or "
                   ".json\n");
   } else { // what a quiet report file would hide

@@ -543,9 +543,9 @@ void start_job(Report& report) {
     return;
   JobRanks& job = report.job;
   const int rank = report.rank;
+  const std::string verdict(report.verdict()); // of the process
   job.merged = true;
   job.ranks = RankSet(rank);
-  const std::string_view verdict = report.verdict();
   if (!report.budget.device.present) {
     job.without_device.insert(rank);
     job.without_device_reason.offer(rank, report.budget.device.reason);

@@ -496,6 +496,9 @@ void append_job_header(std::vector<std::string>& lines, const Report& report) {
   } else {
     lines.push_back("budget: no rank broke it");
   }
+  if (!missing.empty() && job.broken.empty())
+    lines.push_back("the job cannot pass: " + std::to_string(missing.size()) +
+                    " rank(s) have no report in it");
   if (!unchecked.empty())
     lines.push_back("budget not checked on rank(s) " + unchecked.text() +
                     ": " + printable(job.unchecked_reason.text));
