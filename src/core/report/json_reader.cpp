@@ -661,6 +661,32 @@ Report read_json_report(std::string_view text) {
         report.kokkos_versions.push_back(value);
   }
 
+  if (top.has("cuda_view")) {
+    const Object cuda = top.object("cuda_view");
+    profiling::CudaView& view = report.cuda_view;
+    view.built = cuda.boolean("built");
+    const std::string state = cuda.text("state");
+    for (auto known :
+         {profiling::CudaViewState::not_built, profiling::CudaViewState::not_started,
+          profiling::CudaViewState::off, profiling::CudaViewState::unavailable,
+          profiling::CudaViewState::on})
+      if (state == profiling::to_string(known))
+        view.state = known;
+    view.on = view.state == profiling::CudaViewState::on;
+    view.reason = cuda.text("reason");
+    view.unified_memory = cuda.boolean("unified_memory");
+    view.unified_memory_reason = cuda.text("unified_memory_reason");
+    view.migrations_unseen = cuda.text("migrations_unseen");
+    view.copy_records = cuda.integer("copy_records");
+    view.described = cuda.integer("described");
+    view.dropped_records = cuda.integer("dropped_records");
+    view.migrated_bytes = cuda.integer("migrated_bytes");
+    view.migration_records = cuda.integer("migration_records");
+    view.too_late = cuda.integer("too_late");
+    view.unmatched = cuda.integer("unmatched");
+    view.without_record = cuda.integer("without_record");
+  }
+
   // The sections and the region tree.
   const Object total = top.object("total");
   const profiling::PhaseSummary total_phase = read_phase(total);

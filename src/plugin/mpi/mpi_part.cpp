@@ -23,9 +23,18 @@
 
 namespace {
 
-// Tags of cunumpy's messages on MPI_COMM_WORLD.
+// Tags of cunumpy's messages on MPI_COMM_WORLD. A report (tens of KiB)
+// goes only to a parent that asked for it: a child says it is ready (an
+// empty message), the parent answers go, and the child sends. A send to a
+// rank that never receives (no plugin, gone) would stay pending, and some
+// MPIs (MPICH) wait for it in MPI_Finalize: only empty and small messages
+// (the verdict, at most `max_missing_pairs` ranges) go unasked, which MPI
+// sends at once.
+constexpr int tag_ready = 0x6374;
 constexpr int tag_report = 0x6375;
 constexpr int tag_verdict = 0x6376;
+constexpr int tag_go = 0x6377;
+constexpr std::size_t max_missing_pairs = 400;
 
 double now() {
   return std::chrono::duration<double>(
@@ -57,6 +66,7 @@ struct Child {
   int last; ///< the last rank of its subtree
   double deadline;
   bool done = false;
+  bool ready = false; ///< it said so, and was told to send
   bool receiving = false;
   MPI_Request request = MPI_REQUEST_NULL;
   std::vector<char> data;
@@ -155,7 +165,7 @@ int run(const cunumpy_mpi_job& job, cunumpy_mpi_outcome& outcome) {
     if (rank + bit < size)
       children.push_back(Child{rank + bit, std::min(rank + 2 * bit, size) - 1,
                                start + deadline + level * step, false, false,
-                               MPI_REQUEST_NULL, {}});
+                               false, MPI_REQUEST_NULL, {}});
   }
 
   // Up: each child's report, merged as it comes.
@@ -166,7 +176,27 @@ int run(const cunumpy_mpi_job& job, cunumpy_mpi_outcome& outcome) {
     for (Child& child : children) {
       if (child.done)
         continue;
-      if (!child.receiving) {
+      if (!child.ready) {
+        int found = 0;
+        MPI_Status status;
+        if (MPI_Iprobe(child.rank, tag_ready, MPI_COMM_WORLD, &found,
+                       &status) != MPI_SUCCESS)
+          found = 0;
+        if (found) {
+          char none = 0;
+          MPI_Recv(&none, 0, MPI_BYTE, child.rank, tag_ready, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
+          MPI_Request go;
+          if (MPI_Isend(&none, 0, MPI_BYTE, child.rank, tag_go,
+                        MPI_COMM_WORLD, &go) == MPI_SUCCESS)
+            complete(go, now() + step);
+          child.ready = true;
+          // Asked, the report is this rank's to take.
+          child.deadline = std::max(child.deadline, now() + step);
+          progress = true;
+        }
+      }
+      if (child.ready && !child.receiving) {
         int found = 0;
         MPI_Status status;
         if (MPI_Iprobe(child.rank, tag_report, MPI_COMM_WORLD, &found,
@@ -221,17 +251,30 @@ int run(const cunumpy_mpi_job& job, cunumpy_mpi_outcome& outcome) {
       backoff.idle();
   }
   if (parent >= 0) {
-    std::size_t length = 0;
-    const char* text = job.text(job.context, &length);
-    // An empty message tells the parent this rank's report could not come.
-    auto* data = new std::vector<char>();
-    if (text != nullptr && length <= static_cast<std::size_t>(INT_MAX))
-      data->assign(text, text + length);
-    if (!send(data, parent, tag_report,
-              start + deadline + (parent_level + 1) * step))
+    const double until = start + deadline + (parent_level + 1) * step;
+    char none = 0;
+    MPI_Request ready;
+    std::vector<char> go;
+    const bool asked =
+        MPI_Isend(&none, 0, MPI_BYTE, parent, tag_ready, MPI_COMM_WORLD,
+                  &ready) == MPI_SUCCESS &&
+        complete(ready, until) && receive(parent, tag_go, until, go);
+    if (asked) {
+      std::size_t length = 0;
+      const char* text = job.text(job.context, &length);
+      // An empty report tells the parent this rank's could not come.
+      auto* data = new std::vector<char>();
+      if (text != nullptr && length <= static_cast<std::size_t>(INT_MAX))
+        data->assign(text, text + length);
+      if (!send(data, parent, tag_report, now() + deadline))
+        say(outcome, "rank " + std::to_string(parent) +
+                         " did not take this rank's report");
+    } else {
       say(outcome, "rank " + std::to_string(parent) +
-                       " did not take this rank's report within "
-                       "CUNUMPY_MPI_DEADLINE");
+                       " did not ask for this rank's report within "
+                       "CUNUMPY_MPI_DEADLINE=" +
+                       std::to_string(static_cast<int>(deadline)) + " s");
+    }
   }
 
   // Down: the verdict and the ranks missing from the job's report.
@@ -239,26 +282,33 @@ int run(const cunumpy_mpi_job& job, cunumpy_mpi_outcome& outcome) {
   if (parent < 0) {
     const int* missing = nullptr;
     std::size_t pairs = 0;
-    const int failed = job.verdict(job.context, &missing, &pairs);
-    verdict.resize(sizeof(int) * (1 + 2 * pairs));
-    std::memcpy(verdict.data(), &failed, sizeof(int));
+    int head[2] = {job.verdict(job.context, &missing, &pairs), 0};
+    // Too many ranges to list: the ranks beyond them cannot know whether
+    // they are in the job's report, and say they may not be.
+    head[1] = pairs > max_missing_pairs ? 1 : 0;
+    pairs = std::min(pairs, max_missing_pairs);
+    verdict.resize(sizeof head + sizeof(int) * 2 * pairs);
+    std::memcpy(verdict.data(), head, sizeof head);
     if (pairs > 0)
-      std::memcpy(verdict.data() + sizeof(int), missing,
+      std::memcpy(verdict.data() + sizeof head, missing,
                   sizeof(int) * 2 * pairs);
   } else if (!receive(parent, tag_verdict,
                       start + 2 * deadline + (levels + 2) * step, verdict) ||
-             verdict.size() < sizeof(int)) {
+             verdict.size() < 2 * sizeof(int)) {
     say(outcome, "the job's verdict did not come from rank " +
                      std::to_string(parent) + " within CUNUMPY_MPI_DEADLINE");
     return 0;
   }
-  std::memcpy(&outcome.failed, verdict.data(), sizeof(int));
+  int head[2];
+  std::memcpy(head, verdict.data(), sizeof head);
+  outcome.failed = head[0];
   // After the verdict, the missing ranks' ranges (first, last).
-  outcome.included = 1;
-  const std::size_t count = (verdict.size() - sizeof(int)) / (2 * sizeof(int));
+  outcome.included = head[1] == 0 ? 1 : 0;
+  const std::size_t count =
+      (verdict.size() - sizeof head) / (2 * sizeof(int));
   for (std::size_t i = 0; i < count; ++i) {
     int range[2];
-    std::memcpy(range, verdict.data() + sizeof(int) * (1 + 2 * i),
+    std::memcpy(range, verdict.data() + sizeof head + 2 * sizeof(int) * i,
                 sizeof range);
     if (range[0] <= rank && rank <= range[1])
       outcome.included = 0;
