@@ -6,7 +6,6 @@ launcher. One report per job: a plain MPI + Kokkos program
 MPI at Kokkos::finalize, under Open MPI and MPICH; ranks that never come,
 within the deadline."""
 
-import json
 import os
 import re
 import shlex

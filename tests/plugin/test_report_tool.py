@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from report_tool_helpers import (call_tool, load_tool, passing, version3,
+from report_tool_helpers import (call_tool, passing, short_paths, version3,
                                  write_job, write_json)
 
 LINE_WIDTH = 160
@@ -40,10 +40,9 @@ def sample(case, budget):
 
 @pytest.fixture
 def merge(report_tool):
-    """cunumpy-report's main(arguments) in this process: (status, stdout,
-    stderr)."""
-    module = load_tool(report_tool)
-    return lambda *arguments: call_tool(module, [str(a) for a in arguments])
+    """cunumpy-report with these arguments: (status, stdout, stderr)."""
+    return lambda *arguments: call_tool(report_tool,
+                                        [str(a) for a in arguments])
 
 
 def read_json(path):
@@ -105,10 +104,10 @@ def test_check_verdicts(case, sample, merge, report_tool):
     assert status == 0, stdout
 
     # The command, as CI runs it.
-    run = case.run(command=[sys.executable, report_tool, "--check",
+    run = case.run(command=[report_tool, "--check",
                             case.path("missing")])
     assert run.status == 1 and run.stderr == "", run
-    run = case.run(command=[sys.executable, report_tool, "--check",
+    run = case.run(command=[report_tool, "--check",
                             case.path("good")])
     assert run.status == 0 and run.stderr == "", run
 
@@ -241,7 +240,7 @@ def test_untrusted_input_is_refused(case, sample, merge, report_tool):
     assert status == 2 and "its job has 3 rank(s)" in stderr, stderr
 
     # The command, as CI runs it: one line, no traceback.
-    run = case.run(command=[sys.executable, report_tool, "--check",
+    run = case.run(command=[report_tool, "--check",
                             case.path("mixed")])
     assert run.status == 2 and one_line(run.stderr), run
 
@@ -322,7 +321,7 @@ def test_many_ranks(case, sample, report_tool):
         write_json(os.path.join(job, f"report-{rank}.json"),
                    version3(broken if rank % 7 == 3 else good, rank, 3000))
     start = time.monotonic()
-    run = case.run(command=[sys.executable, report_tool, "--check", job])
+    run = case.run(command=[report_tool, "--check", job])
     seconds = time.monotonic() - start
     peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     lines = run.stdout.splitlines()
@@ -343,7 +342,7 @@ def test_deep_checkout_keeps_sites_whole(case, sample, merge, report_tool):
     deep: the table shows each call site's path from its last components,
     with its file name and line whole, even on a line that is too long; the
     merged JSON keeps the whole paths."""
-    short = load_tool(report_tool).short_paths
+    short = short_paths
     deep = ("/scratch/" + "/".join(f"a-project-with-a-long-name-{level}"
                                    for level in range(5)) + "/cunumpy")
     assert len(deep) > 150
@@ -385,9 +384,9 @@ def test_deep_checkout_keeps_sites_whole(case, sample, merge, report_tool):
 
     merged = read_json(case.path("merged.json"))
     assert merged["program"] == report["program"]
-    assert [finding["sites"] for finding in merged["advice"]] == \
-        [[up, down], [read]]
-    assert copy in merged["violations"][0]["message"]
+    assert [[site["site"] for site in finding["sites"]]
+            for finding in merged["advice"]["findings"]] == [[up, down], [read]]
+    assert copy in merged["budget"]["violations"][0]["message"]
 
 
 def two_ranks(case, sample):
@@ -476,7 +475,7 @@ def test_deep_trees(case, sample, merge, report_tool):
     for arguments in ([], ["--format", "hatchet", "-o",
                            case.path("hostile-tree.json")]):
         run = subprocess.run(
-            [sys.executable, report_tool, *arguments,
+            [report_tool, *arguments,
              case.path("hostile.json")],
             capture_output=True, text=True, timeout=120,
             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,

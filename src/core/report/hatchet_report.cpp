@@ -141,7 +141,13 @@ void write_metadata(JsonWriter& json, const Report& report) {
 
 std::string format_hatchet(const Report& report) {
   const auto& regions = report.budget.regions;
-  JsonWriter json;
+  // Indented as every report, unless deeper than the plugin's trees
+  // (RegionTree::max_depth): a merged file's tree may be, and its
+  // indentation would grow with the square of its depth.
+  std::size_t deepest = 0;
+  for (const auto& region : regions)
+    deepest = std::max(deepest, region.depth);
+  JsonWriter json(deepest > 64 ? 0 : 2);
   json.begin_array();
   if (regions.empty()) {
     json.end_array();
@@ -207,7 +213,9 @@ std::string format_hatchet(const Report& report) {
     close(done);
   }
   json.end_array();
-  return json.take() + "\n";
+  std::string text = json.take();
+  text += '\n';
+  return text;
 }
 
 } // namespace cunumpy::Impl

@@ -166,7 +166,7 @@ void SectionRanks::merge(const SectionRanks& other) {
 }
 
 void RankText::offer(int from, const std::string& candidate) {
-  if (rank < 0 || from < rank) {
+  if (from >= 0 && (rank < 0 || from < rank)) {
     rank = from;
     text = candidate;
   }
