@@ -104,3 +104,21 @@ def call_tool(tool, arguments):
     run = subprocess.run([tool, *arguments], capture_output=True, text=True,
                          timeout=300)
     return run.returncode, run.stdout, run.stderr
+
+
+# What differs between two runs of the same program: times, the run, the
+# process.
+TIMES = re.compile(r"seconds|time|bandwidth")
+
+
+def comparable(value, key=""):
+    """A merged report without what two runs of one program differ in:
+    times (and the rank of their maximum), the run id, the process, and
+    advice (its findings' savings are times)."""
+    if isinstance(value, dict):
+        return {name: comparable(member, name) for name, member in value.items()
+                if not TIMES.search(name) and
+                name not in ("run", "pid", "started", "ended", "advice")}
+    if isinstance(value, list):
+        return [comparable(member, key) for member in value]
+    return value

@@ -13,6 +13,7 @@ import socket
 import time
 
 from plugin_helpers import VIOLATION_STATUS, program_ran, shown
+from report_tool_helpers import comparable
 
 
 def test_mpi(case, budget, mpirun, report_tool):
@@ -260,23 +261,6 @@ def without_plugin():
     """The env prefix of a part of a launch without the plugin."""
     return ["env", "-u", "KOKKOS_TOOLS_LIBS", "-u", "KOKKOS_PROFILE_LIBRARY",
             "--"]
-
-
-# What differs between two runs of the same program: times, the run, the
-# process.
-TIMES = re.compile(r"seconds|time|bandwidth")
-
-
-def comparable(value, key=""):
-    """A merged report without what two runs of one program differ in:
-    times (and the rank of their maximum), the run id, the process."""
-    if isinstance(value, dict):
-        return {name: comparable(member, name) for name, member in value.items()
-                if not TIMES.search(name) and
-                name not in ("run", "pid", "started", "ended")}
-    if isinstance(value, list):
-        return [comparable(member, key) for member in value]
-    return value
 
 
 def phase(report, name):
