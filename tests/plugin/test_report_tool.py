@@ -704,3 +704,54 @@ def test_unknown_report_format(case, budget):
                      'text, json, hatchet, summary; using json for *.json, '
                      'else text'], run.stderr
     assert case.json("report.json", run)["format"] == "cunumpy-report"
+
+
+def test_merged_reports_merge_again(case, sample, merge):
+    """A job's report merges again: ranks 0-1 and 2-3 merged apart, then
+    together, are the 4 ranks merged at once; a rank in two files is
+    refused; a merged report's ranks are checked as any member, and a
+    claim of two billion ranks costs no more than one."""
+    good = passing(sample)
+    files = write_job(case.path("job"), good, range(4), size=4)
+    for name, part in (("a.json", files[:2]), ("b.json", files[2:]),
+                       ("all.json", files)):
+        status, _, stderr = merge("--json", case.path(name), *part)
+        assert status == 0, stderr
+    status, table, stderr = merge("--check", "--json", case.path("ab.json"),
+                                  case.path("a.json"), case.path("b.json"))
+    assert status == 0 and "check: passed" in table, stderr + table
+    assert read_json(case.path("ab.json")) == read_json(case.path("all.json"))
+    status, _, stderr = merge(case.path("a.json"), files[1])
+    assert status == 2 and "rank 1 already has a report" in stderr, stderr
+
+    merged = read_json(case.path("a.json"))
+    for place, value, needle in (
+            ("ranks", [[1, 0]], "not a range after the previous one"),
+            ("ranks", [[0, 5]], "beyond the job's 4"),
+            ("broken", [[3, 3]], "which 'job.ranks' does not"),
+            ("ranks", "0-1", "'job.ranks' is \"0-1\"")):
+        hostile = json.loads(json.dumps(merged))
+        hostile["job"][place] = value
+        write_json(case.path("hostile.json"), hostile)
+        status, _, stderr = merge(case.path("hostile.json"))
+        assert status == 2 and one_line(stderr) and needle in stderr, \
+            f"{place}={value}: {stderr}"
+    # Two billion ranks, one finding on all but one: as quick as one rank.
+    huge = json.loads(json.dumps(merged))
+    huge["run"]["size"] = None
+    huge["job"]["ranks"] = [[0, 2 ** 31 - 2]]
+    huge["advice"]["findings"] = [{
+        "rule": "round_trip", "region": "step", "phase": "step",
+        "fix": "fix it", "message": "[round_trip] ...", "saving_seconds": 0.5,
+        "seconds": 1.0, "count": 4, "calls": 2, "sites": [{"site": "a.cpp:1"}],
+        "rank": 0, "ranks": [[0, 2 ** 31 - 2]],
+        "estimated_on_ranks": [[1, 2 ** 31 - 2]],
+        "over_ranks": {name: {"min": 1, "max": 1, "max_rank": 0, "sum": 1,
+                              "mean": 1}
+                       for name in ("calls", "events", "saving", "seconds")}}]
+    write_json(case.path("huge.json"), huge)
+    start = time.monotonic()
+    status, table, stderr = merge(case.path("huge.json"))
+    assert status == 0 and "saving not estimated on rank(s) 0\n" in table, \
+        stderr + table
+    assert time.monotonic() - start < 10

@@ -111,6 +111,28 @@ RankSet RankSet::missing(int size) const {
   return gaps;
 }
 
+RankSet RankSet::minus(const RankSet& other) const {
+  RankSet result;
+  std::size_t j = 0;
+  for (Range range : ranges_) {
+    while (j < other.ranges_.size() && other.ranges_[j].second < range.first)
+      ++j;
+    std::size_t k = j;
+    long long next = range.first;
+    while (k < other.ranges_.size() && other.ranges_[k].first <= range.second) {
+      if (other.ranges_[k].first > next)
+        result.ranges_.emplace_back(static_cast<int>(next),
+                                    other.ranges_[k].first - 1);
+      next = std::max<long long>(next,
+                                 static_cast<long long>(other.ranges_[k].second) + 1);
+      ++k;
+    }
+    if (next <= range.second)
+      result.ranges_.emplace_back(static_cast<int>(next), range.second);
+  }
+  return result;
+}
+
 std::string RankSet::text(std::size_t width) const {
   std::string text;
   std::uint64_t listed = 0;

@@ -46,6 +46,8 @@ public:
   const std::vector<Range>& ranges() const noexcept { return ranges_; }
   /// The ranks of [0, size) not in the set.
   RankSet missing(int size) const;
+  /// The ranks of the set not in `other`.
+  RankSet minus(const RankSet& other) const;
   /// "0, 1, 3-6, 9-4095", cut after about `width` characters with
   /// ", … (N more)".
   std::string text(std::size_t width = 100) const;

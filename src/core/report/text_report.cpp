@@ -599,13 +599,7 @@ void append_job_violations(std::vector<std::string>& lines,
         lines.push_back(std::string(prefix.size(), ' ') + "… (" +
                         std::to_string(parts.size() - message_lines) +
                         " more lines)");
-      RankSet others;
-      for (const auto& [first, last] : entry.ranks.ranges())
-        for (int rank = first; rank <= last; ++rank)
-          if (rank != entry.rank) {
-            others.insert(rank, last);
-            break;
-          }
+      const RankSet others = entry.ranks.minus(RankSet(entry.rank));
       if (!others.empty())
         lines.push_back(std::string(prefix.size(), ' ') + "and on " +
                         std::to_string(others.size()) + " more rank(s): " +
@@ -646,11 +640,7 @@ void append_job_advice(std::vector<std::string>& lines, const Report& report) {
     rows.push_back({"calls", &entry.calls});
     // Over the ranks that found it (the saving: that estimated it).
     append_statistics(lines, "", rows, 4, 0);
-    RankSet not_estimated;
-    for (const auto& [first, last] : entry.ranks.ranges())
-      for (int rank = first; rank <= last; ++rank)
-        if (!entry.estimated.contains(rank))
-          not_estimated.insert(rank);
+    const RankSet not_estimated = entry.ranks.minus(entry.estimated);
     if (!not_estimated.empty())
       lines.push_back("    saving not estimated on rank(s) " +
                       not_estimated.text());
