@@ -9,6 +9,9 @@
 //                                    step (the budget forbids it)
 //   --skip-kokkos-finalize-on-rank R rank R ends without Kokkos::finalize
 //   --finalize-mpi-first             MPI_Finalize before Kokkos::finalize
+//   --time-finalize                  rank 0 prints the seconds of the
+//                                    slowest rank's Kokkos::finalize (the
+//                                    plugin's report: bench/plugin)
 //
 // On a Kokkos without a device, a logical memory space named "FakeDevice"
 // stands in for one (CUNUMPY_DEVICE_SPACES=FakeDevice).
@@ -53,7 +56,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int steps = 20, copy_rank = -1, skip_rank = -1;
-  bool mpi_first = false;
+  bool mpi_first = false, time_finalize = false;
   for (int i = 1; i < argc; ++i) {
     const auto value = [&] { return i + 1 < argc ? std::atoi(argv[++i]) : -1; };
     if (std::strcmp(argv[i], "--steps") == 0)
@@ -64,6 +67,8 @@ int main(int argc, char** argv) {
       skip_rank = value();
     else if (std::strcmp(argv[i], "--finalize-mpi-first") == 0)
       mpi_first = true;
+    else if (std::strcmp(argv[i], "--time-finalize") == 0)
+      time_finalize = true;
   }
   Kokkos::initialize(argc, argv);
   double norm = 0.0;
@@ -102,8 +107,16 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   if (mpi_first)
     MPI_Finalize();
+  const double start = MPI_Wtime();
   if (rank != skip_rank)
     Kokkos::finalize();
+  if (time_finalize && !mpi_first) {
+    const double seconds = MPI_Wtime() - start;
+    double slowest = 0.0;
+    MPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+      std::printf("mpi_kokkos: Kokkos::finalize took %.6f s\n", slowest);
+  }
   if (!mpi_first)
     MPI_Finalize();
   return 0;
