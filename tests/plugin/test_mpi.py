@@ -408,7 +408,7 @@ def test_rank_without_kokkos_finalize(case, budget, mpirun):
     says its report is not in it."""
     run, seconds = launch_job(
         case, mpirun, [(4, ["--skip-kokkos-finalize-on-rank", "2"])],
-        CUNUMPY_REPORT="job.json", CUNUMPY_BUDGET=budget,
+        deadline=1, CUNUMPY_REPORT="job.json", CUNUMPY_BUDGET=budget,
         CUNUMPY_ON_VIOLATION="exit")
     job = case.json("job.json", run)
     assert (run.status == VIOLATION_STATUS and
