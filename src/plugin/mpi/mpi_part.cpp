@@ -148,24 +148,26 @@ int run(const cunumpy_mpi_job& job, cunumpy_mpi_outcome& outcome) {
   const double deadline = job.deadline_seconds;
   const double step = deadline / 4.0;
   int levels = 0;
-  while ((1 << levels) < size)
+  while ((1LL << levels) < size)
     ++levels;
 
   // The tree: the children 2^k above for each k below this rank's lowest
   // set bit, the parent 2^k below it.
   std::vector<Child> children;
   int parent = -1, parent_level = 0;
-  for (int level = 0; (1 << level) < size; ++level) {
-    const int bit = 1 << level;
+  for (int level = 0; level < levels; ++level) {
+    const long long bit = 1LL << level;
     if (rank & bit) {
-      parent = rank - bit;
+      parent = static_cast<int>(rank - bit);
       parent_level = level;
       break;
     }
     if (rank + bit < size)
-      children.push_back(Child{rank + bit, std::min(rank + 2 * bit, size) - 1,
-                               start + deadline + level * step, false, false,
-                               false, MPI_REQUEST_NULL, {}});
+      children.push_back(
+          Child{static_cast<int>(rank + bit),
+                static_cast<int>(std::min<long long>(rank + 2 * bit, size) - 1),
+                start + deadline + level * step, false, false, false,
+                MPI_REQUEST_NULL, {}});
   }
 
   // Up: each child's report, merged as it comes.
