@@ -5,7 +5,6 @@
 // CUNUMPY_BENCH_REPORT, a rank's report of tests/programs/mpi_kokkos.cpp.
 
 #include <benchmark/benchmark.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>

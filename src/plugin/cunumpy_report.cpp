@@ -107,7 +107,8 @@ bool natural_less(const std::string& a, const std::string& b) {
       continue;
     }
     if (a[i] != b[j])
-      return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+      return static_cast<unsigned char>(a[i]) <
+             static_cast<unsigned char>(b[j]);
     ++i;
     ++j;
   }
@@ -140,9 +141,10 @@ std::vector<std::string> report_paths(const std::vector<std::string>& args) {
     }
     ::closedir(directory);
     if (names.empty())
-      throw ReportError(shown(argument) +
-                        ": no report (*.json) in this directory; did the "
-                        "program run with CUNUMPY_REPORT=<dir>/report-%r.json?");
+      throw ReportError(
+          shown(argument) +
+          ": no report (*.json) in this directory; did the "
+          "program run with CUNUMPY_REPORT=<dir>/report-%r.json?");
     std::sort(names.begin(), names.end(), natural_less);
     const std::string prefix =
         argument.back() == '/' ? argument : argument + "/";
@@ -159,8 +161,8 @@ void read_file(const std::string& path, std::string& text) {
                       "CUNUMPY_REPORT=<file>.json";
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
-    throw ReportError(shown(path) + ": cannot read a JSON report: " +
-                      std::strerror(errno));
+    throw ReportError(shown(path) +
+                      ": cannot read a JSON report: " + std::strerror(errno));
   struct stat info {};
   if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
     ::close(fd);
@@ -183,8 +185,8 @@ void read_file(const std::string& path, std::string& text) {
     if (got < 0) {
       const int error = errno;
       ::close(fd);
-      throw ReportError(shown(path) + ": cannot read a JSON report: " +
-                        std::strerror(error));
+      throw ReportError(shown(path) +
+                        ": cannot read a JSON report: " + std::strerror(error));
     }
     if (got == 0)
       break;
@@ -241,20 +243,19 @@ public:
       }
       if (report.size > 0 && size_ > 0 && report.size != size_) {
         finish();
-        throw ReportError(shown(path) + ": its job has " +
-                          std::to_string(report.size) +
-                          " rank(s) ('run.size') but that of " +
-                          shown(size_path_) + " " + std::to_string(size_) +
-                          "; merge the reports of one run at a time");
+        throw ReportError(
+            shown(path) + ": its job has " + std::to_string(report.size) +
+            " rank(s) ('run.size') but that of " + shown(size_path_) + " " +
+            std::to_string(size_) + "; merge the reports of one run at a time");
       }
     }
     if (report.size > 0 && size_ == 0) {
       size_ = report.size;
       size_path_ = path;
     }
-    files_.emplace(report.job.ranks.lowest(),
-                   std::make_pair(report.job.ranks.ranges().back().second,
-                                  path));
+    files_.emplace(
+        report.job.ranks.lowest(),
+        std::make_pair(report.job.ranks.ranges().back().second, path));
     if (!merged_)
       merged_ = std::move(report);
     else
@@ -274,13 +275,14 @@ public:
         for (const std::string& path : run.paths)
           files += (files.empty() ? "" : ", ") + shown(path);
         if (run.files > run.paths.size())
-          files += " and " + std::to_string(run.files - run.paths.size()) +
-                   " more";
-        listed += (listed.empty() ? "" : "; ") +
-                  (id.empty() ? std::string("no run id (version 2)")
-                              : "run '" + cunumpy::Impl::excerpt(shown(id), 40) +
-                                    "'") +
-                  ": " + files;
+          files +=
+              " and " + std::to_string(run.files - run.paths.size()) + " more";
+        listed +=
+            (listed.empty() ? "" : "; ") +
+            (id.empty()
+                 ? std::string("no run id (version 2)")
+                 : "run '" + cunumpy::Impl::excerpt(shown(id), 40) + "'") +
+            ": " + files;
       }
       if (runs_.size() > 3)
         listed += "; and " + std::to_string(runs_.size() - 3) + " more run(s)";
@@ -380,8 +382,7 @@ Arguments parse_arguments(int argc, char** argv) {
       return argument == name ||
              argument.rfind(std::string(name) + "=", 0) == 0;
     };
-    if (!options || argument.empty() || argument[0] != '-' ||
-        argument == "-") {
+    if (!options || argument.empty() || argument[0] != '-' || argument == "-") {
       arguments.reports.push_back(argument);
     } else if (argument == "--") {
       options = false;
@@ -428,8 +429,7 @@ int run(const Arguments& arguments) {
   Report& merged = job.merged();
   if (!arguments.json.empty())
     write_output(arguments.json, cunumpy::Impl::format_json(merged));
-  const std::vector<std::string> problems =
-      cunumpy::Impl::job_problems(merged);
+  const std::vector<std::string> problems = cunumpy::Impl::job_problems(merged);
   std::string check;
   for (const std::string& problem : problems)
     check += (check.empty() ? "" : "; ") + problem;
@@ -437,15 +437,15 @@ int run(const Arguments& arguments) {
   if (format == "table" || format == "text") {
     std::string table = cunumpy::Impl::format_text(merged);
     if (arguments.check)
-      table += "\ncheck: " + (problems.empty() ? "passed" : "FAILED: " + check) +
-               "\n";
+      table +=
+          "\ncheck: " + (problems.empty() ? "passed" : "FAILED: " + check) +
+          "\n";
     write_output(arguments.output, table);
   } else {
     write_output(arguments.output,
                  cunumpy::Impl::find_report_format(format)->write(merged));
     if (arguments.check && !problems.empty())
-      std::fprintf(stderr, "cunumpy-report: check FAILED: %s\n",
-                   check.c_str());
+      std::fprintf(stderr, "cunumpy-report: check FAILED: %s\n", check.c_str());
   }
   return arguments.check && !problems.empty() ? 1 : 0;
 }

@@ -83,8 +83,8 @@ struct Context {
   static int add(void* self, const char* text, std::size_t size) noexcept {
     try {
       auto& context = *static_cast<Context*>(self);
-      Impl::merge_reports(context.job, Impl::read_json_report(
-                                           std::string_view(text, size)));
+      Impl::merge_reports(context.job,
+                          Impl::read_json_report(std::string_view(text, size)));
       return 0;
     } catch (...) {
       return 1;
@@ -148,7 +148,7 @@ JobMerge merge_over_mpi(const Impl::Report& report, int deadline) {
       for (const MpiPart& part : mpi_parts)
         if (part.file != nullptr)
           built += (built.empty() ? "" : ", ") + std::string(part.mpi_library) +
-                 " (" + part.built_for + ")";
+                   " (" + part.built_for + ")";
       merge.message = "the program's MPI, " + library_version(initialized) +
                       ", is not one cunumpy's MPI part was built for (" +
                       (built.empty() ? std::string("none: no MPI was found "

@@ -411,7 +411,8 @@ bool Plugin::write_report() {
   bool quiet = false; // a rank whose report is in the job's says nothing
   bool has_file = !config_.report_path.empty();
   if (merge.ran) {
-    failed_ = merge.failed ? *merge.failed : failed_.load() || report.has_budget;
+    failed_ =
+        merge.failed ? *merge.failed : failed_.load() || report.has_budget;
     if (!merge.message.empty())
       Impl::warn("rank " + std::to_string(merge.rank) + ": " + merge.message);
     if (merge.job) {

@@ -16,11 +16,12 @@
 // On a Kokkos without a device, a logical memory space named "FakeDevice"
 // stands in for one (CUNUMPY_DEVICE_SPACES=FakeDevice).
 
-#include <Kokkos_Core.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mpi.h>
+
+#include <Kokkos_Core.hpp>
 
 #if KOKKOS_VERSION < 40000
 namespace mpi_kokkos {

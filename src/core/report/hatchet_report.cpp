@@ -74,12 +74,11 @@ std::map<std::string, Metric> job_metrics(const SectionRanks& section,
       continue;
     const std::string name = measure::name(i);
     const Statistic& statistic = section.values[i];
-    const bool whole = name.find("seconds") == std::string::npos &&
-                       name.rfind("time", 0) != 0;
-    const double low = statistic.ranks == 0 ? 0.0
-                       : statistic.ranks < ranks
-                           ? std::min(statistic.min, 0.0)
-                           : statistic.min;
+    const bool whole =
+        name.find("seconds") == std::string::npos && name.rfind("time", 0) != 0;
+    const double low = statistic.ranks == 0      ? 0.0
+                       : statistic.ranks < ranks ? std::min(statistic.min, 0.0)
+                                                 : statistic.min;
     const double high = statistic.ranks == 0 ? 0.0 : statistic.max;
     const auto metric = [whole](double value) {
       return whole ? Metric{true, static_cast<std::uint64_t>(value), 0.0}
@@ -95,9 +94,9 @@ std::map<std::string, Metric> job_metrics(const SectionRanks& section,
     const std::string suffix = inc ? std::string(inclusive) : std::string();
     metrics[base + " min" + suffix] = metric(low);
     metrics[base + " max" + suffix] = metric(high);
-    metrics[name] = Metric{
-        false, 0,
-        ranks == 0 ? 0.0 : statistic.sum / static_cast<double>(ranks)};
+    metrics[name] =
+        Metric{false, 0,
+               ranks == 0 ? 0.0 : statistic.sum / static_cast<double>(ranks)};
   }
   return metrics;
 }
@@ -131,8 +130,8 @@ void write_metadata(JsonWriter& json, const Report& report) {
   json.member("rank_merge", "mean over the ranks; ' min' and ' max' "
                             "metrics: minimum and maximum");
   json.member("ranks", report.job.merged
-                          ? static_cast<std::uint64_t>(report.job.ranks.size())
-                          : std::uint64_t{1});
+                           ? static_cast<std::uint64_t>(report.job.ranks.size())
+                           : std::uint64_t{1});
   json.member("run_id", report.run_id);
   json.end_object();
 }

@@ -17,7 +17,9 @@ using profiling::KindTotals;
 
 // Rank sets
 
-void RankSet::insert(int rank) { insert(rank, rank); }
+void RankSet::insert(int rank) {
+  insert(rank, rank);
+}
 
 void RankSet::insert(int first, int last) {
   if (first > last)
@@ -38,9 +40,8 @@ void RankSet::insert(int first, int last) {
   it->first = std::min(it->first, first);
   it->second = std::max(it->second, last);
   auto next = it + 1;
-  while (next != ranges_.end() &&
-         static_cast<long long>(next->first) <=
-             static_cast<long long>(it->second) + 1) {
+  while (next != ranges_.end() && static_cast<long long>(next->first) <=
+                                      static_cast<long long>(it->second) + 1) {
     it->second = std::max(it->second, next->second);
     ++next;
   }
@@ -61,9 +62,9 @@ void RankSet::insert(const RankSet& other) {
              other.ranges_.end(), std::back_inserter(merged));
   ranges_.clear();
   for (const Range& range : merged)
-    if (!ranges_.empty() && static_cast<long long>(range.first) <=
-                                static_cast<long long>(ranges_.back().second) +
-                                    1)
+    if (!ranges_.empty() &&
+        static_cast<long long>(range.first) <=
+            static_cast<long long>(ranges_.back().second) + 1)
       ranges_.back().second = std::max(ranges_.back().second, range.second);
     else
       ranges_.push_back(range);
@@ -123,8 +124,8 @@ RankSet RankSet::minus(const RankSet& other) const {
       if (other.ranges_[k].first > next)
         result.ranges_.emplace_back(static_cast<int>(next),
                                     other.ranges_[k].first - 1);
-      next = std::max<long long>(next,
-                                 static_cast<long long>(other.ranges_[k].second) + 1);
+      next = std::max<long long>(
+          next, static_cast<long long>(other.ranges_[k].second) + 1);
       ++k;
     }
     if (next <= range.second)
@@ -173,9 +174,8 @@ void Statistic::merge(const Statistic& other) {
   ranks += other.ranks;
   sum += other.sum;
   min = std::min(min, other.min);
-  if (other.max > max ||
-      (other.max == max && other.max_rank >= 0 &&
-       (max_rank < 0 || other.max_rank < max_rank))) {
+  if (other.max > max || (other.max == max && other.max_rank >= 0 &&
+                          (max_rank < 0 || other.max_rank < max_rank))) {
     max = other.max;
     max_rank = other.max_rank;
   }
@@ -326,8 +326,8 @@ void depth_first(Report& report) {
 /// The region that `path` names in regions, by (parent, name).
 struct RegionIndex {
   struct Hash {
-    std::size_t operator()(const std::pair<std::size_t, std::string>& key) const
-        noexcept {
+    std::size_t
+    operator()(const std::pair<std::size_t, std::string>& key) const noexcept {
       return std::hash<std::string>()(key.second) * 31 + key.first;
     }
   };
@@ -364,8 +364,8 @@ void merge_regions(Report& into, Report& from) {
         added.name = node.name;
         added.parent = parent;
         added.depth = regions[parent].depth + 1;
-        added.path = parent == 0 ? node.name
-                                 : regions[parent].path + "/" + node.name;
+        added.path =
+            parent == 0 ? node.name : regions[parent].path + "/" + node.name;
         added.phase = node.phase;
         regions.push_back(std::move(added));
         statistics.emplace_back();
@@ -522,14 +522,14 @@ void merge_findings(Report& into, Report& from) {
 
 void merge_dual_views(Report& into, const Report& from) {
   for (const DualViewSync& sync : from.dual_view_syncs) {
-    auto same = std::find_if(
-        into.dual_view_syncs.begin(), into.dual_view_syncs.end(),
-        [&](const DualViewSync& other) {
-          return other.label == sync.label &&
-                 other.to_device == sync.to_device &&
-                 other.copied == sync.copied &&
-                 other.site.str() == sync.site.str();
-        });
+    auto same =
+        std::find_if(into.dual_view_syncs.begin(), into.dual_view_syncs.end(),
+                     [&](const DualViewSync& other) {
+                       return other.label == sync.label &&
+                              other.to_device == sync.to_device &&
+                              other.copied == sync.copied &&
+                              other.site.str() == sync.site.str();
+                     });
     if (same == into.dual_view_syncs.end()) {
       into.dual_view_syncs.push_back(sync);
     } else {
@@ -538,13 +538,13 @@ void merge_dual_views(Report& into, const Report& from) {
     }
   }
   for (const DualViewModify& modify : from.unsynced_modifies) {
-    auto same = std::find_if(
-        into.unsynced_modifies.begin(), into.unsynced_modifies.end(),
-        [&](const DualViewModify& other) {
-          return other.label == modify.label &&
-                 other.on_device == modify.on_device &&
-                 other.site.str() == modify.site.str();
-        });
+    auto same = std::find_if(into.unsynced_modifies.begin(),
+                             into.unsynced_modifies.end(),
+                             [&](const DualViewModify& other) {
+                               return other.label == modify.label &&
+                                      other.on_device == modify.on_device &&
+                                      other.site.str() == modify.site.str();
+                             });
     if (same == into.unsynced_modifies.end())
       into.unsynced_modifies.push_back(modify);
     else
@@ -585,9 +585,8 @@ void start_job(Report& report) {
     std::string losses;
     for (const std::string& loss : report.budget.losses)
       losses += (losses.empty() ? "" : "; ") + loss;
-    job.incomplete_reason.offer(rank, losses.empty()
-                                          ? std::string("the plugin lost events")
-                                          : losses);
+    job.incomplete_reason.offer(
+        rank, losses.empty() ? std::string("the plugin lost events") : losses);
   }
   if (!report.has_budget)
     job.without_budget.insert(rank);
@@ -609,9 +608,8 @@ void start_job(Report& report) {
 
   const auto& budget = report.budget;
   job.total = one_section(rank, 1, budget.total, nullptr, 0.0, 0.0);
-  job.outside =
-      one_section(rank, budget.outside.calls, budget.outside.totals, nullptr,
-                  0.0, 0.0);
+  job.outside = one_section(rank, budget.outside.calls, budget.outside.totals,
+                            nullptr, 0.0, 0.0);
   for (const profiling::PhaseSummary& phase : budget.phases) {
     job.phases.push_back(
         one_section(rank, phase.calls, phase.totals, nullptr, 0.0, 0.0));
@@ -675,18 +673,17 @@ void merge_reports(Report& into, Report other) {
   JobRanks& job = into.job;
   JobRanks& from = other.job;
   job.ranks.insert(from.ranks);
-  for (auto [mine, theirs] :
-       {std::pair{&job.broken, &from.broken},
-        {&job.unchecked, &from.unchecked},
-        {&job.incomplete, &from.incomplete},
-        {&job.without_budget, &from.without_budget},
-        {&job.without_device, &from.without_device},
-        {&job.without_advice, &from.without_advice},
-        {&job.unknown_spaces, &from.unknown_spaces},
-        {&job.open_regions, &from.open_regions},
-        {&job.unbalanced_pops, &from.unbalanced_pops},
-        {&job.region_tree_cut, &from.region_tree_cut},
-        {&job.unwatched, &from.unwatched}})
+  for (auto [mine, theirs] : {std::pair{&job.broken, &from.broken},
+                              {&job.unchecked, &from.unchecked},
+                              {&job.incomplete, &from.incomplete},
+                              {&job.without_budget, &from.without_budget},
+                              {&job.without_device, &from.without_device},
+                              {&job.without_advice, &from.without_advice},
+                              {&job.unknown_spaces, &from.unknown_spaces},
+                              {&job.open_regions, &from.open_regions},
+                              {&job.unbalanced_pops, &from.unbalanced_pops},
+                              {&job.region_tree_cut, &from.region_tree_cut},
+                              {&job.unwatched, &from.unwatched}})
     mine->insert(*theirs);
   job.unchecked_reason.offer(from.unchecked_reason.rank,
                              from.unchecked_reason.text);
@@ -780,8 +777,7 @@ std::vector<std::string> job_problems(const Report& report) {
   const RankSet missing = missing_ranks(report);
   if (!missing.empty())
     problems.push_back(std::to_string(missing.size()) + " rank(s) of " +
-                       std::to_string(job_size(report)) +
-                       " have no report");
+                       std::to_string(job_size(report)) + " have no report");
   else if (job_size(report) == 0)
     problems.push_back("the job's size is unknown ('run.size' is null), so "
                        "ranks may be missing");

@@ -103,7 +103,8 @@ private:
         if (depth + stack.size() >= max_depth_)
           throw JsonSyntaxError(at_, "nested too deep", true);
         const bool object = c == '{';
-        const std::uint32_t node = add(object ? Type::object : Type::array, at_);
+        const std::uint32_t node =
+            add(object ? Type::object : Type::array, at_);
         ++at_;
         skip_space();
         if (at_ < text_.size() && text_[at_] == (object ? '}' : ']')) {
@@ -137,7 +138,8 @@ private:
           break;
         }
         if (text_[at_] != (open.object ? '}' : ']'))
-          fail(at_, open.object ? "expected ',' or '}'" : "expected ',' or ']'");
+          fail(at_,
+               open.object ? "expected ',' or '}'" : "expected ',' or ']'");
         ++at_;
         nodes_[open.node].end = static_cast<std::uint32_t>(nodes_.size());
         nodes_[open.node].length =
@@ -191,7 +193,8 @@ private:
       if (at_ >= text_.size())
         fail(start - 1, "unterminated string");
       // Plain ASCII quickly.
-      while (at_ < text_.size() && plain[static_cast<unsigned char>(text_[at_])])
+      while (at_ < text_.size() &&
+             plain[static_cast<unsigned char>(text_[at_])])
         ++at_;
       if (at_ >= text_.size())
         fail(start - 1, "unterminated string");
@@ -223,9 +226,10 @@ private:
         continue;
       }
       // UTF-8: a lead byte and its continuation bytes, no overlong form.
-      const std::size_t length = (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3
-                                 : (c >> 3) == 30                   ? 4
-                                                                    : 0;
+      const std::size_t length = (c >> 5) == 6    ? 2
+                                 : (c >> 4) == 14 ? 3
+                                 : (c >> 3) == 30 ? 4
+                                                  : 0;
       if (length == 0 || c < 0xC2 || c > 0xF4 || at_ + length > text_.size())
         fail(at_, "ill-formed UTF-8");
       for (std::size_t k = 1; k < length; ++k)
@@ -289,7 +293,9 @@ JsonDocument::JsonDocument(std::string_view text, std::size_t max_depth)
   Parser(text, nodes_, max_depth).parse();
 }
 
-JsonValue JsonDocument::root() const { return JsonValue(*this, 0); }
+JsonValue JsonDocument::root() const {
+  return JsonValue(*this, 0);
+}
 
 std::string_view JsonValue::text() const {
   const auto& n = node();
@@ -312,11 +318,21 @@ std::string JsonValue::string() const {
     }
     const char e = raw[++i];
     switch (e) {
-    case 'b': out += '\b'; break;
-    case 'f': out += '\f'; break;
-    case 'n': out += '\n'; break;
-    case 'r': out += '\r'; break;
-    case 't': out += '\t'; break;
+    case 'b':
+      out += '\b';
+      break;
+    case 'f':
+      out += '\f';
+      break;
+    case 'n':
+      out += '\n';
+      break;
+    case 'r':
+      out += '\r';
+      break;
+    case 't':
+      out += '\t';
+      break;
     case 'u': {
       std::uint32_t code = 0;
       for (std::size_t k = 1; k <= 4; ++k)
@@ -338,7 +354,8 @@ std::string JsonValue::string() const {
       append_utf8(out, code);
       break;
     }
-    default: out += e; // '"', '\\', '/'
+    default:
+      out += e; // '"', '\\', '/'
     }
   }
   return out;
@@ -405,18 +422,17 @@ std::optional<JsonValue> JsonValue::find(std::string_view name,
     return std::nullopt;
   const auto& nodes = document_->nodes_;
   const std::uint32_t first = index_ + 1, end = node().end;
-  std::uint32_t at = hint != nullptr && *hint > index_ && *hint < end
-                         ? *hint
-                         : first;
+  std::uint32_t at =
+      hint != nullptr && *hint > index_ && *hint < end ? *hint : first;
   for (std::size_t i = 0; i < node().count; ++i) {
     if (at >= end)
       at = first;
     const auto& key = nodes[at];
     const bool same =
-        key.flag ? JsonValue(*document_, at).string() == name
-                 : key.length == name.size() &&
-                       document_->text_.compare(key.offset, key.length,
-                                                name) == 0;
+        key.flag
+            ? JsonValue(*document_, at).string() == name
+            : key.length == name.size() &&
+                  document_->text_.compare(key.offset, key.length, name) == 0;
     const std::uint32_t next = nodes[at + 1].end;
     if (same) {
       if (hint != nullptr)

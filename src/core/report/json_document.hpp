@@ -28,13 +28,20 @@ class JsonValue;
 
 class JsonDocument {
 public:
-  enum class Type : std::uint8_t { null, boolean, number, string, array, object };
+  enum class Type : std::uint8_t {
+    null,
+    boolean,
+    number,
+    string,
+    array,
+    object
+  };
   struct Node {
     Type type = Type::null;
-    bool flag = false; ///< true; a number without fraction or exponent; a
-                       ///< string with escapes
-    std::uint32_t count = 0;  ///< members or elements
-    std::uint32_t end = 0;    ///< the node after this one's subtree
+    bool flag = false;       ///< true; a number without fraction or exponent; a
+                             ///< string with escapes
+    std::uint32_t count = 0; ///< members or elements
+    std::uint32_t end = 0;   ///< the node after this one's subtree
     std::uint32_t offset = 0; ///< its text (a string's without quotes)
     std::uint32_t length = 0;
   };

@@ -24,8 +24,11 @@ std::size_t invalid_utf8(std::string_view text) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
   for (std::size_t i = 0; i < text.size();) {
     const unsigned char c = bytes[i];
-    std::size_t length = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3
-                                     : (c >> 3) == 30 ? 4 : 0;
+    std::size_t length = c < 0x80         ? 1
+                         : (c >> 5) == 6  ? 2
+                         : (c >> 4) == 14 ? 3
+                         : (c >> 3) == 30 ? 4
+                                          : 0;
     if (length == 0 || i + length > text.size())
       return i;
     for (std::size_t k = 1; k < length; ++k)
@@ -242,7 +245,8 @@ RankSet read_ranks(const Object& object, const char* name) {
     if (!range.is_array() || range.size() != 2)
       mismatch(place, &range, "a range of ranks [first, last]");
     const std::vector<json> bounds = range.elements();
-    const int first = rank_value(Object::integer_value(bounds[0], place), place);
+    const int first =
+        rank_value(Object::integer_value(bounds[0], place), place);
     const int last = rank_value(Object::integer_value(bounds[1], place), place);
     if (first > last || first <= previous + 1)
       inconsistent("'" + place + "' is not a range after the previous one");
@@ -277,8 +281,8 @@ SectionRanks read_section_ranks(const Object& object) {
   for (std::size_t i = 0; i < measure::size; ++i) {
     const std::string name = measure::name(i);
     if (const auto row = rows.find(name.c_str()))
-      section.values[i] = read_statistic(*row, rows.place(name.c_str()),
-                                         section.ranks);
+      section.values[i] =
+          read_statistic(*row, rows.place(name.c_str()), section.ranks);
   }
   return section;
 }
@@ -447,10 +451,10 @@ void rank_verdict(Report& report, const Object& budget, int version) {
     job.broken.insert(rank);
   if (!error.empty() || verdict == "unchecked") {
     job.unchecked.insert(rank);
-    job.unchecked_reason.offer(
-        rank, !error.empty()                        ? error
-              : !report.budget.device.reason.empty() ? report.budget.device.reason
-                                                     : "the budget was not checked");
+    job.unchecked_reason.offer(rank, !error.empty() ? error
+                                     : !report.budget.device.reason.empty()
+                                         ? report.budget.device.reason
+                                         : "the budget was not checked");
   }
   if (!report.budget.losses.empty() || verdict == "incomplete") {
     job.incomplete.insert(rank);
@@ -476,18 +480,17 @@ void read_job(Report& report, const Object& top, const Object& budget_object) {
   if (report.size > 0 && job.ranks.ranges().back().second >= report.size)
     inconsistent("'job.ranks' holds ranks beyond the job's " +
                  std::to_string(report.size) + " ('run.size')");
-  for (auto [set, name] :
-       {std::pair{&job.broken, "broken"},
-        {&job.unchecked, "unchecked"},
-        {&job.incomplete, "incomplete"},
-        {&job.without_budget, "without_budget"},
-        {&job.without_device, "without_device"},
-        {&job.without_advice, "without_advice"},
-        {&job.unknown_spaces, "unknown_spaces"},
-        {&job.open_regions, "open_regions"},
-        {&job.unbalanced_pops, "unbalanced_pops"},
-        {&job.region_tree_cut, "region_tree_cut"},
-        {&job.unwatched, "callbacks_unwatched"}}) {
+  for (auto [set, name] : {std::pair{&job.broken, "broken"},
+                           {&job.unchecked, "unchecked"},
+                           {&job.incomplete, "incomplete"},
+                           {&job.without_budget, "without_budget"},
+                           {&job.without_device, "without_device"},
+                           {&job.without_advice, "without_advice"},
+                           {&job.unknown_spaces, "unknown_spaces"},
+                           {&job.open_regions, "open_regions"},
+                           {&job.unbalanced_pops, "unbalanced_pops"},
+                           {&job.region_tree_cut, "region_tree_cut"},
+                           {&job.unwatched, "callbacks_unwatched"}}) {
     *set = read_ranks(object, name);
     if (const int outside = set->common(job.ranks.missing(
             set->empty() ? 0 : set->ranges().back().second + 1));
@@ -496,10 +499,9 @@ void read_job(Report& report, const Object& top, const Object& budget_object) {
                    std::to_string(outside) + ", which 'job.ranks' does not");
   }
   const Object reasons = object.object("reasons");
-  for (auto [reason, name] :
-       {std::pair{&job.unchecked_reason, "unchecked"},
-        {&job.incomplete_reason, "incomplete"},
-        {&job.without_device_reason, "without_device"}})
+  for (auto [reason, name] : {std::pair{&job.unchecked_reason, "unchecked"},
+                              {&job.incomplete_reason, "incomplete"},
+                              {&job.without_device_reason, "without_device"}})
     if (reasons.has(name)) {
       const Object entry = reasons.object(name);
       reason->rank = rank_value(entry.integer("rank"), entry.place("rank"));
@@ -545,10 +547,10 @@ Report read_json_report(std::string_view text) {
   const auto version_value = top.find("version");
   const auto version_number =
       version_value ? version_value->unsigned_integer() : std::nullopt;
-  const int version = version_number && (*version_number == 2 ||
-                                         *version_number == 3)
-                          ? static_cast<int>(*version_number)
-                          : 0;
+  const int version =
+      version_number && (*version_number == 2 || *version_number == 3)
+          ? static_cast<int>(*version_number)
+          : 0;
   if (version == 0)
     throw ReportError("a report of version " +
                       value_text(pointer(version_value)) +
@@ -578,8 +580,8 @@ Report read_json_report(std::string_view text) {
   report.region_tree_cut = top.text_or_null("region_tree_cut", true);
   report.unwatched = top.text_or_null("callbacks_unwatched_reason", true);
   if (top.has("backtrace_depth"))
-    report.backtrace_depth =
-        static_cast<int>(std::min<std::uint64_t>(top.integer("backtrace_depth"), 64));
+    report.backtrace_depth = static_cast<int>(
+        std::min<std::uint64_t>(top.integer("backtrace_depth"), 64));
   if (top.find("metadata")) {
     const Object metadata = top.object("metadata");
     const json values = *top.find("metadata");
@@ -627,7 +629,8 @@ Report read_json_report(std::string_view text) {
                    ") differs from 'rank' (" + std::to_string(report.rank) +
                    ")");
     if (const auto size = run.integer_or_null("size")) {
-      if (*size > 0x7fffffff || static_cast<std::uint64_t>(report.rank) >= *size)
+      if (*size > 0x7fffffff ||
+          static_cast<std::uint64_t>(report.rank) >= *size)
         inconsistent("rank " + std::to_string(report.rank) + " of a job of " +
                      std::to_string(*size) + " rank(s) ('run.size')");
       report.size = static_cast<int>(*size);
@@ -639,8 +642,7 @@ Report read_json_report(std::string_view text) {
       report.started = run.number("started");
     if (run.find("ended"))
       report.ended = run.number("ended");
-    if (!report.run_id_unique &&
-        (!run.find("started") || !run.find("ended")))
+    if (!report.run_id_unique && (!run.find("started") || !run.find("ended")))
       inconsistent("'run.id_unique' is false but 'run.started' or "
                    "'run.ended' is missing");
     top.text("cunumpy_version");
@@ -678,9 +680,9 @@ Report read_json_report(std::string_view text) {
     view.built = cuda.boolean("built");
     const std::string state = cuda.text("state");
     for (auto known :
-         {profiling::CudaViewState::not_built, profiling::CudaViewState::not_started,
-          profiling::CudaViewState::off, profiling::CudaViewState::unavailable,
-          profiling::CudaViewState::on})
+         {profiling::CudaViewState::not_built,
+          profiling::CudaViewState::not_started, profiling::CudaViewState::off,
+          profiling::CudaViewState::unavailable, profiling::CudaViewState::on})
       if (state == profiling::to_string(known))
         view.state = known;
     view.on = view.state == profiling::CudaViewState::on;
@@ -738,9 +740,9 @@ Report read_json_report(std::string_view text) {
   if (top.find("advice")) {
     const Object advice = top.object("advice");
     const std::string recording = advice.text("recording");
-    report.advice_recording = recording == "off" ? profiling::AdviceRecording::off
-                              : recording == "contents"
-                                  ? profiling::AdviceRecording::contents
+    report.advice_recording =
+        recording == "off"        ? profiling::AdviceRecording::off
+        : recording == "contents" ? profiling::AdviceRecording::contents
                                   : profiling::AdviceRecording::on;
     const std::vector<json> findings = advice.list("findings");
     for (std::size_t i = 0; i < findings.size(); ++i) {
@@ -801,9 +803,9 @@ Report read_json_report(std::string_view text) {
       entry.estimated = read_ranks(finding, "estimated_on_ranks");
       const Object over = finding.object("over_ranks");
       const std::uint64_t ranks = entry.ranks.size();
-      entry.saving = read_statistic(over.required("saving", "an object"),
-                                    over.place("saving"),
-                                    entry.estimated.size());
+      entry.saving =
+          read_statistic(over.required("saving", "an object"),
+                         over.place("saving"), entry.estimated.size());
       entry.seconds = read_statistic(over.required("seconds", "an object"),
                                      over.place("seconds"), ranks);
       entry.events = read_statistic(over.required("events", "an object"),

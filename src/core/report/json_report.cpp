@@ -66,13 +66,12 @@ void write_statistic(JsonWriter& json, const Statistic& statistic,
   json.member("max_rank", statistic.max_rank >= 0
                               ? std::optional<int>(statistic.max_rank)
                               : std::nullopt);
-  json.member("mean", ranks == 0 ? 0.0
-                                 : statistic.sum / static_cast<double>(ranks));
+  json.member("mean",
+              ranks == 0 ? 0.0 : statistic.sum / static_cast<double>(ranks));
   json.key("min");
-  write_number(json, statistic.ranks == 0
-                         ? 0.0
-                         : absent ? std::min(statistic.min, 0.0)
-                                  : statistic.min);
+  write_number(json, statistic.ranks == 0 ? 0.0
+                     : absent             ? std::min(statistic.min, 0.0)
+                                          : statistic.min);
   json.key("sum");
   write_number(json, statistic.sum);
   json.end_object();
@@ -192,8 +191,8 @@ struct PhaseRanks {
   std::uint64_t ranks = 0;
 };
 
-void write_phase(JsonWriter& json, const PhaseSummary& phase,
-                 std::size_t limit, const PhaseRanks& job = {}) {
+void write_phase(JsonWriter& json, const PhaseSummary& phase, std::size_t limit,
+                 const PhaseRanks& job = {}) {
   json.begin_object();
   json.member("broken", phase.broken);
   if (job.broken != nullptr) {
@@ -330,9 +329,8 @@ void write_violations(JsonWriter& json, const Report& report) {
   json.begin_array();
   for (std::size_t i = 0; i < report.budget.violations.size(); ++i) {
     const profiling::Violation& violation = report.budget.violations[i];
-    const ViolationRanks* ranks = job.merged && i < job.violations.size()
-                                      ? &job.violations[i]
-                                      : nullptr;
+    const ViolationRanks* ranks =
+        job.merged && i < job.violations.size() ? &job.violations[i] : nullptr;
     json.begin_object();
     json.member("actual", violation.actual);
     json.member("allowed", violation.allowed);

@@ -306,7 +306,6 @@ void append_advice(std::string& text, const Report& report) {
             " also finds copies of unchanged data)\n";
 }
 
-
 // A merged job: the table cunumpy-report prints, one statistic per line
 // over the ranks.
 
@@ -410,8 +409,8 @@ void append_statistics(std::vector<std::string>& lines,
   const int name_width = static_cast<int>(30 - indent);
   char line[512];
   std::snprintf(line, sizeof line, "%*s%-*s %14s %14s %14s  %11s",
-                static_cast<int>(indent - 2), "", name_width + 2,
-                title.c_str(), "min", "mean", "max", "max on rank");
+                static_cast<int>(indent - 2), "", name_width + 2, title.c_str(),
+                "min", "mean", "max", "max on rank");
   lines.push_back(line);
   for (const Row& row : rows) {
     const Statistic& s = *row.statistic;
@@ -436,9 +435,9 @@ std::vector<Row> section_rows(const SectionRanks& section) {
   static const std::vector<std::pair<std::string, std::size_t>> table = [] {
     std::vector<std::pair<std::string, std::size_t>> rows{
         {"calls", measure::calls}};
-    for (EventKind kind :
-         {EventKind::to_host, EventKind::to_device, EventKind::kernel_conversion,
-          EventKind::fallback, EventKind::device_copy, EventKind::sync}) {
+    for (EventKind kind : {EventKind::to_host, EventKind::to_device,
+                           EventKind::kernel_conversion, EventKind::fallback,
+                           EventKind::device_copy, EventKind::sync}) {
       const std::string name(to_string(kind));
       rows.emplace_back(name + " count", measure::count(kind));
       if (is_copy(kind))
@@ -500,16 +499,16 @@ void append_job_header(std::vector<std::string>& lines, const Report& report) {
     lines.push_back("the job cannot pass: " + std::to_string(missing.size()) +
                     " rank(s) have no report in it");
   if (!unchecked.empty())
-    lines.push_back("budget not checked on rank(s) " + unchecked.text() +
-                    ": " + printable(job.unchecked_reason.text));
+    lines.push_back("budget not checked on rank(s) " + unchecked.text() + ": " +
+                    printable(job.unchecked_reason.text));
   if (!without_budget.empty())
     lines.push_back("no budget on rank(s) " + without_budget.text() +
                     " (CUNUMPY_BUDGET not set there; with mpirun, pass it "
                     "with -x CUNUMPY_BUDGET)");
   if (!job.unknown_spaces.empty()) {
     std::string value;
-    for (const auto* names : {&report.unknown_spaces.names,
-                              &report.device_spaces})
+    for (const auto* names :
+         {&report.unknown_spaces.names, &report.device_spaces})
       for (const std::string& name : *names)
         value += (value.empty() ? "" : ",") + name;
     lines.push_back("memory space(s) cunumpy does not know: " +
@@ -517,16 +516,15 @@ void append_job_header(std::vector<std::string>& lines, const Report& report) {
                     job.unknown_spaces.text() + " (" +
                     std::to_string(report.unknown_spaces.copies) +
                     " copies not counted)");
-    lines.push_back(std::string("  if ") +
-                    (report.unknown_spaces.names.size() == 1 ? "it is"
-                                                             : "they are") +
-                    " device memory, set CUNUMPY_DEVICE_SPACES=" +
-                    printable(value));
+    lines.push_back(
+        std::string("  if ") +
+        (report.unknown_spaces.names.size() == 1 ? "it is" : "they are") +
+        " device memory, set CUNUMPY_DEVICE_SPACES=" + printable(value));
   }
   if (!job.without_device.empty() &&
       job.without_device_reason.text != job.unchecked_reason.text)
-    lines.push_back("no device on rank(s) " + job.without_device.text() +
-                    ": " + printable(job.without_device_reason.text));
+    lines.push_back("no device on rank(s) " + job.without_device.text() + ": " +
+                    printable(job.without_device_reason.text));
   if (!job.incomplete.empty())
     lines.push_back("events may be missing on rank(s) " +
                     job.incomplete.text() + ": " +
@@ -563,16 +561,15 @@ void append_job_violations(std::vector<std::string>& lines,
   lines.emplace_back();
   std::vector<std::size_t> broken, unsure;
   for (std::size_t i = 0; i < violations.size(); ++i)
-    (profiling::verdict({violations[i]}) == profiling::Verdict::broken
-         ? broken
-         : unsure)
+    (profiling::verdict({violations[i]}) == profiling::Verdict::broken ? broken
+                                                                       : unsure)
         .push_back(i);
   for (const auto* list : {&broken, &unsure}) {
     if (list->empty())
       continue;
-    lines.push_back(std::string(list == &broken ? "broken rules ("
-                                                : "cannot be sure (") +
-                    std::to_string(list->size()) + "):");
+    lines.push_back(
+        std::string(list == &broken ? "broken rules (" : "cannot be sure (") +
+        std::to_string(list->size()) + "):");
     for (std::size_t i : *list) {
       const ViolationRanks& entry = report.job.violations[i];
       const std::string prefix = "  rank " + std::to_string(entry.rank) + ": ";
@@ -602,8 +599,8 @@ void append_job_violations(std::vector<std::string>& lines,
       const RankSet others = entry.ranks.minus(RankSet(entry.rank));
       if (!others.empty())
         lines.push_back(std::string(prefix.size(), ' ') + "and on " +
-                        std::to_string(others.size()) + " more rank(s): " +
-                        others.text());
+                        std::to_string(others.size()) +
+                        " more rank(s): " + others.text());
     }
   }
 }
@@ -768,12 +765,13 @@ std::string format_summary(const Report& report) {
       const PhaseSummary& phase = report.budget.phases[i];
       if (!phase.entered)
         continue;
-      text += "cunumpy:   phase '" + printable(phase.name) + "' (" +
-              calls_text(phase.calls) + "): " + kinds_text(phase.totals) +
-              (job.phase_broken[i].empty()
-                   ? std::string()
-                   : " [BROKEN on rank(s) " + job.phase_broken[i].text() + "]") +
-              "\n";
+      text +=
+          "cunumpy:   phase '" + printable(phase.name) + "' (" +
+          calls_text(phase.calls) + "): " + kinds_text(phase.totals) +
+          (job.phase_broken[i].empty()
+               ? std::string()
+               : " [BROKEN on rank(s) " + job.phase_broken[i].text() + "]") +
+          "\n";
     }
     std::vector<std::string> lines;
     append_job_header(lines, report);

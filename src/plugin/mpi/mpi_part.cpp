@@ -10,13 +10,12 @@
 
 #include "mpi_part.h"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <mpi.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,8 +51,8 @@ public:
       std::this_thread::yield();
       return;
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(
-        std::min(1000, 10 * (rounds_++ - 49))));
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(std::min(1000, 10 * (rounds_++ - 49))));
   }
   void busy() { rounds_ = 0; }
 
@@ -103,8 +102,7 @@ bool receive(int source, int tag, double deadline, std::vector<char>& data) {
   while (true) {
     int found = 0;
     MPI_Status status;
-    if (MPI_Iprobe(source, tag, MPI_COMM_WORLD, &found, &status) !=
-        MPI_SUCCESS)
+    if (MPI_Iprobe(source, tag, MPI_COMM_WORLD, &found, &status) != MPI_SUCCESS)
       return false;
     if (found) {
       int count = 0;
@@ -124,8 +122,7 @@ bool receive(int source, int tag, double deadline, std::vector<char>& data) {
 
 /// Sends `data` to `destination` before `deadline`. The buffer must stay
 /// until MPI is done with it: a send that did not complete keeps it.
-bool send(std::vector<char>* data, int destination, int tag,
-          double deadline) {
+bool send(std::vector<char>* data, int destination, int tag, double deadline) {
   MPI_Request request;
   if (MPI_Isend(data->data(), static_cast<int>(data->size()), MPI_BYTE,
                 destination, tag, MPI_COMM_WORLD, &request) != MPI_SUCCESS)
@@ -166,8 +163,12 @@ int run(const cunumpy_mpi_job& job, cunumpy_mpi_outcome& outcome) {
       children.push_back(
           Child{static_cast<int>(rank + bit),
                 static_cast<int>(std::min<long long>(rank + 2 * bit, size) - 1),
-                start + deadline + level * step, false, false, false,
-                MPI_REQUEST_NULL, {}});
+                start + deadline + level * step,
+                false,
+                false,
+                false,
+                MPI_REQUEST_NULL,
+                {}});
   }
 
   // Up: each child's report, merged as it comes.
@@ -189,8 +190,8 @@ int run(const cunumpy_mpi_job& job, cunumpy_mpi_outcome& outcome) {
           MPI_Recv(&none, 0, MPI_BYTE, child.rank, tag_ready, MPI_COMM_WORLD,
                    MPI_STATUS_IGNORE);
           MPI_Request go;
-          if (MPI_Isend(&none, 0, MPI_BYTE, child.rank, tag_go,
-                        MPI_COMM_WORLD, &go) == MPI_SUCCESS)
+          if (MPI_Isend(&none, 0, MPI_BYTE, child.rank, tag_go, MPI_COMM_WORLD,
+                        &go) == MPI_SUCCESS)
             complete(go, now() + step);
           child.ready = true;
           // Asked, the report is this rank's to take.
@@ -208,10 +209,9 @@ int run(const cunumpy_mpi_job& job, cunumpy_mpi_outcome& outcome) {
           int count = 0;
           MPI_Get_count(&status, MPI_BYTE, &count);
           child.data.resize(static_cast<std::size_t>(std::max(count, 0)));
-          child.receiving =
-              MPI_Irecv(child.data.data(), count, MPI_BYTE, child.rank,
-                        tag_report, MPI_COMM_WORLD,
-                        &child.request) == MPI_SUCCESS;
+          child.receiving = MPI_Irecv(child.data.data(), count, MPI_BYTE,
+                                      child.rank, tag_report, MPI_COMM_WORLD,
+                                      &child.request) == MPI_SUCCESS;
           progress = true;
         }
       }
@@ -257,10 +257,10 @@ int run(const cunumpy_mpi_job& job, cunumpy_mpi_outcome& outcome) {
     char none = 0;
     MPI_Request ready;
     std::vector<char> go;
-    const bool asked =
-        MPI_Isend(&none, 0, MPI_BYTE, parent, tag_ready, MPI_COMM_WORLD,
-                  &ready) == MPI_SUCCESS &&
-        complete(ready, until) && receive(parent, tag_go, until, go);
+    const bool asked = MPI_Isend(&none, 0, MPI_BYTE, parent, tag_ready,
+                                 MPI_COMM_WORLD, &ready) == MPI_SUCCESS &&
+                       complete(ready, until) &&
+                       receive(parent, tag_go, until, go);
     if (asked) {
       std::size_t length = 0;
       const char* text = job.text(job.context, &length);
@@ -306,8 +306,7 @@ int run(const cunumpy_mpi_job& job, cunumpy_mpi_outcome& outcome) {
   outcome.failed = head[0];
   // After the verdict, the missing ranks' ranges (first, last).
   outcome.included = head[1] == 0 ? 1 : 0;
-  const std::size_t count =
-      (verdict.size() - sizeof head) / (2 * sizeof(int));
+  const std::size_t count = (verdict.size() - sizeof head) / (2 * sizeof(int));
   for (std::size_t i = 0; i < count; ++i) {
     int range[2];
     std::memcpy(range, verdict.data() + sizeof head + 2 * sizeof(int) * i,

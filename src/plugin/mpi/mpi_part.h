@@ -66,8 +66,9 @@ CUNUMPY_MPI_PART_EXPORT const char* cunumpy_mpi_part_built_for(void);
    the job's verdict. Returns 0 when it ran (the outcome says how it went),
    else nonzero with the outcome's message saying why not (MPI not
    initialized, or finalized, or a thread MPI does not allow to call it). */
-CUNUMPY_MPI_PART_EXPORT int cunumpy_mpi_merge(const struct cunumpy_mpi_job* job,
-                      struct cunumpy_mpi_outcome* outcome);
+CUNUMPY_MPI_PART_EXPORT int
+cunumpy_mpi_merge(const struct cunumpy_mpi_job* job,
+                  struct cunumpy_mpi_outcome* outcome);
 
 #ifdef __cplusplus
 }
