@@ -458,7 +458,7 @@ bool Plugin::write_report() {
   // when there is no file or the budget failed, for the CI log. (A budget
   // file that could not be used was said at start-up.)
   std::string text;
-  if (!written || !shown->budget.violations.empty() || shown->failed()) {
+  if (!written || !shown->budget.violations.empty()) {
     text = Impl::format_summary(*shown) +
            (written ? "cunumpy: full report in " + config_.report_path + "\n"
             : config_.report_per_rank && merge.job

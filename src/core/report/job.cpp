@@ -206,7 +206,7 @@ std::string measure::name(std::size_t index) {
   const bool inclusive = index > copy_seconds;
   const std::size_t offset = index - (inclusive ? copy_seconds + 1 : 1);
   static const char* const fields[] = {"count", "bytes", "seconds"};
-  return std::string(to_string(all_event_kinds[offset / 3])) + " " +
+  return std::string(to_string(static_cast<EventKind>(offset / 3))) + " " +
          fields[offset % 3] + (inclusive ? " (inc)" : "");
 }
 
