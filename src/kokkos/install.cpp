@@ -100,8 +100,12 @@ std::string cunumpy_plugin_of(const void* callback, std::string& identity) {
   const auto* named = static_cast<const char* const*>(
       ::dlsym(handle, "kokkosp_cunumpy_identity"));
   identity = named != nullptr && *named != nullptr ? *named : "";
+  // A plugin that refused its core records nothing: another tool.
+  const auto inert = reinterpret_cast<bool (*)() noexcept>(
+      ::dlsym(handle, "kokkosp_cunumpy_inert"));
+  const bool records = inert == nullptr || !inert();
   ::dlclose(handle);
-  if (!plugin)
+  if (!plugin || !records)
     return {};
   return std::string(info.dli_fname) + " (cunumpy " +
          (identity.empty() ? std::string("of unknown identity") : identity) +

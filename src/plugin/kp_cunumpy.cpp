@@ -216,7 +216,8 @@ namespace cunumpy::plugin {
 namespace {
 
 /// The core the process loaded is another build than this plugin's
-/// (support/identity.hpp): nothing of it may be called.
+/// (support/identity.hpp): nothing of it may be called. Read by another
+/// cunumpy of the process too (kokkosp_cunumpy_inert).
 std::atomic<bool> core_refused{false};
 
 /// A callback that does nothing, of the type `Function`.
@@ -267,6 +268,12 @@ const int kokkosp_cunumpy_plugin = 1;
 /// the process that finds this plugin in Kokkos' table.
 CUNUMPY_PLUGIN_EXPORT extern const char* const kokkosp_cunumpy_identity;
 const char* const kokkosp_cunumpy_identity = CUNUMPY_BUILD_IDENTITY;
+
+/// Whether the plugin refused the core it was given and records nothing:
+/// then another cunumpy of the process records in its place.
+CUNUMPY_PLUGIN_EXPORT bool kokkosp_cunumpy_inert() noexcept {
+  return cunumpy::plugin::core_refused.load();
+}
 
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_init_library(const int load_sequence, const uint64_t interface_version,

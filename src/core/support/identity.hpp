@@ -23,11 +23,7 @@
 extern "C" {
 /// This core's build identity, "0.1.0 <digest>". Weak where the front
 /// ends declare it: a core too old to have one leaves it null.
-#ifdef CUNUMPY_DEFINES_IDENTITY
-const char* cunumpy_core_identity() noexcept;
-#else
 __attribute__((weak)) const char* cunumpy_core_identity() noexcept;
-#endif
 }
 
 namespace cunumpy::Impl {
