@@ -179,8 +179,9 @@ void install_hooks(Recorder& recorder) {
         module_file(reinterpret_cast<const void*>(&install_hooks)) +
         " (cunumpy " + CUNUMPY_BUILD_IDENTITY + "), counts nothing: " +
         (identity == CUNUMPY_BUILD_IDENTITY
-             ? "one of them links cunumpy statically; link cunumpy shared "
-               "(BUILD_SHARED_LIBS=ON) so that they share one core"
+             ? "the same build is loaded twice (one links cunumpy "
+               "statically, or was installed without its soname); link "
+               "cunumpy shared (BUILD_SHARED_LIBS=ON), from one install"
              : "load the plugin of the install the program's cunumpy comes "
                "from (`python -m cunumpy.plugin` prints the pip install's), "
                "or install one version of cunumpy");
