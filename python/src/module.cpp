@@ -3,6 +3,8 @@
 #include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/version.hpp>
 
+#include "support/identity.hpp"
+
 namespace {
 /// An address inside this module: its frames are cunumpy's, never a call
 /// site (a user's module may also be called _core).
@@ -10,6 +12,13 @@ const char module_marker = 0;
 } // namespace
 
 PYBIND11_MODULE(_core, module) {
+  // The core the loader gave this module (the one the process loaded
+  // first, maybe a plugin's of another install) is the build it was made
+  // against, or nothing of it is used (support/identity.hpp).
+  if (const std::string mismatch = cunumpy::Impl::core_mismatch(
+          "the Python module", reinterpret_cast<const void*>(&module_marker));
+      !mismatch.empty())
+    throw pybind11::import_error("cunumpy: " + mismatch);
   cunumpy::Impl::note_own_module(&module_marker);
   module.doc() = "The compiled core of cunumpy: Kokkos device arrays, copies "
                  "and the shared transfer recorder.";

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 #include <unistd.h>
 
 #include <cunumpy/impl/api_scope.hpp>
@@ -24,6 +25,7 @@
 #include "plugin.hpp"
 #include "recorder/recorder.hpp"
 #include "support/environment.hpp"
+#include "support/identity.hpp"
 #include "support/variables.hpp"
 #include "tools/callbacks.hpp"
 #include "tools/kokkosp.hpp"
@@ -195,7 +197,7 @@ template <> struct Target<&callback::deallocate_data> {
 // the table.
 struct alignas(64) Callbacks {
 #define CUNUMPY_PLUGIN_FIELD(name, type, entry)                                \
-  decltype(Target<&callback::name>::function) name;
+  std::remove_const_t<decltype(Target<&callback::name>::function)> name;
   CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_FIELD)
 #undef CUNUMPY_PLUGIN_FIELD
 };
@@ -210,6 +212,51 @@ Callbacks core_callbacks{
 
 using cunumpy::plugin::core_callbacks;
 
+namespace cunumpy::plugin {
+namespace {
+
+/// The core the process loaded is another build than this plugin's
+/// (support/identity.hpp): nothing of it may be called. Read by another
+/// cunumpy of the process too (kokkosp_cunumpy_inert).
+std::atomic<bool> core_refused{false};
+
+/// A callback that does nothing, of the type `Function`.
+template <class Function> struct Ignore;
+template <class Result, class... Arguments>
+struct Ignore<Result (*)(Arguments...) noexcept> {
+  static Result call(Arguments...) noexcept { return Result(); }
+};
+template <class Result, class... Arguments>
+struct Ignore<Result (*)(Arguments...)> {
+  static Result call(Arguments...) noexcept { return Result(); }
+};
+
+/// Refuses the core the process loaded: every event goes nowhere, the
+/// reason is said once, and the run does not pass (with
+/// CUNUMPY_ON_VIOLATION=exit, a process that would end with 0 ends with
+/// the violation status). Calls nothing of the core.
+void refuse_core(const std::string& why) noexcept {
+  core_refused.store(true);
+#define CUNUMPY_PLUGIN_IGNORE(name, type, entry)                                 core_callbacks.name = &Ignore<decltype(core_callbacks.name)>::call;
+  CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_IGNORE)
+#undef CUNUMPY_PLUGIN_IGNORE
+  std::fprintf(stderr, "cunumpy: error: %s; cunumpy records nothing in this "
+                       "run\n",
+               why.c_str());
+  const char* on_violation = std::getenv("CUNUMPY_ON_VIOLATION");
+  if (on_violation == nullptr || std::strcmp(on_violation, "exit") != 0)
+    return;
+  Lifetime& state = lifetime();
+  state.pending_exit_status.store(violation_exit_status);
+  if (state.owner == 0) {
+    state.owner = ::getpid();
+    register_exit_handlers();
+  }
+}
+
+} // namespace
+} // namespace cunumpy::plugin
+
 extern "C" {
 
 /// Marks this library as cunumpy's plugin, so that a copy of it later in a
@@ -217,14 +264,37 @@ extern "C" {
 CUNUMPY_PLUGIN_EXPORT extern const int kokkosp_cunumpy_plugin;
 const int kokkosp_cunumpy_plugin = 1;
 
+/// The build of the plugin (support/identity.hpp), for another cunumpy of
+/// the process that finds this plugin in Kokkos' table.
+CUNUMPY_PLUGIN_EXPORT extern const char* const kokkosp_cunumpy_identity;
+const char* const kokkosp_cunumpy_identity = CUNUMPY_BUILD_IDENTITY;
+
+/// Whether the plugin refused the core it was given and records nothing:
+/// then another cunumpy of the process records in its place.
+CUNUMPY_PLUGIN_EXPORT bool kokkosp_cunumpy_inert() noexcept {
+  return cunumpy::plugin::core_refused.load();
+}
+
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_init_library(const int load_sequence, const uint64_t interface_version,
                      const uint32_t device_count,
                      kokkosp::DeviceInfo* devices) noexcept {
   using namespace cunumpy::plugin;
   Lifetime& state = lifetime();
-  if (state.initializing.exchange(true))
+  if (state.initializing.exchange(true) || core_refused.load())
     return; // a tool that calls it again from its own init
+  // The core the loader gave this plugin is the one it was built with, or
+  // nothing of it is used.
+  try {
+    if (const std::string mismatch = cunumpy::Impl::core_mismatch(
+            "the plugin", reinterpret_cast<const void*>(&self_address));
+        !mismatch.empty()) {
+      refuse_core(mismatch);
+      state.initializing.store(false);
+      return;
+    }
+  } catch (...) {
+  }
   // The plugin's frames are never a call site, whatever its file is called.
   cunumpy::Impl::note_own_module(reinterpret_cast<const void*>(&self_address));
   try {
@@ -309,6 +379,8 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_provide_tool_programming_interface(
     kokkosp::ToolProgrammingInterface interface) noexcept {
   try {
     using namespace cunumpy::plugin;
+    if (core_refused.load())
+      return;
     if (num_functions > 0 && interface.fence != nullptr) {
       kokkos_fence.store(interface.fence, std::memory_order_release);
       the_recorder().set_device_fence(&fence_for_debug_sync);
@@ -335,6 +407,8 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_parse_args(int argc, char** argv) noexcept {
 
 CUNUMPY_PLUGIN_EXPORT void kokkosp_print_help(char* program) noexcept {
   try {
+    if (cunumpy::plugin::core_refused.load())
+      return;
     std::printf("libkp_cunumpy: cunumpy's host/device transfer report, "
                 "configured by these variables (docs/plugin.md):\n%s",
                 cunumpy::Impl::variables_help().c_str());

@@ -3,11 +3,15 @@
 # the system site packages: numpy, pybind11, scikit-build-core; no network),
 # then smoke_installed.py run there, outside the source and build trees.
 #
-#   tests/python/pip_install.sh PYTHON SOURCE_DIR WORK_DIR
+#   tests/python/pip_install.sh PYTHON SOURCE_DIR WORK_DIR [BUILD_PLUGIN]
+#
+# With BUILD_PLUGIN (the build tree's plugin), two_installs.py then runs the
+# installed module under the wheel's plugin and under that one.
 set -euo pipefail
 python=$1
 source=$2
 work=$3
+build_plugin=${4:-}
 rm -rf "$work"
 mkdir -p "$work"
 "$python" -m venv --system-site-packages "$work/venv"
@@ -20,13 +24,18 @@ if ! "$venv_python" -m pip install --no-build-isolation --no-deps \
   exit 1
 fi
 echo "pip install took $((SECONDS - start)) s"
-# The wheel needs libcunumpy and the module only: no tests, examples,
-# benchmarks or plugin were configured.
+# The wheel needs libcunumpy, the module and the plugin only: no tests,
+# examples, benchmarks or test tools were configured.
 built=$(cmake --build "$work/build" --target help | grep -E -o \
-  'cunumpy_tests|test_[a-z_]+|bench_[a-z_]+|example[a-z_]*|kp_[a-z_]+' | sort -u || true)
+  'cunumpy_tests|test_[a-z_]+|bench_[a-z_]+|example[a-z_]*|kp_[a-z_]+' |
+  grep -v '^kp_cunumpy$' | sort -u || true)
 if [ -n "$built" ]; then
   echo "FAIL: pip install configured targets the wheel does not need: $built" >&2
   exit 1
 fi
 cd "$work"
 env -u PYTHONPATH "$venv_python" "$source/tests/python/smoke_installed.py" "$work/venv"
+if [ -n "$build_plugin" ]; then
+  env -u PYTHONPATH "$python" "$source/tests/python/two_installs.py" \
+    "$work/venv/bin/python" "$build_plugin" "$work/two-installs"
+fi
