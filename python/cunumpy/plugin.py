@@ -9,6 +9,7 @@ each copy).
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -24,9 +25,9 @@ def path() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     candidates = [os.path.join(here, _NAME)]
     try:
-        from . import _plugin_location  # type: ignore[attr-defined]
-
-        candidates.append(os.path.normpath(os.path.join(here, _plugin_location.path)))
+        # Written by the build or `cmake --install`; absent from a wheel.
+        location = importlib.import_module("._plugin_location", __package__)
+        candidates.append(os.path.normpath(os.path.join(here, str(location.path))))
     except ImportError:
         pass
     for candidate in candidates:
