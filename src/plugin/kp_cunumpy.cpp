@@ -17,12 +17,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 #include <unistd.h>
 
 #include <cunumpy/impl/api_scope.hpp>
 
 #include "plugin.hpp"
 #include "recorder/recorder.hpp"
+#include "recorder/recording.hpp"
 #include "support/environment.hpp"
 #include "support/variables.hpp"
 #include "tools/callbacks.hpp"
@@ -32,6 +34,7 @@
 
 namespace callback = cunumpy::Impl::tools::callback;
 namespace kokkosp = cunumpy::Impl::kokkosp;
+namespace recording = cunumpy::Impl::recording;
 
 namespace cunumpy::plugin {
 namespace {
@@ -153,8 +156,12 @@ void register_exit_handlers() {
 std::atomic<kokkosp::ToolInvokedFenceFunction> kokkos_fence{nullptr};
 
 void fence_for_debug_sync() {
-  if (const auto fence = kokkos_fence.load(std::memory_order_acquire))
+  if (const auto fence = kokkos_fence.load(std::memory_order_acquire)) {
+    // What Kokkos reports inside its fence is recorded inside it.
+    recording::Line("tool_fence").write();
+    const recording::Nested nested;
     fence(0);
+  }
 }
 
 void report_internal_error(const char* where) noexcept {
@@ -195,7 +202,7 @@ template <> struct Target<&callback::deallocate_data> {
 // the table.
 struct alignas(64) Callbacks {
 #define CUNUMPY_PLUGIN_FIELD(name, type, entry)                                \
-  decltype(Target<&callback::name>::function) name;
+  std::remove_const_t<decltype(Target<&callback::name>::function)> name;
   CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_FIELD)
 #undef CUNUMPY_PLUGIN_FIELD
 };
@@ -205,6 +212,88 @@ Callbacks core_callbacks{
     CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_TARGET)
 #undef CUNUMPY_PLUGIN_TARGET
 };
+
+// CUNUMPY_RECORD: each slot of core_callbacks calls a wrapper that writes
+// the event's line, then the callback, the events it causes nested in it.
+// Off, the table is as the loader filled it: the entry points pay nothing.
+namespace {
+
+using Impl::tools::Slot;
+
+std::string_view space_name(const kokkosp::SpaceHandle& space) {
+  return {space.name, ::strnlen(space.name, sizeof space.name)};
+}
+
+// The fields of each kind of event, by the callback's signature.
+void describe(recording::Line& line, Slot, const char* name,
+              std::uint32_t device, std::uint64_t*) {
+  line.text("name", name).number("device", device);
+}
+void describe(recording::Line& line, Slot, std::uint64_t id) {
+  line.number("id", id);
+}
+void describe(recording::Line& line, Slot, const char* name) {
+  line.text("name", name);
+}
+void describe(recording::Line&, Slot) {}
+void describe(recording::Line& line, Slot slot,
+              const kokkosp::SpaceHandle& space, const char* label,
+              const void* ptr, std::uint64_t size) {
+  line.text("space", space_name(space))
+      .text("label", label)
+      .allocation("ptr", ptr, size, slot == Slot::deallocate_data)
+      .number("size", size);
+}
+void describe(recording::Line& line, Slot, const kokkosp::SpaceHandle& dst,
+              const char* dst_label, const void* dst_ptr,
+              const kokkosp::SpaceHandle& src, const char* src_label,
+              const void* src_ptr, std::uint64_t size) {
+  line.text("dst_space", space_name(dst))
+      .text("dst_label", dst_label)
+      .pointer("dst_ptr", dst_ptr)
+      .text("src_space", space_name(src))
+      .text("src_label", src_label)
+      .pointer("src_ptr", src_ptr)
+      .number("size", size);
+}
+void describe(recording::Line& line, Slot slot, const char* label,
+              const void* ptr, bool flag) {
+  line.text("label", label)
+      .pointer("ptr", ptr)
+      .boolean(slot == Slot::sync_dual_view ? "to_device" : "on_device", flag);
+}
+void describe(recording::Line& line, Slot, const char* name, std::uint32_t*) {
+  line.text("name", name);
+}
+void describe(recording::Line& line, Slot, std::uint32_t id) {
+  line.number("id", id);
+}
+
+template <Slot slot, auto target> struct Recorded;
+template <Slot slot, class... Args, void (*target)(Args...)>
+struct Recorded<slot, target> {
+  static void call(Args... args) {
+    if (recording::active()) {
+      recording::Line line(Impl::tools::slot_name(slot));
+      describe(line, slot, args...);
+      line.write();
+    }
+    const recording::Nested nested;
+    target(args...);
+  }
+};
+
+} // namespace
+
+/// Routes every event slot through its recording wrapper (before any event
+/// of the run).
+void record_events() noexcept {
+#define CUNUMPY_PLUGIN_RECORDED(name, type, entry)                             \
+  core_callbacks.name =                                                        \
+      &Recorded<Slot::name, Target<&callback::name>::function>::call;
+  CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_RECORDED)
+#undef CUNUMPY_PLUGIN_RECORDED
+}
 
 } // namespace cunumpy::plugin
 
@@ -232,12 +321,17 @@ kokkosp_init_library(const int load_sequence, const uint64_t interface_version,
       // Another Kokkos of the process (each Python extension with Kokkos
       // linked in has its own), or a Kokkos session that restarted its
       // tools: one report for all of them.
+      cunumpy::plugin::record_init(load_sequence, interface_version,
+                                   device_count, devices);
+      const recording::Nested nested;
       plugin->start_session(interface_version);
     } else {
       auto* made = new Plugin(the_recorder(), load_sequence, interface_version,
                               device_count, devices,
                               reinterpret_cast<const void*>(&self_address),
                               __builtin_return_address(0));
+      if (recording::active())
+        record_events();
       state.plugin.store(made, std::memory_order_release);
       if (state.owner == 0) {
         state.owner = ::getpid();
@@ -265,6 +359,8 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_finalize_library() noexcept {
         plugin->finalize_next();
       return;
     }
+    recording::Line("finalize").write();
+    const recording::Nested nested;
     Plugin* plugin = current();
     if (plugin == nullptr || !plugin->end_session())
       return; // another Kokkos of the process still runs
@@ -309,6 +405,11 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_provide_tool_programming_interface(
     kokkosp::ToolProgrammingInterface interface) noexcept {
   try {
     using namespace cunumpy::plugin;
+    if (recording::active())
+      recording::Line("provide_tool_programming_interface")
+          .number("functions", num_functions)
+          .boolean("fence", interface.fence != nullptr)
+          .write();
     if (num_functions > 0 && interface.fence != nullptr) {
       kokkos_fence.store(interface.fence, std::memory_order_release);
       the_recorder().set_device_fence(&fence_for_debug_sync);
@@ -351,6 +452,11 @@ kokkosp_declare_metadata(const char* key, const char* value) noexcept {
     Plugin* plugin = current();
     if (plugin == nullptr)
       return;
+    if (recording::active())
+      recording::Line("declare_metadata")
+          .text("key", key)
+          .text("value", value)
+          .write();
     plugin->declare_metadata(key, value);
     if (plugin->next().callbacks.declare_metadata != nullptr)
       plugin->next().callbacks.declare_metadata(key, value);
