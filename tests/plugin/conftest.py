@@ -71,6 +71,10 @@ def pytest_addoption(parser):
     group.addoption("--fake-cuda",
                     help="the directory of tests/tools/fake_cuda.cpp's "
                          "libcuda.so.1 and libcupti.so")
+    group.addoption("--recordings",
+                    help="tests/recordings: recordings kept with their reports")
+    group.addoption("--fake-cuda-app",
+                    help="tests/programs/fake_cuda_app.cpp's program")
 
 
 def _option(request, name):
@@ -156,6 +160,16 @@ def workload(request):
 @pytest.fixture
 def fake_cuda(request):
     return _path(request, "fake_cuda")
+
+
+@pytest.fixture
+def recordings(request):
+    return _path(request, "recordings")
+
+
+@pytest.fixture
+def fake_cuda_app(request):
+    return _path(request, "fake_cuda_app")
 
 
 @pytest.fixture
