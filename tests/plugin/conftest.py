@@ -75,6 +75,10 @@ def pytest_addoption(parser):
                     help="tests/recordings: recordings kept with their reports")
     group.addoption("--fake-cuda-app",
                     help="tests/programs/fake_cuda_app.cpp's program")
+    group.addoption("--legacy-app", help="examples/legacy_app's program")
+    group.addoption("--legacy-budget", help="examples/legacy_app's rule file")
+    group.addoption("--hostile-program",
+                    help="tests/programs/hostile_program.cpp's program")
 
 
 def _option(request, name):
@@ -170,6 +174,21 @@ def recordings(request):
 @pytest.fixture
 def fake_cuda_app(request):
     return _path(request, "fake_cuda_app")
+
+
+@pytest.fixture
+def legacy_app(request):
+    return _path(request, "legacy_app")
+
+
+@pytest.fixture
+def legacy_budget(request):
+    return _path(request, "legacy_budget")
+
+
+@pytest.fixture
+def hostile_program(request):
+    return _path(request, "hostile_program")
 
 
 @pytest.fixture
