@@ -86,10 +86,10 @@ def read_lines(path):
         return [json.loads(line) for line in stream]
 
 
-def expected_status(recording):
-    """The replay's exit status: the plugin ends it with the violation
-    status when the recorded run asked so (CUNUMPY_ON_VIOLATION=exit) and
-    the budget failed."""
+def exits_on_violation(recording):
+    """Whether the recorded run asked the plugin to end it with the
+    violation status when its budget failed (CUNUMPY_ON_VIOLATION=exit):
+    the replay does the same."""
     header = read_lines(recording)[0]
     return header["settings"].get("CUNUMPY_ON_VIOLATION") == "exit"
 
@@ -98,7 +98,10 @@ def check_replay(case, plugin, fake_cuda, recording, report):
     """Replays `recording` and compares with `report`, the recorded run's."""
     run = replay(case, plugin, fake_cuda, recording)
     expected = summary(report)
-    failed = expected["verdict"] != "ok" and expected_status(recording)
+    budget = report["budget"]
+    failed = bool(budget["file"]) and bool(
+        budget["violations"] or budget["error"]) and exits_on_violation(
+            recording)
     assert run.status == (VIOLATION_STATUS if failed else 0), \
         f"{os.path.basename(recording)}: the replay's status\n{run}"
     replayed = summary(case.json("report.json", run))
@@ -389,13 +392,16 @@ def test_hostile_record_paths(case, cupti_built, fake_cuda, fake_cuda_app,
 
 def test_recorded_kokkos_programs_replay_to_their_reports(
         case, cupti_built, plugin, fake_cuda, legacy_app, legacy_budget,
-        hostile_program):
+        hostile_program, library_programs):
     """Kokkos programs without CUDA's record, recorded and replayed: the
     legacy example (DualViews, 100 steps, a copy in the step; a run that
-    exits without Kokkos::finalize, its report written at the exit), and
-    what the plugin's tests of hostile programs do with threads: a helper
-    thread with no region of its own, a pool thread of a simulation thread,
-    threads in different regions (incomplete), a region never popped."""
+    exits without Kokkos::finalize, its report written at the exit); what
+    the plugin's tests of hostile programs do with threads: a helper thread
+    with no region of its own, a pool thread of a simulation thread, threads
+    in different regions (incomplete), a region never popped; and programs
+    that call cunumpy's library (the C++ conversion tests, the Python time
+    loop on the fake device), whose calls, phases and device spaces are
+    recorded and replayed with the Kokkos events inside them."""
     assert cupti_built
     hostile_rules = case.write(
         "hostile.toml", "[phases.step]\noptional = true\n[phases.output]\n"
@@ -410,12 +416,16 @@ def test_recorded_kokkos_programs_replay_to_their_reports(
             hostile_program, ["threads-in-different-regions"], hostile_rules),
         "unpopped": (hostile_program, ["unpopped"], hostile_rules),
     }
-    for name, (program, arguments, rules) in runs.items():
+    runs = {name: (program, arguments, rules, {})
+            for name, (program, arguments, rules) in runs.items()}
+    for name, (command, variables) in library_programs.items():
+        runs[name] = (command[0], command[1:], None, variables)
+    for name, (program, arguments, rules, variables) in runs.items():
         recorder = case.__class__(case.path(name), program)
         run = recorder.run(arguments, CUNUMPY_BUDGET=rules,
                            CUNUMPY_ON_VIOLATION="exit",
                            CUNUMPY_RECORD="run.jsonl",
-                           CUNUMPY_REPORT="report.json")
+                           CUNUMPY_REPORT="report.json", **variables)
         assert run.status in (0, VIOLATION_STATUS), f"{name}\n{run}"
         report = recorder.json("report.json", run)
         replayed = check_replay(case, plugin, fake_cuda,
@@ -424,4 +434,11 @@ def test_recorded_kokkos_programs_replay_to_their_reports(
                    read_lines(recorder.path("run.jsonl"))[1:]}
         if "thread" in name:
             assert len(threads) > 1, f"{name}: events of several threads"
-        assert replayed["total"], name
+        if name in library_programs:
+            events = {line["ev"] for line in
+                      read_lines(recorder.path("run.jsonl"))[1:]}
+            assert {"api_enter", "register_device_space"} <= events, \
+                f"{name}: cunumpy's calls are in the recording\n{events}"
+            assert sum(kind["count"] for kind in
+                       replayed["total"].values()) > 0, \
+                f"{name}: copies counted\n{shown(replayed)}"

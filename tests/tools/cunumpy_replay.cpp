@@ -1,6 +1,8 @@
 // Replays a recording of a run (CUNUMPY_RECORD, docs/cuda.md#recording-a-
 // run) to the plugin on a machine without a GPU: the plugin is loaded as
 // Kokkos loads a tool and its kokkosp_* entry points get the Kokkos events;
+// what the program asked of cunumpy's library (its calls' scopes, markers,
+// phases, device spaces) goes to the same functions of libcunumpy_core;
 // CUDA's side goes through the fake libcupti (tests/tools/fake_cuda.cpp) to
 // the plugin's CUPTI collector: API callbacks with parameters that read as
 // the recorded ones, buffers of activity records, CUPTI's answers. Each
@@ -34,6 +36,7 @@
 #include <dlfcn.h>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <nlohmann/json.hpp>
@@ -43,8 +46,13 @@
 #include <unistd.h>
 #include <vector>
 
+#include <cunumpy/impl/api_scope.hpp>
+#include <cunumpy/space_names.hpp>
+
 #include "cuda/cuda_records.hpp"
 #include "cuda/cupti_calls.hpp"
+#include "recorder/record_events.hpp"
+#include "recorder/recorder.hpp"
 #include "tools/kokkosp.hpp"
 
 namespace kokkosp = cunumpy::Impl::kokkosp;
@@ -760,6 +768,75 @@ void kokkos_event(Line& line) {
   }
 }
 
+// ------------------------------------------ what the program asked cunumpy
+
+/// The cunumpy calls this thread is in (ApiScope or SyncScope).
+struct Scope {
+  std::unique_ptr<cunumpy::Impl::ApiScope> api;
+  std::unique_ptr<cunumpy::Impl::SyncScope> sync;
+};
+thread_local std::vector<Scope> scopes;
+/// The replay's token of each phase a recorded token names.
+std::mutex phase_mutex;
+std::map<std::uint64_t, std::uint64_t> phase_tokens;
+
+void library_call(Line& line) {
+  namespace Impl = cunumpy::Impl;
+  const json& f = line.fields;
+  const std::string& e = line.event;
+  const auto where = [&](const char* field) {
+    return bytes(f.value(field, json()));
+  };
+  if (e == "api_enter") {
+    scopes.push_back(
+        {std::make_unique<Impl::ApiScope>(where("description"), where("file"),
+                                          f.value("line", 0), where("function"),
+                                          f.value("async", false)),
+         nullptr});
+  } else if (e == "sync_enter") {
+    scopes.push_back(
+        {nullptr, std::make_unique<Impl::SyncScope>(
+                      where("description"), where("file"), f.value("line", 0),
+                      where("function"), f.value("implicit", false))});
+  } else if (e == "api_exit" || e == "sync_exit") {
+    if (scopes.empty() || (e == "api_exit") != (scopes.back().api != nullptr))
+      refuse("line " + std::to_string(line.number) + ": " + e +
+             " ends no call of cunumpy's open on its thread");
+    scopes.pop_back();
+  } else if (e == "marker") {
+    const std::string kind = f.value("kind", "");
+    const auto found = std::find_if(
+        cunumpy::all_event_kinds.begin(), cunumpy::all_event_kinds.end(),
+        [&](cunumpy::EventKind k) { return cunumpy::to_string(k) == kind; });
+    if (found == cunumpy::all_event_kinds.end())
+      refuse("line " + std::to_string(line.number) + ": a marker of kind '" +
+             kind + "'");
+    const std::string file = where("file"), function = where("function");
+    Impl::record_marker(*found, where("description"),
+                        {file.c_str(), f.value("line", 0), function.c_str()});
+  } else if (e == "debug_sync") {
+    Impl::set_debug_sync(f.value("on", false));
+  } else if (e == "open_phase") {
+    const std::uint64_t token =
+        Impl::record::open_phase(Impl::Recorder::instance(), where("name"));
+    const std::lock_guard lock(phase_mutex);
+    phase_tokens[f.value("token", std::uint64_t(0))] = token;
+  } else if (e == "close_phase") {
+    std::uint64_t token = 0;
+    {
+      const std::lock_guard lock(phase_mutex);
+      token = phase_tokens[f.value("token", std::uint64_t(0))];
+    }
+    Impl::record::close_phase(Impl::Recorder::instance(), token);
+  } else if (e == "register_device_space") {
+    try {
+      cunumpy::register_device_space(where("name"));
+    } catch (const std::exception&) {
+      // Refused in the recorded run too, with the same message.
+    }
+  }
+}
+
 // ---------------------------------------------------------- the schedule
 
 /// Lines the recording's calls made inside them (their depth is more than
@@ -797,6 +874,10 @@ const std::set<std::string> kokkos_events = {
     "modify_dual_view"};
 const std::set<std::string> cuda_events = {"cuda_enter", "cuda_exit",
                                            "cuda_resource", "cuda_buffer"};
+const std::set<std::string> library_calls = {
+    "api_enter",  "api_exit",    "sync_enter",
+    "sync_exit",  "marker",      "debug_sync",
+    "open_phase", "close_phase", "register_device_space"};
 
 std::mutex schedule_mutex;
 std::condition_variable schedule_turn;
@@ -881,6 +962,8 @@ void execute(std::size_t index) {
       cuda_callback(line);
   } else if (kokkos_events.count(line.event) != 0) {
     kokkos_event(line);
+  } else if (library_calls.count(line.event) != 0) {
+    library_call(line);
   }
   if (markers.count(line.event) != 0)
     nested_lines(index);
@@ -963,7 +1046,8 @@ void read_recording(const char* path) {
              "): what came after is missing, so it cannot be replayed");
     if (markers.count(line.event) == 0 && facts.count(line.event) == 0 &&
         kokkos_events.count(line.event) == 0 &&
-        cuda_events.count(line.event) == 0 && line.event != "end")
+        cuda_events.count(line.event) == 0 &&
+        library_calls.count(line.event) == 0 && line.event != "end")
       refuse("line " + std::to_string(number) + ": unknown event '" +
              line.event + "' (a recording of a newer cunumpy?)");
     lines.push_back(std::move(line));

@@ -7,6 +7,7 @@
 #include <cunumpy/space_names.hpp>
 
 #include "recorder/recorder.hpp"
+#include "recorder/recording.hpp"
 #include "support/environment.hpp"
 
 namespace cunumpy {
@@ -43,6 +44,8 @@ std::string host_space_refused(std::string_view name) {
 } // namespace
 
 void register_device_space(std::string_view name) {
+  if (Impl::recording::active())
+    Impl::recording::Line("register_device_space").text("name", name).write();
   registry().add_device(name);
 }
 
