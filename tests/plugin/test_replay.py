@@ -349,8 +349,9 @@ def test_hostile_record_paths(case, cupti_built, fake_cuda, fake_cuda_app,
                               budget):
     """CUNUMPY_RECORD naming what must not be written (a FIFO, a directory,
     /dev/full, the report, the rule file, nothing at all) costs one line
-    naming it, and the run and its report go on; without CUNUMPY_RECORD
-    the plugin writes no file but the report."""
+    naming it, and the run and its report go on; %r is the MPI rank, as in
+    the other outputs; without CUNUMPY_RECORD the plugin writes no file but
+    the report."""
     assert cupti_built
     recorder = case.__class__(case.path("runs"), fake_cuda_app)
     fifo = recorder.path("fifo")
@@ -380,6 +381,13 @@ def test_hostile_record_paths(case, cupti_built, fake_cuda, fake_cuda_app,
     with open(budget, encoding="utf-8") as stream:
         assert stream.read().startswith("# tests/programs/fake_cuda_app"), \
             "the rule file is untouched"
+
+    ranked = case.__class__(case.path("ranked"), fake_cuda_app)
+    run = ranked.run(["--steps", "3"], **fake_environment(fake_cuda),
+                     FAKE_CUPTI_REPLAY="1", PMI_RANK="3",
+                     CUNUMPY_RECORD="run-%r.jsonl")
+    assert run.status == 0 and os.listdir(ranked.work) == ["run-3.jsonl"], \
+        f"%r is the rank\n{os.listdir(ranked.work)}\n{run}"
 
     quiet = case.__class__(case.path("quiet"), fake_cuda_app)
     run = quiet.run(["--steps", "3"], **fake_environment(fake_cuda),
@@ -415,6 +423,9 @@ def test_recorded_kokkos_programs_replay_to_their_reports(
         "threads-in-different-regions": (
             hostile_program, ["threads-in-different-regions"], hostile_rules),
         "unpopped": (hostile_program, ["unpopped"], hostile_rules),
+        "control-characters": (hostile_program,
+                               ["region", "solve\n\x01\x7fé\"\\"],
+                               hostile_rules),
     }
     runs = {name: (program, arguments, rules, {})
             for name, (program, arguments, rules) in runs.items()}
@@ -442,3 +453,36 @@ def test_recorded_kokkos_programs_replay_to_their_reports(
             assert sum(kind["count"] for kind in
                        replayed["total"].values()) > 0, \
                 f"{name}: copies counted\n{shown(replayed)}"
+
+
+def test_exit_from_a_signal_handler_while_recording(case, cupti_built, plugin,
+                                                    fake_cuda, hostile_program):
+    """SIGALRM's handler calls exit(0) wherever it lands, sometimes while a
+    line of the recording is being written: the process ends, never waits
+    for ever; the recording either has its end line and replays to the
+    report, or has none and its replay is refused."""
+    assert cupti_built
+    rules = case.write("budget.toml", "[phases.step]\noptional = true\n")
+    ended = refused = 0
+    for run_index in range(12):
+        delay = 2000 + 397 * run_index
+        recorder = case.__class__(case.path(f"run{run_index}"),
+                                  hostile_program)
+        run = recorder.run(["exit-from-signal", str(delay)], timeout=30,
+                           CUNUMPY_BUDGET=rules, CUNUMPY_ON_VIOLATION="exit",
+                           CUNUMPY_RECORD="run.jsonl",
+                           CUNUMPY_REPORT="report.json")
+        assert run.status == VIOLATION_STATUS, f"the run fails\n{run}"
+        with open(recorder.path("run.jsonl"), encoding="utf-8") as stream:
+            last = stream.read().splitlines()[-1]
+        if json.loads(last)["ev"] == "end":
+            ended += 1
+            check_replay(case, plugin, fake_cuda, recorder.path("run.jsonl"),
+                         recorder.json("report.json", run))
+        else:
+            refused += 1
+            replayed = replay(case, plugin, fake_cuda,
+                              recorder.path("run.jsonl"))
+            assert replayed.status == 2 and "no end line" in replayed.stderr, \
+                f"refused\n{replayed}"
+    assert ended > 0, "most runs end their recording"

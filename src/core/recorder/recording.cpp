@@ -351,6 +351,10 @@ void Line::write() noexcept {
   if (!active())
     return;
   Sink& sink = Sink::instance();
+  // A signal handler that interrupted a line and ends the process: the line
+  // will never be finished, and neither will the file (no end line).
+  if (sink.mutex.held_by_this_thread())
+    return;
   try {
     const std::lock_guard lock(sink.mutex);
     if (sink.fd < 0)
