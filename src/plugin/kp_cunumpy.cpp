@@ -279,6 +279,7 @@ struct Recorded<slot, target> {
       line.write();
     }
     const recording::Nested nested;
+    const recording::Inside inside;
     target(args...);
   }
 };

@@ -464,18 +464,20 @@ def test_exit_from_a_signal_handler_while_recording(case, cupti_built, plugin,
     assert cupti_built
     rules = case.write("budget.toml", "[phases.step]\noptional = true\n")
     ended = refused = 0
-    for run_index in range(12):
-        delay = 2000 + 397 * run_index
+    for run_index in range(24):
+        delay = 10000 + 397 * run_index
         recorder = case.__class__(case.path(f"run{run_index}"),
                                   hostile_program)
         run = recorder.run(["exit-from-signal", str(delay)], timeout=30,
                            CUNUMPY_BUDGET=rules, CUNUMPY_ON_VIOLATION="exit",
                            CUNUMPY_RECORD="run.jsonl",
                            CUNUMPY_REPORT="report.json")
-        assert run.status == VIOLATION_STATUS, f"the run fails\n{run}"
+        # Copies were made in "step", unless the signal came in the first
+        # one (which then never happened).
+        assert run.status in (0, VIOLATION_STATUS), f"the run ends\n{run}"
         with open(recorder.path("run.jsonl"), encoding="utf-8") as stream:
             last = stream.read().splitlines()[-1]
-        if json.loads(last)["ev"] == "end":
+        if json.loads(last).get("ev") == "end":
             ended += 1
             check_replay(case, plugin, fake_cuda, recorder.path("run.jsonl"),
                          recorder.json("report.json", run))
@@ -485,4 +487,7 @@ def test_exit_from_a_signal_handler_while_recording(case, cupti_built, plugin,
                               recorder.path("run.jsonl"))
             assert replayed.status == 2 and "no end line" in replayed.stderr, \
                 f"refused\n{replayed}"
-    assert ended > 0, "most runs end their recording"
+            notes = [line for line in run.cunumpy_lines()
+                     if "CUNUMPY_RECORD" in line]
+            assert len(notes) <= 1, f"at most one line says so\n{run}"
+    assert ended + refused == 24

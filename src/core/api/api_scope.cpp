@@ -3,6 +3,7 @@
 // once) and markers.
 
 #include <atomic>
+#include <optional>
 #include <stdexcept>
 
 #include <cunumpy/impl/api_scope.hpp>
@@ -83,8 +84,11 @@ SiteProvider site_provider() noexcept {
 }
 
 void set_debug_sync(bool on) noexcept {
-  if (recording::active())
+  std::optional<recording::Inside> inside;
+  if (recording::active()) {
     recording::Line("debug_sync").boolean("on", on).write();
+    inside.emplace();
+  }
   library_recorder().debug_sync(on);
 }
 
@@ -167,7 +171,8 @@ void record_marker(EventKind kind, std::string_view description,
   const std::string_view file = where.file != nullptr ? where.file : "";
   const std::string_view function =
       where.function != nullptr ? where.function : "";
-  if (recording::active())
+  std::optional<recording::Inside> inside;
+  if (recording::active()) {
     recording::Line("marker")
         .text("kind", to_string(kind))
         .text("description", description)
@@ -175,6 +180,8 @@ void record_marker(EventKind kind, std::string_view description,
         .number("line", static_cast<std::uint64_t>(where.line))
         .text("function", function)
         .write();
+    inside.emplace();
+  }
   if (!recorder.has_sinks())
     return;
   ApiScope scope(description, file, where.line, function, false,
@@ -215,8 +222,11 @@ SyncScope::SyncScope(std::string_view description, std::string_view file,
 }
 
 SyncScope::~SyncScope() {
-  if (recorded_)
+  std::optional<recording::Inside> inside;
+  if (recorded_) {
     recording::Line("sync_exit").write();
+    inside.emplace();
+  }
   try {
     if (thread_fence_count() != fences_before_)
       return; // Kokkos reported the fence; it is recorded already

@@ -515,8 +515,11 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream,
       cupti.dropped(context, stream, &dropped) == CUPTI_SUCCESS && dropped > 0)
     CudaView::instance().add_dropped_records(dropped);
   std::free(buffer);
-  if (recording::active())
+  std::optional<recording::Inside> inside;
+  if (recording::active()) {
     record_buffer(copies, migrations, dropped);
+    inside.emplace();
+  }
   CudaView& view = CudaView::instance();
   view.copy_records(copies.data(), copies.size());
   view.unified_memory_records(migrations.data(), migrations.size());
@@ -646,9 +649,12 @@ bool driver_initialized() {
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
                           CUpti_CallbackId id, const void* data) {
+  std::optional<recording::Inside> inside;
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-    if (recording::active())
+    if (recording::active()) {
       recording::Line("cuda_resource").number("cbid", id).write();
+      inside.emplace();
+    }
     if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED ||
         id == CUPTI_CBID_RESOURCE_CU_INIT_FINISHED)
       enable_activities();
@@ -660,8 +666,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
   CudaView& view = CudaView::instance();
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
       id == CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged) {
-    if (recording::active())
+    if (recording::active()) {
       record_call(domain, id, *info, "cuMemAllocManaged", nullptr);
+      inside.emplace();
+    }
     if (info->callbackSite == CUPTI_API_ENTER) {
       enable_unified_memory();
       view.note_managed_memory();
@@ -669,8 +677,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
     return;
   }
   if (info->callbackSite == CUPTI_API_EXIT) {
-    if (recording::active())
+    if (recording::active()) {
       record_call(domain, id, *info, nullptr, nullptr);
+      inside.emplace();
+    }
     view.api_exit(info->correlationId);
     return;
   }
@@ -685,8 +695,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
   call.correlation = info->correlationId;
   if (info->functionParams != nullptr)
     entry->decode(info->functionParams, call);
-  if (recording::active())
+  if (recording::active()) {
     record_call(domain, id, *info, entry->name, &call);
+    inside.emplace();
+  }
   view.api_enter(call);
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "call_sites/modules.hpp"
@@ -440,11 +441,14 @@ void pop_region(Recorder& recorder) noexcept {
 std::uint64_t open_phase(Recorder& recorder, const std::string& name) {
   ThreadState& thread = thread_state(recorder);
   const std::uint64_t token = recorder.next_phase_token();
-  if (recording::active())
+  std::optional<recording::Inside> inside;
+  if (recording::active()) {
     recording::Line("open_phase")
         .text("name", name)
         .number("token", token)
         .write();
+    inside.emplace();
+  }
   const double time = recorder.now();
   const RecorderLock lock = recorder.lock();
   recorder.push_region(thread, recorder.strings(lock).intern(name), token, time,
@@ -454,8 +458,11 @@ std::uint64_t open_phase(Recorder& recorder, const std::string& name) {
 
 void close_phase(Recorder& recorder, std::uint64_t token) noexcept {
   try {
-    if (recording::active())
+    std::optional<recording::Inside> inside;
+    if (recording::active()) {
       recording::Line("close_phase").number("token", token).write();
+      inside.emplace();
+    }
     ThreadState& thread = thread_state(recorder);
     const double time = recorder.now();
     const RecorderLock lock = recorder.lock();

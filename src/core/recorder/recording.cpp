@@ -189,6 +189,7 @@ struct Sink {
 namespace {
 thread_local std::int64_t thread_index = -1;
 thread_local std::uint32_t depth = 0;
+thread_local std::uint32_t inside = 0; ///< inputs being carried out
 } // namespace
 
 bool start(Recorder& recorder, const std::string& path, std::uint64_t limit,
@@ -279,6 +280,18 @@ void finish() noexcept {
   Sink& sink = Sink::instance();
   if (!active() || sink.mutex.held_by_this_thread())
     return;
+  if (inside > 0) {
+    // The process ends inside an input (exit from a signal handler): what
+    // the recording says of it is more than what cunumpy did of it.
+    warn("CUNUMPY_RECORD: the process ended while cunumpy handled an event, "
+         "so the recording '" +
+         excerpt(sink.path, 256) +
+         "' has no end line, and a replay refuses it");
+    const std::lock_guard lock(sink.mutex);
+    sink.flush();
+    sink.close();
+    return;
+  }
   Line("end").write();
   try {
     const std::lock_guard lock(sink.mutex);
@@ -443,6 +456,14 @@ Nested::Nested() noexcept {
 
 Nested::~Nested() {
   --depth;
+}
+
+Inside::Inside() noexcept {
+  ++inside;
+}
+
+Inside::~Inside() {
+  --inside;
 }
 
 } // namespace cunumpy::Impl::recording

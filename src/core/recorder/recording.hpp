@@ -54,7 +54,8 @@ bool start(Recorder& recorder, const std::string& path, std::uint64_t limit,
 
 /// Ends the recording with its last line ("end": the run's input is whole)
 /// and closes the file. Nothing from a signal handler that interrupted a
-/// line (the file then has no end line, and a replay refuses it).
+/// line or an input being carried out (Inside): the file then has no end
+/// line, and a replay refuses it.
 void finish() noexcept;
 
 /// One line: `event` with the fields added, written by write() with the
@@ -123,6 +124,19 @@ public:
   ~Nested();
   Nested(const Nested&) = delete;
   Nested& operator=(const Nested&) = delete;
+};
+
+/// While alive, this thread carries out the input of the line it just
+/// wrote (a Kokkos callback, a CUDA callback, a buffer of CUDA's records, a
+/// call of cunumpy's library). A process that ends meanwhile, from a
+/// signal handler, ends in the middle of it: finish() then writes no end
+/// line, since a replay would carry that input out whole.
+class Inside {
+public:
+  Inside() noexcept;
+  ~Inside();
+  Inside(const Inside&) = delete;
+  Inside& operator=(const Inside&) = delete;
 };
 
 } // namespace cunumpy::Impl::recording

@@ -1,6 +1,7 @@
 #include "recorder/spaces.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include <cunumpy/impl/api_scope.hpp>
@@ -44,8 +45,11 @@ std::string host_space_refused(std::string_view name) {
 } // namespace
 
 void register_device_space(std::string_view name) {
-  if (Impl::recording::active())
+  std::optional<Impl::recording::Inside> inside;
+  if (Impl::recording::active()) {
     Impl::recording::Line("register_device_space").text("name", name).write();
+    inside.emplace();
+  }
   registry().add_device(name);
 }
 
