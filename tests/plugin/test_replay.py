@@ -296,8 +296,8 @@ def test_recordings_that_cannot_be_replayed_are_refused(
     """A recording cut at CUNUMPY_RECORD_LIMIT_MB says so in its last line
     and one line on stderr, the run goes on; its replay fails (status 2,
     one line, no report), as does one without its end line (the process was
-    killed), of another version, or not JSON: never a replay that passes
-    for a run it does not stand for."""
+    killed), of another version, not JSON, or with CUDA's lines but no CUDA
+    view: never a replay that passes for a run it does not stand for."""
     assert cupti_built
     recorder = case.__class__(case.path("cut"), fake_cuda_app)
     run = recorder.run(["--steps", "5000"], **fake_environment(fake_cuda),
@@ -332,6 +332,9 @@ def test_recordings_that_cannot_be_replayed_are_refused(
                            complete[3:], "line 4 is not JSON"),
         "report.jsonl": ([json.dumps({"format": "cunumpy-report"})],
                          "not a recording of cunumpy's"),
+        "no-cuda-view.jsonl": ([line for line in complete
+                                if '"ev":"cuda_view"' not in line],
+                               "no line says the CUDA view was on"),
     }
     for name, (text, why) in broken.items():
         path = case.write(name, "\n".join(text) + "\n")

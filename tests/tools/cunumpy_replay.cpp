@@ -1114,6 +1114,11 @@ int main(int argc, char* argv[]) {
   for (const Line& line : lines)
     if (line.event == "cuda_view" && line.fields.value("state", "") == "on")
       cuda_on = true;
+  for (const Line& line : lines)
+    if (!cuda_on &&
+        (cuda_events.count(line.event) != 0 || line.event == "cuda_flush"))
+      refuse("line " + std::to_string(line.number) + " is CUDA's (" +
+             line.event + "), and no line says the CUDA view was on");
   set_environment(cuda_on);
   if (cuda_on) {
     load_fake_cuda();
