@@ -21,9 +21,14 @@
 #include "build_identity.hpp"
 
 extern "C" {
-/// This core's build identity, "0.1.0 <digest>". Weak where the front
-/// ends declare it: a core too old to have one leaves it null.
+/// This core's build identity, "0.1.0 <digest>". Weak where the front ends
+/// link a shared core: one too old to have it leaves it null. A static
+/// core is the front end's own build, linked in whole.
+#ifdef CUNUMPY_SHARED_CORE
 __attribute__((weak)) const char* cunumpy_core_identity() noexcept;
+#else
+const char* cunumpy_core_identity() noexcept;
+#endif
 }
 
 namespace cunumpy::Impl {
