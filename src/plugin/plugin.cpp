@@ -23,6 +23,7 @@
 #include "report/report.hpp"
 #include "support/environment.hpp"
 #include "support/excerpt.hpp"
+#include "support/variables.hpp"
 #include "tools/callbacks.hpp"
 
 namespace cunumpy::plugin {
@@ -123,6 +124,7 @@ Plugin::Plugin(Impl::Recorder& recorder, int load_sequence,
   recorder.set_main_thread();
   start_ = recorder.now();
   config_ = Config::from_environment();
+  Impl::warn_unknown_variables();
   // What Kokkos' events mean depends on its interface (kokkos_rules.hpp).
   recorder.set_kokkos_interface(interface_version);
   interface_version_ = interface_version;
