@@ -887,9 +887,24 @@ std::string BudgetState::report(const RecorderLock& lock) const {
     (profiling::verdict({violation}) == profiling::Verdict::broken ? broken
                                                                    : unsure)
         .push_back(&violation);
-  std::string text = "TransferBudget: " + std::to_string(snap.phases.size()) +
-                     " phase(s), " + std::to_string(broken.size()) +
-                     " broken rule(s)\n";
+  // The first line tells the verdict, as the plugin's summary does.
+  std::string verdict;
+  switch (profiling::verdict(snap.violations)) {
+  case profiling::Verdict::ok:
+    verdict = snap.unchecked_allowed ? "ok, but no copy was checked" : "ok";
+    break;
+  case profiling::Verdict::broken:
+    verdict = "BROKEN, " + std::to_string(broken.size()) + " broken rule(s)";
+    break;
+  case profiling::Verdict::incomplete:
+    verdict = "INCOMPLETE: events may be missing, so it cannot pass";
+    break;
+  case profiling::Verdict::unchecked:
+    verdict = "NOT CHECKED: " + snap.device.reason;
+    break;
+  }
+  std::string text = "TransferBudget: " + verdict + " (" +
+                     std::to_string(snap.phases.size()) + " phase(s))\n";
   for (const profiling::PhaseSummary& phase : snap.phases) {
     text += "phase '" + phase.name + "' (" + calls_text(phase.calls) + "); " +
             (phase.rule ? "rule: " + phase.rule->str() : "no rule") + "\n";
