@@ -107,6 +107,18 @@ def blocks(name, text):
         index += 1
         found.append(Block(f"{name}:{start + 1}", language.lower(),
                            marker.groups() if marker else None, body))
+    # A marker must stand right before a block: one before prose checks
+    # nothing.
+    starts = {block.where for block in found}
+    for number, line in enumerate(lines):
+        if not MARKER.match(line):
+            continue
+        after = number + 1
+        while after < len(lines) and not lines[after].strip():
+            after += 1
+        if f"{name}:{after + 1}" not in starts:
+            sys.exit(f"{name}:{number + 1}: '{line.strip()}' is not followed "
+                     "by a fenced code block")
     return found
 
 
