@@ -1,12 +1,12 @@
 #include "module.hpp"
 
-#include <cunumpy/impl/api_scope.hpp>
-#include <cunumpy/version.hpp>
-
 #include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
+
+#include <cunumpy/impl/api_scope.hpp>
+#include <cunumpy/version.hpp>
 
 #include "support/identity.hpp"
 
@@ -47,8 +47,7 @@ void translate_cpp_names(std::exception_ptr error) {
   } catch (const std::out_of_range& failure) {
     PyErr_SetString(PyExc_IndexError, python_names(failure.what()).c_str());
   } catch (const std::overflow_error& failure) {
-    PyErr_SetString(PyExc_OverflowError,
-                    python_names(failure.what()).c_str());
+    PyErr_SetString(PyExc_OverflowError, python_names(failure.what()).c_str());
   } catch (const std::invalid_argument& failure) {
     PyErr_SetString(PyExc_ValueError, python_names(failure.what()).c_str());
   } catch (const std::domain_error& failure) {

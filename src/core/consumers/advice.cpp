@@ -335,8 +335,8 @@ void AdviceState::on_event(const RawEvent& event, const RecorderLock& lock) {
     key.host_space =
         event.kind == EventKind::to_host ? event.dst_space : event.src_space;
     key.size_class = size_class(event.nbytes);
-    if (is_gpu_space(lock.strings().view(
-            event.kind == EventKind::to_host ? event.src_space
+    if (is_gpu_space(lock.strings().view(event.kind == EventKind::to_host
+                                             ? event.src_space
                                              : event.dst_space)))
       key.flags |= gpu_flag;
   }

@@ -165,8 +165,8 @@ constexpr std::string_view python_variables[] = {"CUNUMPY_BACKEND"};
 /// Edits from `a` to `b`: insertions, deletions, substitutions and swaps of
 /// two neighbours (optimal string alignment).
 std::size_t edits(std::string_view a, std::string_view b) {
-  std::vector<std::vector<std::size_t>> d(a.size() + 1,
-                                          std::vector<std::size_t>(b.size() + 1));
+  std::vector<std::vector<std::size_t>> d(
+      a.size() + 1, std::vector<std::size_t>(b.size() + 1));
   for (std::size_t i = 0; i <= a.size(); ++i)
     d[i][0] = i;
   for (std::size_t j = 0; j <= b.size(); ++j)
@@ -211,15 +211,16 @@ std::string_view closest_variable(std::string_view name) {
 }
 
 void warn_unknown_variables() {
-  for (char** entry = environ; entry != nullptr && *entry != nullptr;
-       ++entry) {
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
     const std::string_view variable(*entry);
     const std::string_view name = variable.substr(0, variable.find('='));
     if (name.substr(0, 8) != "CUNUMPY_" || known_variable(name))
       continue;
     // Names are the user's: long or odd ones are shown cut and escaped.
-    warn(excerpt(name, 64) + " is not a variable cunumpy reads, and is "
-         "ignored; did you mean " + std::string(closest_variable(name)) +
+    warn(excerpt(name, 64) +
+         " is not a variable cunumpy reads, and is "
+         "ignored; did you mean " +
+         std::string(closest_variable(name)) +
          "? (docs/plugin.md#environment-variables lists them)");
   }
 }
