@@ -27,6 +27,7 @@
 #include "report/report.hpp"
 #include "support/environment.hpp"
 #include "support/excerpt.hpp"
+#include "support/variables.hpp"
 #include "tools/callbacks.hpp"
 
 namespace cunumpy::plugin {
@@ -127,6 +128,7 @@ Plugin::Plugin(Impl::Recorder& recorder, int load_sequence,
   recorder.set_main_thread();
   start_ = recorder.now();
   config_ = Config::from_environment();
+  Impl::warn_unknown_variables();
   // What the rest of the start does (the CUDA view's start, what CUDA says
   // then) is recorded inside this call.
   std::optional<Impl::recording::Nested> nested;

@@ -6,7 +6,11 @@
 #   tests/python/pip_install.sh PYTHON SOURCE_DIR WORK_DIR [BUILD_PLUGIN]
 #
 # With BUILD_PLUGIN (the build tree's plugin), two_installs.py then runs the
-# installed module under the wheel's plugin and under that one.
+# installed module under the wheel's plugin and under that one. Last, in a
+# copy of examples/python, the example kernels are built against the
+# installed package and the Python examples run, with the commands of
+# docs/python.md ("Your own Kokkos kernels"), which are this script's last
+# lines (docs.code_blocks compares them).
 set -euo pipefail
 python=$1
 source=$2
@@ -39,3 +43,26 @@ if [ -n "$build_plugin" ]; then
   env -u PYTHONPATH "$python" "$source/tests/python/two_installs.py" \
     "$work/venv/bin/python" "$build_plugin" "$work/two-installs"
 fi
+
+# As a user: the virtual environment active, in a directory of their own.
+unset PYTHONPATH
+# shellcheck disable=SC1091
+source "$work/venv/bin/activate"
+mkdir -p "$work/user/examples"
+cp -r "$source/examples/python" "$work/user/examples/"
+cd "$work/user"
+start=$SECONDS
+if [ "$(python3 -c 'import cunumpy; print(cunumpy.testing.has_fake_device)')" != True ]; then
+  # Kokkos 4.3 and newer: no fake device to run the examples on.
+  cmake -S examples/python -B build-kernels -Dcunumpy_DIR="$(python3 -m cunumpy --cmake-dir)"
+  cmake --build build-kernels
+  echo "example kernels built in $((SECONDS - start)) s; no fake device: not run"
+  exit 0
+fi
+trap 'echo "example kernels and examples: $((SECONDS - start)) s"' EXIT
+# Kokkos kernels for the examples, against the installed cunumpy:
+cmake -S examples/python -B build-kernels -Dcunumpy_DIR="$(python3 -m cunumpy --cmake-dir)"
+cmake --build build-kernels
+PYTHONPATH=build-kernels python3 examples/python/quick_start.py --fake-device
+PYTHONPATH=build-kernels python3 examples/python/time_loop.py --fake-device
+PYTHONPATH=build-kernels python3 examples/python/spectrum.py --fake-device

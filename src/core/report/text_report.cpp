@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <cunumpy/version.hpp>
+
 #include "recorder/region_tree.hpp"
 #include "report/format.hpp"
 #include "report/report.hpp"
@@ -379,10 +381,10 @@ std::string format_text(const Report& report) {
 }
 
 std::string format_summary(const Report& report) {
-  std::string text = "cunumpy: " + printable(report.program) + " (rank " +
-                     std::to_string(report.rank) +
-                     "): " + counts_line(report.budget.total) +
-                     without_device(report) + "\n";
+  std::string text =
+      "cunumpy: " + printable(report.program) + " (rank " +
+      std::to_string(report.rank) + ", cunumpy " CUNUMPY_VERSION_STRING "): " +
+      counts_line(report.budget.total) + without_device(report) + "\n";
   for (const PhaseSummary& phase : report.budget.phases) {
     if (!phase.entered)
       continue;
