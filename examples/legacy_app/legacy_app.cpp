@@ -1,4 +1,4 @@
-// A Kokkos application that knows nothing of cunumpy: a time loop with
+// A Kokkos application that calls nothing of cunumpy: a time loop with
 // profiling regions, a DualView of diagnostics and output every few steps.
 // Loading the cunumpy plugin gives it a transfer report per region, a budget
 // checked at exit and a trace, without recompiling; with these two variables
@@ -46,61 +46,14 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_DualView.hpp>
 
-#if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) &&             \
-    !defined(KOKKOS_ENABLE_SYCL) && !defined(KOKKOS_ENABLE_OPENMPTARGET) &&    \
-    KOKKOS_VERSION < 40300
-#define LEGACY_APP_FAKE_DEVICE 1
-#else
-#define LEGACY_APP_FAKE_DEVICE 0
-#endif
-
-#if LEGACY_APP_FAKE_DEVICE
-// A host-only Kokkos 3 build has no device. A logical memory space named
-// "FakeDevice" stands in for one: its copies go through Kokkos::deep_copy
-// and reach the tools like real host/device copies.
-namespace legacy {
-struct FakeDeviceNamer {
-  static constexpr const char* get_name() { return "FakeDevice"; }
-};
-using FakeDevice = Kokkos::Experimental::LogicalMemorySpace<
-    Kokkos::HostSpace, Kokkos::DefaultHostExecutionSpace, FakeDeviceNamer,
-    Kokkos::Experimental::LogicalSpaceSharesAccess::shared_access>;
-} // namespace legacy
-
-// Kokkos 3's logical spaces and AnonymousSpace both specialize
-// MemorySpaceAccess for "any other space"; say it for the pair. Like a real
-// device, FakeDevice views get HostSpace mirrors, so DualView copies.
-namespace Kokkos::Impl {
-template <>
-struct MemorySpaceAccess<Kokkos::AnonymousSpace, legacy::FakeDevice> {
-  enum : bool { assignable = true };
-  enum : bool { accessible = true };
-  enum : bool { deepcopy = true };
-};
-template <>
-struct MemorySpaceAccess<legacy::FakeDevice, Kokkos::AnonymousSpace> {
-  enum : bool { assignable = true };
-  enum : bool { accessible = true };
-  enum : bool { deepcopy = true };
-};
-template <> struct HostMirror<legacy::FakeDevice> {
-  using Space = Kokkos::HostSpace;
-};
-template <>
-struct HostMirror<
-    Kokkos::Device<Kokkos::DefaultHostExecutionSpace, legacy::FakeDevice>> {
-  using Space = Kokkos::HostSpace;
-};
-} // namespace Kokkos::Impl
-#endif
+// One header of cunumpy's, nothing to link: the device memory space, a
+// fake one on a host-only Kokkos 3 build (a LogicalMemorySpace named
+// "FakeDevice", whose copies reach the tools like host/device copies).
+#include <cunumpy/testing/fake_device.hpp>
 
 namespace legacy {
 
-#if LEGACY_APP_FAKE_DEVICE
-using DeviceSpace = FakeDevice;
-#else
-using DeviceSpace = Kokkos::DefaultExecutionSpace::memory_space;
-#endif
+using DeviceSpace = cunumpy::testing::example_device_space;
 using DeviceView = Kokkos::View<double*, DeviceSpace>;
 using HostView = Kokkos::View<double*, Kokkos::HostSpace>;
 using Diagnostics = Kokkos::DualView<double*, DeviceSpace>;

@@ -47,22 +47,21 @@ def power_with_kokkos_kernels(path: str) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    first_paragraph = " ".join(__doc__.split("\n\n")[0].split())
+    parser = argparse.ArgumentParser(description=first_paragraph)
     parser.add_argument("--backend", choices=("numpy", "kokkos", "cupy"), default="kokkos")
     parser.add_argument("--fake-device", action="store_true",
                         help="run the kokkos backend on the fake device")
     parser.add_argument("--fake-cupy", action="store_true",
                         help="run the cupy backend on the fake CuPy")
     args = parser.parse_args()
-    # Entered for the rest of the program (kept referenced: a collected
-    # context manager would restore the backend).
-    fake = None
     if args.fake_device:
-        fake = xp.testing.use_fake_device()
+        xp.testing.enable_fake_device()  # for the rest of the program
     elif args.fake_cupy:
-        fake = xp.testing.use_fake_cupy()
-    if fake is not None:
-        fake.__enter__()
+        # Entered for the rest of the program (kept referenced: a collected
+        # context manager would restore the backend).
+        fake_cupy = xp.testing.use_fake_cupy()
+        fake_cupy.__enter__()
     else:
         xp.set_backend(args.backend)
 

@@ -43,7 +43,8 @@ def save(model: Model, snapshots: list[Any]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    first_paragraph = " ".join(__doc__.split("\n\n")[0].split())
+    parser = argparse.ArgumentParser(description=first_paragraph)
     parser.add_argument("--backend", choices=("numpy", "kokkos"), default="kokkos")
     parser.add_argument("--fake-device", action="store_true",
                         help="run the kokkos backend on the fake device")
@@ -52,8 +53,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=50)
     args = parser.parse_args()
     if args.fake_device:
-        fake = xp.testing.use_fake_device()
-        fake.__enter__()
+        xp.testing.enable_fake_device()
     else:
         xp.set_backend(args.backend)
 

@@ -25,11 +25,19 @@ def is_available() -> bool:
     return cupy_or_none() is not None
 
 
+# Without CuPy: what the "kokkos" backend has instead.
+_WITHOUT_CUPY = (
+    "cunumpy.cuda.pin_memory requires CuPy (the \"cupy\" backend); on the "
+    "\"kokkos\" backend, cunumpy.memory.HostStaging gives page-locked host "
+    "buffers for repeated copies to the host"
+)
+
+
 def empty_pinned(shape: Any, dtype: Any, order: Order = "C") -> np.ndarray[Any, Any]:
     """An uninitialized NumPy array in page-locked memory (needs CuPy)."""
     cupy = cupy_or_none()
     if cupy is None:
-        raise ImportError("pin_memory() requires CuPy")
+        raise ImportError(_WITHOUT_CUPY)
     dtype = np.dtype(dtype)
     shape, nbytes = checked_shape(shape, dtype, "pin_memory")
     memory = cupy.cuda.alloc_pinned_memory(max(nbytes, 1))
@@ -40,14 +48,15 @@ def empty_pinned(shape: Any, dtype: Any, order: Order = "C") -> np.ndarray[Any, 
 def pin_memory(host_array: Any) -> np.ndarray[Any, Any]:
     """A copy of `host_array` in page-locked ("pinned") host memory, from
     which host-to-device copies are faster and can overlap computation.
-    F-contiguous arrays stay F-contiguous. Raises ImportError without CuPy.
+    F-contiguous arrays stay F-contiguous. Raises ImportError without CuPy
+    (on the "kokkos" backend, memory.HostStaging is the page-locked buffer).
 
         pinned = xp.cuda.pin_memory(np.load("snapshot.npy"))
         with xp.cuda.stream():
             device = xp.to_cupy(pinned)
     """
     if cupy_or_none() is None:
-        raise ImportError("pin_memory() requires CuPy")
+        raise ImportError(_WITHOUT_CUPY)
     array = np.asarray(host_array)
     order: Order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
     pinned = empty_pinned(array.shape, array.dtype, order)

@@ -9,39 +9,69 @@ from collections.abc import Iterator
 from . import _backend, _core
 from ._backend import state
 
-__all__ = ["has_fake_device", "use_fake_cupy", "use_fake_device"]
+__all__ = ["enable_fake_device", "has_fake_device", "use_fake_cupy", "use_fake_device"]
 
 #: True when this Kokkos version has logical memory spaces (Kokkos < 4.3),
 #: on which the fake device is built.
 has_fake_device: bool = _core.has_fake_device
 
 
-@contextlib.contextmanager
-def use_fake_device() -> Iterator[None]:
-    """Makes the "kokkos" backend use the fake device while the block runs,
-    and makes "kokkos" the active backend.
+def _require_fake_device(function: str) -> None:
+    if not has_fake_device:
+        raise RuntimeError(
+            f"{function}: this Kokkos version has no logical memory "
+            "spaces (removed in Kokkos 4.3), so there is no fake device"
+        )
+
+
+def enable_fake_device() -> None:
+    """Makes the "kokkos" backend use the fake device from now on, and makes
+    "kokkos" the active backend: for a script or a test session that runs on
+    the fake device throughout (use_fake_device() for one block).
 
     The fake device is host memory that Kokkos treats as a distinct device
     space ("FakeDevice"): copies to and from it go through Kokkos::deep_copy
     and are real, counted transfers, so the whole API runs on a CPU-only
-    machine. The previous device space and backend are restored at the end;
-    arrays made on the fake device stay valid. Raises RuntimeError where
-    Kokkos has no logical memory spaces (Kokkos 4.3 and later).
+    machine. Raises RuntimeError where Kokkos has no logical memory spaces
+    (Kokkos 4.3 and later).
     """
-    if not has_fake_device:
-        raise RuntimeError(
-            "use_fake_device: this Kokkos version has no logical memory "
-            "spaces (removed in Kokkos 4.3), so there is no fake device"
-        )
-    previous_space = _core.device_space()
-    previous_backend = state.name
+    _require_fake_device("enable_fake_device")
     _core.set_device_space("fake")
     state.name = "kokkos"
-    try:
-        yield
-    finally:
-        _core.set_device_space(previous_space)
-        state.name = previous_backend
+
+
+class use_fake_device:  # noqa: N801  (used as a function: with use_fake_device():)
+    """Makes the "kokkos" backend use the fake device while the block runs,
+    and makes "kokkos" the active backend (see enable_fake_device()).
+
+        with xp.testing.use_fake_device():
+            ...
+
+    The previous device space and backend are restored when the block ends,
+    and only then: a ``use_fake_device().__enter__()`` whose object is
+    collected keeps the fake device, as enable_fake_device() does. Arrays
+    made on the fake device stay valid. Raises RuntimeError where Kokkos
+    has no logical memory spaces (Kokkos 4.3 and later).
+    """
+
+    def __init__(self) -> None:
+        _require_fake_device("use_fake_device")
+        self._previous: tuple[str, str] | None = None
+
+    def __enter__(self) -> None:
+        self._previous = (_core.device_space(), state.name)
+        enable_fake_device()
+
+    def __exit__(self, *exception: object) -> None:
+        if self._previous is None:
+            raise RuntimeError(
+                "use_fake_device: __exit__ without __enter__; use it as "
+                "`with use_fake_device():`"
+            )
+        space, backend = self._previous
+        self._previous = None
+        _core.set_device_space(space)
+        state.name = backend
 
 
 @contextlib.contextmanager

@@ -7,8 +7,10 @@
 
 #include <atomic>
 #include <cstring>
+#include <dlfcn.h>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 
 #include <Kokkos_Core.hpp>
 
@@ -17,6 +19,8 @@
 #include "cuda/collector.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder/thread_state.hpp"
+#include "support/environment.hpp"
+#include "support/identity.hpp"
 #include "tools/callbacks.hpp"
 
 namespace cunumpy::Impl {
@@ -81,8 +85,41 @@ std::mutex install_mutex;
 /// installs them again.
 std::atomic<bool> session_ended{false};
 
+/// The cunumpy plugin that holds `callback` of Kokkos' table, with its
+/// build's identity in `identity`; empty when the callback is no cunumpy
+/// plugin's.
+std::string cunumpy_plugin_of(const void* callback, std::string& identity) {
+  Dl_info info{};
+  if (callback == nullptr || ::dladdr(callback, &info) == 0 ||
+      info.dli_fname == nullptr)
+    return {};
+  void* handle = ::dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr)
+    return {};
+  const bool plugin = ::dlsym(handle, "kokkosp_cunumpy_plugin") != nullptr;
+  const auto* named = static_cast<const char* const*>(
+      ::dlsym(handle, "kokkosp_cunumpy_identity"));
+  identity = named != nullptr && *named != nullptr ? *named : "";
+  // A plugin that refused its core records nothing: another tool.
+  const auto inert = reinterpret_cast<bool (*)() noexcept>(
+      ::dlsym(handle, "kokkosp_cunumpy_inert"));
+  const bool records = inert == nullptr || !inert();
+  ::dlclose(handle);
+  if (!plugin || !records)
+    return {};
+  return std::string(info.dli_fname) + " (cunumpy " +
+         (identity.empty() ? std::string("of unknown identity") : identity) +
+         ")";
+}
+
 /// The installer the core calls (Impl::ensure_hooks) before it counts.
 void install_hooks(Recorder& recorder) {
+  // The core the loader gave this library is the one it was built with
+  // (support/identity.hpp), or nothing of it can be trusted.
+  if (const std::string mismatch = core_mismatch(
+          "the library", reinterpret_cast<const void*>(&install_hooks));
+      !mismatch.empty())
+    throw std::runtime_error("cunumpy: " + mismatch);
   std::atomic<bool>& installed = recorder.hooks_installed();
   if (installed.load(std::memory_order_acquire) &&
       !session_ended.load(std::memory_order_acquire))
@@ -129,6 +166,30 @@ void install_hooks(Recorder& recorder) {
   const kokkosp::EventSet own = tools::own_callbacks();
   kokkosp::EventSet table{};
   tools::get_table(table);
+  std::string identity;
+  if (const std::string plugin = cunumpy_plugin_of(
+          reinterpret_cast<const void*>(table.begin_deep_copy), identity);
+      !plugin.empty()) {
+    // A cunumpy plugin feeds a core of its own (another install's, of
+    // another version, or linked statically): Kokkos' events go to it, and
+    // recording them here too would count each twice.
+    const std::string text =
+        "this process has two cunumpy cores: the plugin " + plugin +
+        " records Kokkos' events into its own, and this program's cunumpy, " +
+        module_file(reinterpret_cast<const void*>(&install_hooks)) +
+        " (cunumpy " + CUNUMPY_BUILD_IDENTITY + "), counts nothing: " +
+        (identity == CUNUMPY_BUILD_IDENTITY
+             ? "the same build is loaded twice (one links cunumpy "
+               "statically, or was installed without its soname); link "
+               "cunumpy shared (BUILD_SHARED_LIBS=ON), from one install"
+             : "load the plugin of the install the program's cunumpy comes "
+               "from (`python -m cunumpy.plugin` prints the pip install's), "
+               "or install one version of cunumpy");
+    warn(text);
+    recorder.open_incident(text, recorder.lock(), true);
+    installed.store(true, std::memory_order_release);
+    return;
+  }
   if (table.begin_deep_copy != own.begin_deep_copy) {
     // What Kokkos called until now is where cunumpy forwards; cunumpy takes
     // the slots it records, and leaves the others to their owners.

@@ -257,6 +257,29 @@ Config Config::from_environment() {
       config.trace_file = FileState::of(config.trace_path);
     }
   }
+  if (const auto record = Impl::read_text("CUNUMPY_RECORD")) {
+    config.record_path = expand_rank(*record, config.rank);
+    std::string problem = cannot_write(config.record_path);
+    if (problem.empty())
+      problem = used_by(config.record_path, config.budget_path,
+                        "CUNUMPY_BUDGET, the rule file");
+    if (problem.empty())
+      problem = used_by(config.record_path, config.report_path,
+                        "CUNUMPY_REPORT, the report");
+    if (problem.empty())
+      problem = used_by(config.record_path, config.trace_path,
+                        "CUNUMPY_TRACE, the trace");
+    if (!problem.empty()) {
+      Impl::warn("CUNUMPY_RECORD: cannot write '" +
+                 Impl::excerpt(config.record_path, 256) + "' (" + problem +
+                 "); the run is not recorded");
+      config.record_path.clear();
+    } else {
+      config.record_path = absolute(config.record_path);
+    }
+    config.record_limit =
+        std::uint64_t(Impl::read_integer("CUNUMPY_RECORD_LIMIT_MB")) << 20;
+  }
   config.all_regions = Impl::read_integer("CUNUMPY_REPORT_ALL_REGIONS") == 1;
   read_advice(config);
   return config;

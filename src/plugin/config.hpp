@@ -1,6 +1,7 @@
 #ifndef CUNUMPY_PLUGIN_CONFIG_HPP
 #define CUNUMPY_PLUGIN_CONFIG_HPP
 
+#include <cstdint>
 #include <ctime>
 #include <optional>
 #include <string>
@@ -45,6 +46,9 @@ struct Config {
   std::string budget_path;        ///< CUNUMPY_BUDGET
   bool exit_on_violation = false; ///< CUNUMPY_ON_VIOLATION=exit
   std::string trace_path;         ///< CUNUMPY_TRACE with %r replaced
+  /// CUNUMPY_RECORD with %r replaced: where the run's input is recorded.
+  std::string record_path;
+  std::uint64_t record_limit = 0; ///< CUNUMPY_RECORD_LIMIT_MB, in bytes
   FileState report_file;          ///< the report's file at start-up
   FileState trace_file;
   bool all_regions = false; ///< CUNUMPY_REPORT_ALL_REGIONS=1

@@ -13,9 +13,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
+
+#include <cunumpy/version.hpp>
 
 #include "report/format.hpp"
 #include "report/job.hpp"
@@ -28,7 +31,7 @@ using cunumpy::Impl::Report;
 using cunumpy::Impl::ReportError;
 
 constexpr const char* usage =
-    "usage: cunumpy-report [-h] [--json PATH] [--check] [--format FORMAT] "
+    "usage: cunumpy-report [-h] [--version] [--json PATH] [--check] [--format FORMAT] "
     "[-o PATH] reports [reports ...]\n";
 
 constexpr const char* help_text = R"(
@@ -44,6 +47,7 @@ positional arguments:
 
 options:
   -h, --help       show this help and exit
+  --version        show cunumpy's version and exit
   --json PATH      also write the merged job as a JSON report (which merges
                    again)
   --check          exit with status 1 unless every rank of the job wrote one
@@ -201,6 +205,17 @@ void read_file(const std::string& path, std::string& text) {
                       again);
 }
 
+/// `paths` for a one-line message: the first `most`, then how many more.
+std::string listed_files(const std::vector<std::string>& paths,
+                         std::size_t most = 20) {
+  std::string text;
+  for (std::size_t i = 0; i < paths.size() && i < most; ++i)
+    text += (i == 0 ? "" : ", ") + shown(paths[i]);
+  if (paths.size() > most)
+    text += " and " + std::to_string(paths.size() - most) + " more";
+  return text;
+}
+
 /// Which ranks of which run the files are: one run, one report per rank,
 /// one job size; of a run id that is not unique, one launch.
 class Job {
@@ -217,37 +232,19 @@ public:
           "size, so --check cannot tell whether it belongs with the others "
           "or whether ranks are missing; rerun the program with this "
           "cunumpy's plugin, or merge without --check");
-    auto& run = runs_[report.run_id];
-    if (run.paths.size() < 2)
-      run.paths.push_back(path);
-    ++run.files;
-    if (!report.run_id_unique) {
-      if (!run.lifetimes || report.started > run.latest_start) {
-        run.latest_start = report.started;
-        run.latest_path = path;
-      }
-      if (!run.lifetimes || report.ended < run.earliest_end) {
-        run.earliest_end = report.ended;
-        run.early_path = path;
-      }
-      run.lifetimes = true;
-    }
+    add_run(path, report);
     if (merged_) {
       const int both = merged_->job.ranks.common(report.job.ranks);
-      if (both >= 0) {
-        finish(); // a stale report of another run, more likely
+      if (both >= 0)
         throw ReportError(shown(path) + ": rank " + std::to_string(both) +
                           " already has a report, " + shown(path_of(both)) +
                           "; merge the reports of one run, each rank with "
                           "its own file (%r in CUNUMPY_REPORT)");
-      }
-      if (report.size > 0 && size_ > 0 && report.size != size_) {
-        finish();
+      if (report.size > 0 && size_ > 0 && report.size != size_)
         throw ReportError(
             shown(path) + ": its job has " + std::to_string(report.size) +
             " rank(s) ('run.size') but that of " + shown(size_path_) + " " +
             std::to_string(size_) + "; merge the reports of one run at a time");
-      }
     }
     if (report.size > 0 && size_ == 0) {
       size_ = report.size;
@@ -262,49 +259,75 @@ public:
       cunumpy::Impl::merge_reports(*merged_, std::move(report));
   }
 
+  /// Notes the run `report` is of (run() notes the run of every report,
+  /// those after a refused one included, so that finish() names every
+  /// stale one).
+  void add_run(const std::string& path, const Report& report) {
+    Run& run = runs_[report.run_id];
+    run.paths.push_back(path);
+    if (report.ended > 0.0)
+      run.last_ended = std::max(run.last_ended, report.ended);
+    if (!report.run_id_unique)
+      run.lifetimes.push_back({report.started, report.ended, path});
+  }
+
   /// Throws a ReportError when the reports are of several runs, or of
-  /// several launches of a run id that is not unique.
+  /// several launches of a run id that is not unique, naming every stale
+  /// report at once.
   void finish() const {
     if (runs_.size() > 1) {
-      std::string listed;
-      std::size_t shown_runs = 0;
+      // The run that wrote last is this one; the others are stale. Without
+      // times (version 2) none can be told apart.
+      const auto latest = std::max_element(
+          runs_.begin(), runs_.end(), [](const auto& a, const auto& b) {
+            return a.second.last_ended < b.second.last_ended;
+          });
+      const bool timed = latest->second.last_ended > 0.0;
+      std::string first, listed;
       for (const auto& [id, run] : runs_) {
-        if (shown_runs++ == 3)
-          break;
-        std::string files;
-        for (const std::string& path : run.paths)
-          files += (files.empty() ? "" : ", ") + shown(path);
-        if (run.files > run.paths.size())
-          files +=
-              " and " + std::to_string(run.files - run.paths.size()) + " more";
-        listed +=
-            (listed.empty() ? "" : "; ") +
-            (id.empty()
-                 ? std::string("no run id (version 2)")
-                 : "run '" + cunumpy::Impl::excerpt(shown(id), 40) + "'") +
-            ": " + files;
+        const std::string name =
+            id.empty()
+                ? std::string("no run id (version 2)")
+                : "run '" + cunumpy::Impl::excerpt(shown(id), 40) + "'";
+        if (!timed)
+          listed += "; " + name + ": " + listed_files(run.paths);
+        else if (id == latest->first)
+          first = name + " wrote last: " + listed_files(run.paths, 2);
+        else
+          listed += "; stale, " + name + ": " + listed_files(run.paths);
       }
-      if (runs_.size() > 3)
-        listed += "; and " + std::to_string(runs_.size() - 3) + " more run(s)";
       throw ReportError("the reports are of " + std::to_string(runs_.size()) +
-                        " different runs (" + listed +
+                        " different runs (" +
+                        (timed ? first + listed : listed.substr(2)) +
                         "); merge one run's reports at a time: remove the "
                         "stale ones, or give each run its own directory");
     }
     // The ranks of one launch run at one time: a report made before
     // another rank's process started is of an earlier launch.
-    for (const auto& [id, run] : runs_)
-      if (run.lifetimes && run.earliest_end < run.latest_start)
+    for (const auto& [id, run] : runs_) {
+      if (run.lifetimes.empty())
+        continue;
+      const Lifetime& late = *std::max_element(
+          run.lifetimes.begin(), run.lifetimes.end(),
+          [](const Lifetime& a, const Lifetime& b) {
+            return std::tie(a.started, a.path) < std::tie(b.started, b.path);
+          });
+      std::vector<std::string> stale;
+      for (const Lifetime& lifetime : run.lifetimes)
+        if (lifetime.ended < late.started)
+          stale.push_back(lifetime.path);
+      std::sort(stale.begin(), stale.end());
+      if (!stale.empty())
         throw ReportError(
             "the reports are of different launches of run '" +
             cunumpy::Impl::excerpt(shown(id), 40) +
             "' (its launcher names no launch of its own): " +
-            shown(run.early_path) + " was written " +
-            cunumpy::Impl::printf_text("%.2f",
-                                       run.latest_start - run.earliest_end) +
-            " s before the process of " + shown(run.latest_path) +
-            " started; merge one run's reports at a time: remove the stale "
-            "ones, or give each run its own directory");
+            std::to_string(stale.size()) +
+            " stale report(s), written before the process of " +
+            shown(late.path) + " started: " + listed_files(stale) +
+            "; merge one run's reports at a time: remove the stale ones, or "
+            "give each run its own directory");
+    }
   }
 
   Report& merged() { return *merged_; }
@@ -318,12 +341,14 @@ private:
     return it->second.second;
   }
 
+  struct Lifetime {
+    double started, ended;
+    std::string path;
+  };
   struct Run {
     std::vector<std::string> paths;
-    std::size_t files = 0;
-    bool lifetimes = false;
-    double latest_start = 0.0, earliest_end = 0.0;
-    std::string latest_path, early_path;
+    double last_ended = 0.0; ///< when its last report was written
+    std::vector<Lifetime> lifetimes; ///< of a run id that is not unique
   };
   bool check_;
   std::map<std::string, Run> runs_;
@@ -390,6 +415,9 @@ Arguments parse_arguments(int argc, char** argv) {
       std::fputs(usage, stdout);
       std::fputs(help_text, stdout);
       std::exit(0);
+    } else if (argument == "--version") {
+      std::puts("cunumpy-report " CUNUMPY_VERSION_STRING);
+      std::exit(0);
     } else if (argument == "--check") {
       arguments.check = true;
     } else if (is("--json")) {
@@ -415,6 +443,7 @@ Arguments parse_arguments(int argc, char** argv) {
 int run(const Arguments& arguments) {
   Job job(arguments.check);
   std::string text;
+  std::optional<ReportError> refused; // the first report that cannot merge
   for (const std::string& path : report_paths(arguments.reports)) {
     read_file(path, text);
     Report report;
@@ -423,9 +452,18 @@ int run(const Arguments& arguments) {
     } catch (const ReportError& error) {
       throw ReportError(shown(path) + ": " + error.what());
     }
-    job.add(path, std::move(report));
+    if (refused)
+      job.add_run(path, report); // only which run it is of
+    else
+      try {
+        job.add(path, std::move(report));
+      } catch (const ReportError& error) {
+        refused = error; // of another run, more likely: finish() says so
+      }
   }
   job.finish();
+  if (refused)
+    throw *refused;
   Report& merged = job.merged();
   if (!arguments.json.empty())
     write_output(arguments.json, cunumpy::Impl::format_json(merged));

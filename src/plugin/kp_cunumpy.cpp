@@ -17,13 +17,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 #include <unistd.h>
 
 #include <cunumpy/impl/api_scope.hpp>
 
 #include "plugin.hpp"
 #include "recorder/recorder.hpp"
+#include "recorder/recording.hpp"
 #include "support/environment.hpp"
+#include "support/identity.hpp"
 #include "support/variables.hpp"
 #include "tools/callbacks.hpp"
 #include "tools/kokkosp.hpp"
@@ -32,6 +35,7 @@
 
 namespace callback = cunumpy::Impl::tools::callback;
 namespace kokkosp = cunumpy::Impl::kokkosp;
+namespace recording = cunumpy::Impl::recording;
 
 namespace cunumpy::plugin {
 namespace {
@@ -153,8 +157,12 @@ void register_exit_handlers() {
 std::atomic<kokkosp::ToolInvokedFenceFunction> kokkos_fence{nullptr};
 
 void fence_for_debug_sync() {
-  if (const auto fence = kokkos_fence.load(std::memory_order_acquire))
+  if (const auto fence = kokkos_fence.load(std::memory_order_acquire)) {
+    // What Kokkos reports inside its fence is recorded inside it.
+    recording::Line("tool_fence").write();
+    const recording::Nested nested;
     fence(0);
+  }
 }
 
 void report_internal_error(const char* where) noexcept {
@@ -195,7 +203,7 @@ template <> struct Target<&callback::deallocate_data> {
 // the table.
 struct alignas(64) Callbacks {
 #define CUNUMPY_PLUGIN_FIELD(name, type, entry)                                \
-  decltype(Target<&callback::name>::function) name;
+  std::remove_const_t<decltype(Target<&callback::name>::function)> name;
   CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_FIELD)
 #undef CUNUMPY_PLUGIN_FIELD
 };
@@ -206,9 +214,137 @@ Callbacks core_callbacks{
 #undef CUNUMPY_PLUGIN_TARGET
 };
 
+// CUNUMPY_RECORD: each slot of core_callbacks calls a wrapper that writes
+// the event's line, then the callback, the events it causes nested in it.
+// Off, the table is as the loader filled it: the entry points pay nothing.
+namespace {
+
+using Impl::tools::Slot;
+
+std::string_view space_name(const kokkosp::SpaceHandle& space) {
+  return {space.name, ::strnlen(space.name, sizeof space.name)};
+}
+
+// The fields of each kind of event, by the callback's signature.
+void describe(recording::Line& line, Slot, const char* name,
+              std::uint32_t device, std::uint64_t*) {
+  line.text("name", name).number("device", device);
+}
+void describe(recording::Line& line, Slot, std::uint64_t id) {
+  line.number("id", id);
+}
+void describe(recording::Line& line, Slot, const char* name) {
+  line.text("name", name);
+}
+void describe(recording::Line&, Slot) {}
+void describe(recording::Line& line, Slot slot,
+              const kokkosp::SpaceHandle& space, const char* label,
+              const void* ptr, std::uint64_t size) {
+  line.text("space", space_name(space))
+      .text("label", label)
+      .allocation("ptr", ptr, size, slot == Slot::deallocate_data)
+      .number("size", size);
+}
+void describe(recording::Line& line, Slot, const kokkosp::SpaceHandle& dst,
+              const char* dst_label, const void* dst_ptr,
+              const kokkosp::SpaceHandle& src, const char* src_label,
+              const void* src_ptr, std::uint64_t size) {
+  line.text("dst_space", space_name(dst))
+      .text("dst_label", dst_label)
+      .pointer("dst_ptr", dst_ptr)
+      .text("src_space", space_name(src))
+      .text("src_label", src_label)
+      .pointer("src_ptr", src_ptr)
+      .number("size", size);
+}
+void describe(recording::Line& line, Slot slot, const char* label,
+              const void* ptr, bool flag) {
+  line.text("label", label)
+      .pointer("ptr", ptr)
+      .boolean(slot == Slot::sync_dual_view ? "to_device" : "on_device", flag);
+}
+void describe(recording::Line& line, Slot, const char* name, std::uint32_t*) {
+  line.text("name", name);
+}
+void describe(recording::Line& line, Slot, std::uint32_t id) {
+  line.number("id", id);
+}
+
+template <Slot slot, auto target> struct Recorded;
+template <Slot slot, class... Args, void (*target)(Args...)>
+struct Recorded<slot, target> {
+  static void call(Args... args) {
+    if (recording::active()) {
+      recording::Line line(Impl::tools::slot_name(slot));
+      describe(line, slot, args...);
+      line.write();
+    }
+    const recording::Nested nested;
+    const recording::Inside inside;
+    target(args...);
+  }
+};
+
+} // namespace
+
+/// Routes every event slot through its recording wrapper (before any event
+/// of the run).
+void record_events() noexcept {
+#define CUNUMPY_PLUGIN_RECORDED(name, type, entry)                             \
+  core_callbacks.name =                                                        \
+      &Recorded<Slot::name, Target<&callback::name>::function>::call;
+  CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_RECORDED)
+#undef CUNUMPY_PLUGIN_RECORDED
+}
+
 } // namespace cunumpy::plugin
 
 using cunumpy::plugin::core_callbacks;
+
+namespace cunumpy::plugin {
+namespace {
+
+/// The core the process loaded is another build than this plugin's
+/// (support/identity.hpp): nothing of it may be called. Read by another
+/// cunumpy of the process too (kokkosp_cunumpy_inert).
+std::atomic<bool> core_refused{false};
+
+/// A callback that does nothing, of the type `Function`.
+template <class Function> struct Ignore;
+template <class Result, class... Arguments>
+struct Ignore<Result (*)(Arguments...) noexcept> {
+  static Result call(Arguments...) noexcept { return Result(); }
+};
+template <class Result, class... Arguments>
+struct Ignore<Result (*)(Arguments...)> {
+  static Result call(Arguments...) noexcept { return Result(); }
+};
+
+/// Refuses the core the process loaded: every event goes nowhere, the
+/// reason is said once, and the run does not pass (with
+/// CUNUMPY_ON_VIOLATION=exit, a process that would end with 0 ends with
+/// the violation status). Calls nothing of the core.
+void refuse_core(const std::string& why) noexcept {
+  core_refused.store(true);
+#define CUNUMPY_PLUGIN_IGNORE(name, type, entry)                                 core_callbacks.name = &Ignore<decltype(core_callbacks.name)>::call;
+  CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_IGNORE)
+#undef CUNUMPY_PLUGIN_IGNORE
+  std::fprintf(stderr, "cunumpy: error: %s; cunumpy records nothing in this "
+                       "run\n",
+               why.c_str());
+  const char* on_violation = std::getenv("CUNUMPY_ON_VIOLATION");
+  if (on_violation == nullptr || std::strcmp(on_violation, "exit") != 0)
+    return;
+  Lifetime& state = lifetime();
+  state.pending_exit_status.store(violation_exit_status);
+  if (state.owner == 0) {
+    state.owner = ::getpid();
+    register_exit_handlers();
+  }
+}
+
+} // namespace
+} // namespace cunumpy::plugin
 
 extern "C" {
 
@@ -217,14 +353,37 @@ extern "C" {
 CUNUMPY_PLUGIN_EXPORT extern const int kokkosp_cunumpy_plugin;
 const int kokkosp_cunumpy_plugin = 1;
 
+/// The build of the plugin (support/identity.hpp), for another cunumpy of
+/// the process that finds this plugin in Kokkos' table.
+CUNUMPY_PLUGIN_EXPORT extern const char* const kokkosp_cunumpy_identity;
+const char* const kokkosp_cunumpy_identity = CUNUMPY_BUILD_IDENTITY;
+
+/// Whether the plugin refused the core it was given and records nothing:
+/// then another cunumpy of the process records in its place.
+CUNUMPY_PLUGIN_EXPORT bool kokkosp_cunumpy_inert() noexcept {
+  return cunumpy::plugin::core_refused.load();
+}
+
 CUNUMPY_PLUGIN_EXPORT void
 kokkosp_init_library(const int load_sequence, const uint64_t interface_version,
                      const uint32_t device_count,
                      kokkosp::DeviceInfo* devices) noexcept {
   using namespace cunumpy::plugin;
   Lifetime& state = lifetime();
-  if (state.initializing.exchange(true))
+  if (state.initializing.exchange(true) || core_refused.load())
     return; // a tool that calls it again from its own init
+  // The core the loader gave this plugin is the one it was built with, or
+  // nothing of it is used.
+  try {
+    if (const std::string mismatch = cunumpy::Impl::core_mismatch(
+            "the plugin", reinterpret_cast<const void*>(&self_address));
+        !mismatch.empty()) {
+      refuse_core(mismatch);
+      state.initializing.store(false);
+      return;
+    }
+  } catch (...) {
+  }
   // The plugin's frames are never a call site, whatever its file is called.
   cunumpy::Impl::note_own_module(reinterpret_cast<const void*>(&self_address));
   try {
@@ -232,12 +391,17 @@ kokkosp_init_library(const int load_sequence, const uint64_t interface_version,
       // Another Kokkos of the process (each Python extension with Kokkos
       // linked in has its own), or a Kokkos session that restarted its
       // tools: one report for all of them.
+      cunumpy::plugin::record_init(load_sequence, interface_version,
+                                   device_count, devices);
+      const recording::Nested nested;
       plugin->start_session(interface_version);
     } else {
       auto* made = new Plugin(the_recorder(), load_sequence, interface_version,
                               device_count, devices,
                               reinterpret_cast<const void*>(&self_address),
                               __builtin_return_address(0));
+      if (recording::active())
+        record_events();
       state.plugin.store(made, std::memory_order_release);
       if (state.owner == 0) {
         state.owner = ::getpid();
@@ -257,6 +421,8 @@ kokkosp_init_library(const int load_sequence, const uint64_t interface_version,
 CUNUMPY_PLUGIN_EXPORT void kokkosp_finalize_library() noexcept {
   using namespace cunumpy::plugin;
   Lifetime& state = lifetime();
+  if (core_refused.load())
+    return; // nothing of the core may be called
   try {
     if (::getpid() != state.owner) {
       // A forked child that finalizes Kokkos: the report and the trace are
@@ -265,6 +431,8 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_finalize_library() noexcept {
         plugin->finalize_next();
       return;
     }
+    recording::Line("finalize").write();
+    const recording::Nested nested;
     Plugin* plugin = current();
     if (plugin == nullptr || !plugin->end_session())
       return; // another Kokkos of the process still runs
@@ -309,6 +477,13 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_provide_tool_programming_interface(
     kokkosp::ToolProgrammingInterface interface) noexcept {
   try {
     using namespace cunumpy::plugin;
+    if (core_refused.load())
+      return;
+    if (recording::active())
+      recording::Line("provide_tool_programming_interface")
+          .number("functions", num_functions)
+          .boolean("fence", interface.fence != nullptr)
+          .write();
     if (num_functions > 0 && interface.fence != nullptr) {
       kokkos_fence.store(interface.fence, std::memory_order_release);
       the_recorder().set_device_fence(&fence_for_debug_sync);
@@ -335,6 +510,8 @@ CUNUMPY_PLUGIN_EXPORT void kokkosp_parse_args(int argc, char** argv) noexcept {
 
 CUNUMPY_PLUGIN_EXPORT void kokkosp_print_help(char* program) noexcept {
   try {
+    if (cunumpy::plugin::core_refused.load())
+      return;
     std::printf("libkp_cunumpy: cunumpy's host/device transfer report, "
                 "configured by these variables (docs/plugin.md):\n%s",
                 cunumpy::Impl::variables_help().c_str());
@@ -351,6 +528,11 @@ kokkosp_declare_metadata(const char* key, const char* value) noexcept {
     Plugin* plugin = current();
     if (plugin == nullptr)
       return;
+    if (recording::active())
+      recording::Line("declare_metadata")
+          .text("key", key)
+          .text("value", value)
+          .write();
     plugin->declare_metadata(key, value);
     if (plugin->next().callbacks.declare_metadata != nullptr)
       plugin->next().callbacks.declare_metadata(key, value);

@@ -3,27 +3,32 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <errno.h> // program_invocation_name (glibc)
 #include <mutex>
+#include <optional>
 #include <unistd.h>
 
 #include <cunumpy/budget_snapshot.hpp>
 #include <cunumpy/space_names.hpp>
 
+#include "consumers/rule_file_input.hpp"
 #include "cuda/collector.hpp"
 #include "kokkos_table.hpp"
 #include "mpi_merge.hpp"
 #include "output_file.hpp"
 #include "python_lines.hpp"
 #include "recorder/recorder.hpp"
+#include "recorder/recording.hpp"
 #include "recorder/spaces.hpp"
 #include "recorder/thread_state.hpp"
 #include "report/format.hpp"
 #include "report/report.hpp"
 #include "support/environment.hpp"
 #include "support/excerpt.hpp"
+#include "support/variables.hpp"
 #include "tools/callbacks.hpp"
 
 namespace cunumpy::plugin {
@@ -124,6 +129,15 @@ Plugin::Plugin(Impl::Recorder& recorder, int load_sequence,
   recorder.set_main_thread();
   start_ = recorder.now();
   config_ = Config::from_environment();
+  Impl::warn_unknown_variables();
+  // What the rest of the start does (the CUDA view's start, what CUDA says
+  // then) is recorded inside this call.
+  std::optional<Impl::recording::Nested> nested;
+  if (!config_.record_path.empty()) {
+    start_recording();
+    record_init(load_sequence, interface_version, device_count, devices);
+    nested.emplace();
+  }
   // What Kokkos' events mean depends on its interface (kokkos_rules.hpp).
   recorder.set_kokkos_interface(interface_version);
   interface_version_ = interface_version;
@@ -170,6 +184,46 @@ Plugin::Plugin(Impl::Recorder& recorder, int load_sequence,
     recorder.open_incident(text, lock);
   }
   Impl::cuda::start_collector(recorder);
+}
+
+void record_init(int load_sequence, std::uint64_t interface_version,
+                 std::uint32_t device_count,
+                 const kokkosp::DeviceInfo* devices) {
+  if (!Impl::recording::active())
+    return;
+  std::string ids = "[";
+  for (std::uint32_t i = 0; devices != nullptr && i < device_count; ++i)
+    ids += (i > 0 ? "," : "") + std::to_string(devices[i].deviceID);
+  Impl::recording::Line("init")
+      .number("load_sequence", static_cast<std::uint64_t>(load_sequence))
+      .number("interface", interface_version)
+      .json("devices", ids + "]")
+      .write();
+}
+
+void Plugin::start_recording() {
+  Impl::recording::Header header;
+  // The settings that change counts and verdicts, as they were set; a
+  // replay sets them (and unsets the others).
+  for (const char* name :
+       {"CUNUMPY_DEVICE_SPACES", "CUNUMPY_ALLOW_NO_DEVICE",
+        "CUNUMPY_DEBUG_SYNC", "CUNUMPY_CUPTI", "CUNUMPY_ON_VIOLATION"})
+    if (const char* value = std::getenv(name))
+      header.settings.emplace_back(name, value);
+  if (!config_.budget_path.empty()) {
+    header.budget_name = config_.budget_path;
+    try {
+      header.budget = Impl::read_rule_file(config_.budget_path);
+    } catch (...) {
+      // The budget says why; the recording has no rules to replay.
+    }
+  }
+  std::string error;
+  if (!Impl::recording::start(recorder_, config_.record_path,
+                              config_.record_limit, header, error))
+    Impl::warn("CUNUMPY_RECORD: cannot write '" +
+               Impl::excerpt(config_.record_path, 256) + "' (" + error +
+               "); the run is not recorded");
 }
 
 Plugin::~Plugin() {
@@ -278,13 +332,17 @@ bool Plugin::finish() {
         "the program did meanwhile did not reach cunumpy",
         lock);
   }
+  bool failed = false;
   try {
-    return write_report();
+    failed = write_report();
   } catch (const std::exception& error) {
-    return report_lost(error.what());
+    failed = report_lost(error.what());
   } catch (...) {
-    return report_lost("an unknown exception");
+    failed = report_lost("an unknown exception");
   }
+  // Every input that made the report is in the recording: its end.
+  Impl::recording::finish();
+  return failed;
 }
 
 bool Plugin::finish_without_report() noexcept {

@@ -26,6 +26,11 @@ namespace kokkosp = Impl::kokkosp;
 /// when it loaded this library itself.
 kokkosp::EventSet entry_points() noexcept;
 
+/// Writes the line of a kokkosp_init_library call to the recording.
+void record_init(int load_sequence, std::uint64_t interface_version,
+                 std::uint32_t device_count,
+                 const kokkosp::DeviceInfo* devices);
+
 /// The plugin's one state object, created by kokkosp_init_library and
 /// destroyed by kokkosp_finalize_library. It feeds nothing itself (the
 /// event path of src/core/tools does); it owns the consumers: a
@@ -72,6 +77,8 @@ public:
   bool reconsider();
 
 private:
+  /// CUNUMPY_RECORD: starts the recording (see recorder/recording.hpp).
+  void start_recording();
   bool write_report(); ///< finish()'s work, which may throw
   /// Regions still open at the end of the run (a pop missing): listed in
   /// the report; where a phase is at or below one, the events after the

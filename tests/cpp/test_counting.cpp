@@ -340,6 +340,26 @@ TEST(AssertNoTransfers, GoogleTestMacros) {
                           "to_device (1)");
 }
 
+TEST(AssertNoTransfers, GoogleTestMacrosNameTheTestsLine) {
+  DeviceVector a("a", 10);
+  auto host = iota_host(10);
+  ::testing::TestPartResultArray failures;
+  int line = 0;
+  {
+    ::testing::ScopedFakeTestPartResultReporter reporter(
+        ::testing::ScopedFakeTestPartResultReporter::
+            INTERCEPT_ONLY_CURRENT_THREAD,
+        &failures);
+    line = __LINE__ + 1;
+    EXPECT_NO_TRANSFERS(Kokkos::deep_copy(a, host));
+  }
+  ASSERT_EQ(failures.size(), 1);
+  const std::string message = failures.GetTestPartResult(0).message();
+  EXPECT_TRUE(contains(message, "(checked at " + std::string(__FILE__) + ":" +
+                                    std::to_string(line) + ")"))
+      << message;
+}
+
 } // namespace
 
 #endif // CUNUMPY_HAS_TEST_DEVICE

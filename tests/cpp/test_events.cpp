@@ -747,6 +747,12 @@ TEST(SyntheticThreads, AThreadWithoutRegionsBetweenTwoRegionsIsIncomplete) {
   EXPECT_EQ(violations[0].limit, Limit::events_lost) << budget.report();
   EXPECT_EQ(cunumpy::profiling::verdict(violations),
             cunumpy::profiling::Verdict::incomplete);
+  // The report's first line tells it, not "0 broken rule(s)".
+  EXPECT_EQ(budget.report().rfind("TransferBudget: INCOMPLETE: events may be "
+                                  "missing, so it cannot pass (",
+                                  0),
+            0u)
+      << budget.report();
 }
 
 // Unbalanced regions: a pop with no region open on its thread may have

@@ -56,7 +56,7 @@ project(budget_consumer LANGUAGES CXX)
 find_package(cunumpy CONFIG REQUIRED)
 enable_testing()
 add_executable(legacy_app ${EXAMPLE_DIR}/legacy_app.cpp)
-target_link_libraries(legacy_app PRIVATE Kokkos::kokkos)
+target_link_libraries(legacy_app PRIVATE cunumpy::headers)
 set(budget ${EXAMPLE_DIR}/budget.toml)
 cunumpy_add_test(NAME kept COMMAND legacy_app
                  BUDGET \${budget} ENVIRONMENT ${environment})

@@ -75,6 +75,19 @@ def pytest_addoption(parser):
     group.addoption("--fake-cuda",
                     help="the directory of tests/tools/fake_cuda.cpp's "
                          "libcuda.so.1 and libcupti.so")
+    group.addoption("--recordings",
+                    help="tests/recordings: recordings kept with their reports")
+    group.addoption("--fake-cuda-app",
+                    help="tests/programs/fake_cuda_app.cpp's program")
+    group.addoption("--legacy-app", help="examples/legacy_app's program")
+    group.addoption("--legacy-budget", help="examples/legacy_app's rule file")
+    group.addoption("--hostile-program",
+                    help="tests/programs/hostile_program.cpp's program")
+    group.addoption("--cpp-tests", help="the C++ tests' program (GoogleTest)")
+    group.addoption("--python", help="the Python of the build's module")
+    group.addoption("--python-path",
+                    help="PYTHONPATH of the build's module and examples")
+    group.addoption("--time-loop", help="examples/python/time_loop.py")
 
 
 def _option(request, name):
@@ -160,6 +173,50 @@ def workload(request):
 @pytest.fixture
 def fake_cuda(request):
     return _path(request, "fake_cuda")
+
+
+@pytest.fixture
+def recordings(request):
+    return _path(request, "recordings")
+
+
+@pytest.fixture
+def fake_cuda_app(request):
+    return _path(request, "fake_cuda_app")
+
+
+@pytest.fixture
+def legacy_app(request):
+    return _path(request, "legacy_app")
+
+
+@pytest.fixture
+def legacy_budget(request):
+    return _path(request, "legacy_budget")
+
+
+@pytest.fixture
+def hostile_program(request):
+    return _path(request, "hostile_program")
+
+
+@pytest.fixture
+def library_programs(request):
+    """The programs using cunumpy's library this build has: {name:
+    (command, extra variables)}, the C++ conversion tests and the Python
+    time loop (when the build has them)."""
+    programs = {}
+    tests = request.config.getoption("cpp_tests")
+    if tests:
+        programs["conversions"] = (
+            [os.path.abspath(tests), "--gtest_filter=Conversions.*"], {})
+    python = request.config.getoption("python")
+    if python:
+        programs["time_loop"] = (
+            [python, _path(request, "time_loop"), "--fake-device",
+             "--steps", "20"],
+            {"PYTHONPATH": _option(request, "python_path")})
+    return programs
 
 
 @pytest.fixture

@@ -263,3 +263,25 @@ def test_reduction_into_a_host_value_is_the_programs_copy(
                                str(steps), option)
         assert run.status == 0, f"{option}: 8-byte reads allowed\n{run}"
         assert report["budget"]["verdict"] == "ok", shown(report["budget"])
+
+
+def test_migration_is_counted_where_it_happened(case, cupti_built, fake_cuda,
+                                                budget):
+    """Managed memory allocated in setup, and a page fault in the third step
+    of 'integrate' that migrates 64 KiB to the device: CUDA's record of it
+    comes at the end of the run, and counts in 'integrate', where it
+    happened, which forbids it."""
+    assert cupti_built
+    run, report = replayed(case, fake_cuda, budget, "--steps", "5",
+                           "--migration")
+    assert run.status == 3, f"'integrate' forbids migrations\n{run}"
+    view = report["cuda_view"]
+    assert view["unified_memory"] and view["migrations_unseen"] == "" and \
+        view["migration_records"] == 1 and view["migrated_bytes"] == 65536, \
+        shown(view)
+    integrate = [p for p in report["phases"] if p["name"] == "integrate"][0]
+    assert integrate["kinds"]["migration"]["count"] == 1 and \
+        integrate["kinds"]["migration"]["bytes"] == 65536, shown(integrate)
+    assert [(v["phase"], v["kind"]) for v in
+            report["budget"]["violations"]] == [("integrate", "migration")], \
+        shown(report["budget"])

@@ -197,6 +197,30 @@ def test_empty_variables(case):
         assert len(lines) == 1, f"{name}: one line\n{run}"
 
 
+def test_misspelt_variables(case):
+    # Each CUNUMPY_* variable cunumpy does not read is one line, once,
+    # naming the closest one it reads; the known ones are not named.
+    budget = case.write("budget.toml", RULES)
+    run = case.run(["region", "solve"], CUNUMPY_BUDGET=budget,
+                   CUNUMPY_BUGDET=budget, CUNUMPY_REPROT="report.txt",
+                   CUNUMPY_BACKEND="kokkos",
+                   **{"CUNUMPY_\nFORGED": "1"})
+    lines = [line for line in run.cunumpy_lines()
+             if "is not a variable cunumpy reads" in line]
+    # A name with a newline cannot forge a line: it shows escaped.
+    forged = [line for line in lines if "CUNUMPY_\\x0aFORGED is not" in line]
+    assert len(forged) == 1, run
+    lines.remove(forged[0])
+    assert sorted(lines) == [
+        "cunumpy: CUNUMPY_BUGDET is not a variable cunumpy reads, and is "
+        "ignored; did you mean CUNUMPY_BUDGET? (docs/plugin.md#environment-"
+        "variables lists them)",
+        "cunumpy: CUNUMPY_REPROT is not a variable cunumpy reads, and is "
+        "ignored; did you mean CUNUMPY_REPORT? (docs/plugin.md#environment-"
+        "variables lists them)"], run
+    assert not os.path.exists(case.path("report.txt")), run
+
+
 def test_control_characters_in_names(case):
     # Without a budget the summary lists the regions that copied, by path.
     forged = "cunumpy: budget budget.toml: ok (1 rule(s))"

@@ -121,6 +121,15 @@ def test_forked_child_finalizes(case):
     summaries = [line for line in run.cunumpy_lines()
                  if "transfer(s) through cunumpy" in line]
     assert len(summaries) == 1, f"one summary, the parent's\n{run}"
+    # Nor its parent's recording (CUNUMPY_RECORD): it is the parent's run.
+    run = case.run(["--fork"], CUNUMPY_RECORD="run.jsonl", **one_thread)
+    pid = int(re.search(r"tool_events: pid (\d+)", run.stdout).group(1))
+    with open(case.path("run.jsonl"), encoding="utf-8") as stream:
+        lines = [json.loads(line) for line in stream]
+    events = [line["ev"] for line in lines[1:]]
+    assert lines[0]["pid"] == pid and events.count("finalize") == 1 and \
+        events.count("end") == 1 and events[-1] == "end", \
+        f"the parent's recording, whole\n{events}"
 
 
 def test_hard_links_and_special_files(case, plugin):

@@ -128,6 +128,11 @@ def test_stderr_summary(case):
     assert lines and ("21 transfer(s) through cunumpy (20 to_host, "
                       "1 to_device" in lines[0]), \
         f"without CUNUMPY_REPORT a summary goes to stderr\n{run}"
+    # Which cunumpy wrote it, as the JSON report says.
+    version = case.json("report.json", case.run(
+        CUNUMPY_REPORT="report.json"))["cunumpy_version"]
+    assert re.match(r"\d+\.\d+\.\d+$", version) and \
+        f"(rank 0, cunumpy {version}): " in lines[0], run
     for needle in ["region 'output' (10 calls): 20 to_host (8001280 bytes)",
                    "region 'setup' (1 call): 1 to_device (800000 bytes)",
                    "budget: none",

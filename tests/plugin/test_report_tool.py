@@ -230,6 +230,37 @@ def test_untrusted_input_is_refused(case, sample, merge, report_tool):
     assert (status == 2 and one_line(stderr) and "2 different runs" in stderr
             and "run 'slurm:999.0': " in stderr and "report-9.json" in stderr
             and "run 'slurm:1234.0': " in stderr), stderr
+    # With the times of the runs, every stale report is named at once.
+    for rank in range(3):
+        path = case.path(f"mixed/report-{rank}.json")
+        report = json.loads(case.read(path))
+        report["run"].update(started=100.0, ended=200.0)
+        write_json(path, report)
+    for rank in (7, 8, 9):
+        stale = version3(good, rank, 12, run_id="slurm:999.0")
+        stale["run"].update(started=10.0, ended=20.0)
+        write_json(case.path(f"mixed/report-{rank}.json"), stale)
+    status, _, stderr = merge("--check", case.path("mixed"))
+    assert (status == 2 and one_line(stderr) and
+            "run 'slurm:1234.0' wrote last: " in stderr and
+            "stale, run 'slurm:999.0': " + ", ".join(
+                case.path(f"mixed/report-{rank}.json") for rank in (7, 8, 9))
+            in stderr), stderr
+    for rank in (7, 8):
+        os.remove(case.path(f"mixed/report-{rank}.json"))
+    # Two launches under one id (a launcher without launch ids): ranks 2
+    # and 3 ended before rank 0 started, and are both named.
+    os.makedirs(case.path("launches"))
+    for rank in range(4):
+        report = version3(good, rank, 4, run_id="hydra:node1:4242")
+        report["run"].update(id_unique=False, started=10.0 + 100 * (rank < 2),
+                             ended=20.0 + 100 * (rank < 2))
+        write_json(case.path(f"launches/report-{rank}.json"), report)
+    status, _, stderr = merge("--check", case.path("launches"))
+    assert (status == 2 and one_line(stderr) and
+            "2 stale report(s), written before the process of " in stderr and
+            ": " + case.path("launches/report-2.json") + ", " +
+            case.path("launches/report-3.json") + ";" in stderr), stderr
     write_job(case.path("twice"), good, range(2), size=2)
     write_json(case.path("twice/report-1-again.json"), version3(good, 1, 2))
     status, _, stderr = merge(case.path("twice"))

@@ -11,9 +11,13 @@ needs_no_cupy = pytest.mark.skipif(
 
 
 @needs_no_cupy
-def test_pin_memory_requires_cupy():
-    with pytest.raises(ImportError, match=r"pin_memory\(\) requires CuPy"):
+def test_pin_memory_requires_cupy_and_names_what_kokkos_has():
+    xp.set_backend("kokkos")
+    with pytest.raises(ImportError) as raised:
         xp.cuda.pin_memory(np.ones(3))
+    message = str(raised.value)
+    assert message.startswith("cunumpy.cuda.pin_memory requires CuPy"), message
+    assert "cunumpy.memory.HostStaging" in message, message
 
 
 @needs_no_cupy

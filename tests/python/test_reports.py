@@ -82,7 +82,8 @@ def test_a_budget_writes_every_format_of_the_plugin(device_space):
     assert solve["frame"]["name"] == "solve" and solve["metrics"]["calls"] == 3
 
     # The report without a format is the TransferBudget's own.
-    assert budget.report().startswith("TransferBudget: 3 phase(s)")
+    assert budget.report().startswith(
+        "TransferBudget: BROKEN, 1 broken rule(s) (3 phase(s))\n")
 
 
 def test_a_budget_without_rules_has_no_verdict(device_space):

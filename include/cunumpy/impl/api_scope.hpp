@@ -108,6 +108,11 @@ public:
   /// the description made by the front end.
   ApiScope(std::string_view description, std::string_view file, int line,
            std::string_view function, bool async = false);
+  /// A scope that a recording of the run (CUNUMPY_RECORD) holds as the
+  /// call it is part of (a SyncScope, a marker), not as a scope of its own.
+  struct Unrecorded {};
+  ApiScope(std::string_view description, std::string_view file, int line,
+           std::string_view function, bool async, Unrecorded);
   ~ApiScope();
 
   ApiScope(const ApiScope&) = delete;
@@ -138,6 +143,7 @@ private:
   void enter();
 
   ApiScope* outer_ = nullptr;
+  bool recorded_ = false; ///< its start is in the recording
   std::string description_;
   std::string file_;
   int line_ = 0;
@@ -174,16 +180,23 @@ void set_debug_sync(bool on) noexcept;
 class SyncScope {
 public:
   SyncScope(std::string_view api, SourceLocation where, bool implicit = false);
+  /// For front ends that know the caller's location as text, with the
+  /// description made by the front end ("api()" for the one above).
+  SyncScope(std::string_view description, std::string_view file, int line,
+            std::string_view function, bool implicit);
   ~SyncScope();
 
   SyncScope(const SyncScope&) = delete;
   SyncScope& operator=(const SyncScope&) = delete;
 
 private:
+  void start();
+
   ApiScope api_;
   std::uint64_t fences_before_;
   double start_;
   bool implicit_;
+  bool recorded_ = false; ///< its start is in the recording
 };
 
 } // namespace cunumpy::Impl

@@ -16,10 +16,11 @@
 
 namespace cunumpy::testing::Impl {
 /// Runs `f`; returns an empty string when it made no transfer, else the
-/// report. Exceptions other than TransferError propagate.
-template <class F> std::string transfers_of(F&& f) {
+/// report, which names `where` (the test's line). Exceptions other than
+/// TransferError propagate.
+template <class F> std::string transfers_of(F&& f, SourceLocation where) {
   try {
-    cunumpy::profiling::assert_no_transfers(std::forward<F>(f));
+    cunumpy::profiling::assert_no_transfers(std::forward<F>(f), where);
   } catch (const cunumpy::TransferError& error) {
     return error.what();
   }
@@ -30,7 +31,9 @@ template <class F> std::string transfers_of(F&& f) {
 #define CUNUMPY_TEST_NO_TRANSFERS_(statement, fail)                            \
   do {                                                                         \
     const std::string cunumpy_report_ =                                        \
-        ::cunumpy::testing::Impl::transfers_of([&]() { statement; });          \
+        ::cunumpy::testing::Impl::transfers_of(                                \
+            [&]() { statement; },                                              \
+            ::cunumpy::SourceLocation{__FILE__, __LINE__, nullptr});           \
     if (!cunumpy_report_.empty())                                              \
       fail() << "Expected no host/device transfers in: " #statement "\n"       \
              << cunumpy_report_;                                               \

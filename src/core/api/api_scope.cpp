@@ -3,11 +3,13 @@
 // once) and markers.
 
 #include <atomic>
+#include <optional>
 #include <stdexcept>
 
 #include <cunumpy/impl/api_scope.hpp>
 
 #include "recorder/recorder.hpp"
+#include "recorder/recording.hpp"
 #include "recorder/thread_state.hpp"
 #include "support/fast_thread_local.hpp"
 
@@ -82,8 +84,32 @@ SiteProvider site_provider() noexcept {
 }
 
 void set_debug_sync(bool on) noexcept {
+  std::optional<recording::Inside> inside;
+  if (recording::active()) {
+    recording::Line("debug_sync").boolean("on", on).write();
+    inside.emplace();
+  }
   library_recorder().debug_sync(on);
 }
+
+namespace {
+
+/// The start of a scope, in the recording: true when it is there.
+bool record_scope(const char* event, const ApiScope& scope, const char* flag,
+                  bool value) {
+  if (!recording::active())
+    return false;
+  recording::Line(event)
+      .text("description", scope.description())
+      .text("file", scope.file())
+      .number("line", static_cast<std::uint64_t>(scope.line()))
+      .text("function", scope.function())
+      .boolean(flag, value)
+      .write();
+  return true;
+}
+
+} // namespace
 
 ApiScope::ApiScope(std::string_view api, SourceLocation where,
                    const ArrayShape* shape, bool async)
@@ -94,10 +120,19 @@ ApiScope::ApiScope(std::string_view api, SourceLocation where,
     function_ = where.function != nullptr ? where.function : "";
   }
   enter();
+  recorded_ = record_scope("api_enter", *this, "async", async_);
 }
 
 ApiScope::ApiScope(std::string_view description, std::string_view file,
                    int line, std::string_view function, bool async)
+    : description_(description), file_(file), line_(line), function_(function),
+      async_(async) {
+  enter();
+  recorded_ = record_scope("api_enter", *this, "async", async_);
+}
+
+ApiScope::ApiScope(std::string_view description, std::string_view file,
+                   int line, std::string_view function, bool async, Unrecorded)
     : description_(description), file_(file), line_(line), function_(function),
       async_(async) {
   enter();
@@ -118,6 +153,8 @@ void ApiScope::enter() {
 }
 
 ApiScope::~ApiScope() {
+  if (recorded_)
+    recording::Line("api_exit").write();
   hot_thread_locals.api_scope = outer_;
 }
 
@@ -131,10 +168,24 @@ void record_marker(EventKind kind, std::string_view description,
   // A kernel that converted device arrays, or ran on the host in place of
   // a device's: the front end that says so has a device backend.
   recorder.note_device_space();
+  const std::string_view file = where.file != nullptr ? where.file : "";
+  const std::string_view function =
+      where.function != nullptr ? where.function : "";
+  std::optional<recording::Inside> inside;
+  if (recording::active()) {
+    recording::Line("marker")
+        .text("kind", to_string(kind))
+        .text("description", description)
+        .text("file", file)
+        .number("line", static_cast<std::uint64_t>(where.line))
+        .text("function", function)
+        .write();
+    inside.emplace();
+  }
   if (!recorder.has_sinks())
     return;
-  ApiScope scope(description, where.file != nullptr ? where.file : "",
-                 where.line, where.function != nullptr ? where.function : "");
+  ApiScope scope(description, file, where.line, function, false,
+                 ApiScope::Unrecorded{});
   CapturedSite site;
   site.capture(recorder);
   RawEvent event;
@@ -154,13 +205,28 @@ void record_marker(EventKind kind, std::string_view description,
 }
 
 SyncScope::SyncScope(std::string_view api, SourceLocation where, bool implicit)
-    : api_(api, where), fences_before_(thread_fence_count()),
-      start_(library_recorder().now()), implicit_(implicit) {
+    : SyncScope(describe_call(api, nullptr), where.known() ? where.file : "",
+                where.known() ? where.line : 0,
+                where.known() && where.function != nullptr ? where.function
+                                                           : "",
+                implicit) {}
+
+SyncScope::SyncScope(std::string_view description, std::string_view file,
+                     int line, std::string_view function, bool implicit)
+    : api_(description, file, line, function, false, ApiScope::Unrecorded{}),
+      fences_before_(thread_fence_count()), start_(library_recorder().now()),
+      implicit_(implicit) {
   api_.single_sync = true;
   api_.implicit_sync = implicit;
+  recorded_ = record_scope("sync_enter", api_, "implicit", implicit);
 }
 
 SyncScope::~SyncScope() {
+  std::optional<recording::Inside> inside;
+  if (recorded_) {
+    recording::Line("sync_exit").write();
+    inside.emplace();
+  }
   try {
     if (thread_fence_count() != fences_before_)
       return; // Kokkos reported the fence; it is recorded already

@@ -97,6 +97,15 @@ bool ends_with(std::string_view text, std::string_view suffix) {
 /// is into it.
 constexpr std::uint64_t header_slack = 256;
 
+/// A GPU's memory space, whose copies can go through page-locked host
+/// memory: Kokkos' Cuda, HIP and SYCL spaces.
+bool is_gpu_space(std::string_view space) noexcept {
+  for (std::string_view gpu : {"Cuda", "HIP", "SYCL"})
+    if (space.substr(0, gpu.size()) == gpu)
+      return true;
+  return false;
+}
+
 } // namespace
 
 HostMemory host_memory(std::string_view space) noexcept {
@@ -326,6 +335,10 @@ void AdviceState::on_event(const RawEvent& event, const RecorderLock& lock) {
     key.host_space =
         event.kind == EventKind::to_host ? event.dst_space : event.src_space;
     key.size_class = size_class(event.nbytes);
+    if (is_gpu_space(lock.strings().view(event.kind == EventKind::to_host
+                                             ? event.src_space
+                                             : event.dst_space)))
+      key.flags |= gpu_flag;
   }
   SiteStats& stats = site_stats(key, event.description);
   if (event.kind != EventKind::sync)

@@ -185,6 +185,10 @@ public:
   static constexpr std::uint8_t scalar_flag = 4;
   /// A wait of Kokkos' making of a device view (RawEvent::allocation).
   static constexpr std::uint8_t allocation_flag = 8;
+  /// A copy to or from a GPU's memory (Cuda*, HIP*, SYCL*), whose host side
+  /// could be page-locked; not a space named in CUNUMPY_DEVICE_SPACES (a
+  /// fake device has no page-locked memory to compare with).
+  static constexpr std::uint8_t gpu_flag = 16;
 
   /// A thread's last copy: a DualView sync that follows is its cause.
   struct LastCopy {

@@ -133,6 +133,7 @@ void pageable_memory(const RuleInput& in, Found& found) {
     if (!copies_of_their_own(key, stats) ||
         is_fresh_host_buffer(in, key, stats) ||
         (key.flags & AdviceState::blocking_flag) == 0 ||
+        (key.flags & AdviceState::gpu_flag) == 0 ||
         in.state.space_memory(key.host_space) != HostMemory::pageable ||
         stats.min_bytes < in.options.pageable_min_bytes)
       continue;
@@ -158,11 +159,8 @@ void pageable_memory(const RuleInput& in, Found& found) {
                          " in this run to compare with; set pinned_bandwidth "
                          "(CUNUMPY_ADVISE_PINNED_MBPS) to this machine's";
     }
-    finding.fix = "copy through page-locked memory: a cunumpy::HostStaging "
-                  "(xp.memory.HostStaging) reused for every copy, "
-                  "cunumpy::pin_memory (xp.cuda.pin_memory), or a mirror in "
-                  "Kokkos::SharedHostPinnedSpace (CudaHostPinnedSpace, "
-                  "HIPHostPinnedSpace)";
+    finding.fix = "reuse one page-locked buffer for the copies: "
+                  "cunumpy::HostStaging (xp.memory.HostStaging)";
     keep_if_saving(found, stats.order, std::move(finding));
   }
 }

@@ -843,6 +843,29 @@ BudgetState::violations(const RecorderLock& lock) const {
   return check(*this, accumulate(*this, resolution, 0, lock), resolution, lock);
 }
 
+namespace {
+
+/// A copy that breaks its phase's rule is fixed by taking it out of the
+/// phase: page-locked memory makes it faster, and it still breaks the rule.
+void remove_rather_than_pin(profiling::Finding& finding,
+                            const std::vector<profiling::Violation>& broken) {
+  for (const profiling::Violation& violation : broken) {
+    if (violation.phase != finding.phase || finding.phase.empty() ||
+        profiling::verdict({violation}) != profiling::Verdict::broken)
+      continue;
+    for (const profiling::SiteSummary& event : violation.events)
+      for (const profiling::FindingSite& at : finding.sites)
+        if (event.kind == at.kind && event.site.str() == at.site.str()) {
+          finding.fix = "remove the copy from phase '" + finding.phase +
+                        "' or move it out: it breaks the phase's rule, "
+                        "however fast it is";
+          return;
+        }
+  }
+}
+
+} // namespace
+
 std::vector<profiling::Finding>
 BudgetState::findings(const profiling::AdviceOptions& options,
                       const RecorderLock& lock,
@@ -869,11 +892,14 @@ BudgetState::findings(const profiling::AdviceOptions& options,
     if (owner != 0)
       phase_of.emplace(paths[i], std::string(name_of(owner, lock)));
   }
+  const std::vector<profiling::Violation> broken = violations(lock);
   std::vector<profiling::Finding> result;
   for (profiling::Finding& finding : all) {
     if (const auto found = phase_of.find(finding.region);
         found != phase_of.end())
       finding.phase = found->second;
+    if (finding.rule == profiling::AdviceRule::pageable_memory)
+      remove_rather_than_pin(finding, broken);
     if (phase == nullptr || finding.phase == *phase)
       result.push_back(std::move(finding));
   }
@@ -887,9 +913,24 @@ std::string BudgetState::report(const RecorderLock& lock) const {
     (profiling::verdict({violation}) == profiling::Verdict::broken ? broken
                                                                    : unsure)
         .push_back(&violation);
-  std::string text = "TransferBudget: " + std::to_string(snap.phases.size()) +
-                     " phase(s), " + std::to_string(broken.size()) +
-                     " broken rule(s)\n";
+  // The first line tells the verdict, as the plugin's summary does.
+  std::string verdict;
+  switch (profiling::verdict(snap.violations)) {
+  case profiling::Verdict::ok:
+    verdict = snap.unchecked_allowed ? "ok, but no copy was checked" : "ok";
+    break;
+  case profiling::Verdict::broken:
+    verdict = "BROKEN, " + std::to_string(broken.size()) + " broken rule(s)";
+    break;
+  case profiling::Verdict::incomplete:
+    verdict = "INCOMPLETE: events may be missing, so it cannot pass";
+    break;
+  case profiling::Verdict::unchecked:
+    verdict = "NOT CHECKED: " + snap.device.reason;
+    break;
+  }
+  std::string text = "TransferBudget: " + verdict + " (" +
+                     std::to_string(snap.phases.size()) + " phase(s))\n";
   for (const profiling::PhaseSummary& phase : snap.phases) {
     text += "phase '" + phase.name + "' (" + calls_text(phase.calls) + "); " +
             (phase.rule ? "rule: " + phase.rule->str() : "no rule") + "\n";

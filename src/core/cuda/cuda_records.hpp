@@ -125,6 +125,108 @@ struct TimeMapping {
   }
 };
 
+/// The names of the records' values in a recording (CUNUMPY_RECORD): the
+/// collector writes them, a replay reads them back (from_name).
+inline const char* name_of(CopyDirection direction) noexcept {
+  switch (direction) {
+  case CopyDirection::host_to_device:
+    return "h2d";
+  case CopyDirection::device_to_host:
+    return "d2h";
+  case CopyDirection::device_to_device:
+    return "d2d";
+  case CopyDirection::host_to_host:
+    return "h2h";
+  case CopyDirection::unknown:
+    break;
+  }
+  return "unknown";
+}
+inline const char* name_of(CallFamily family) noexcept {
+  switch (family) {
+  case CallFamily::copy:
+    return "copy";
+  case CallFamily::prefetch:
+    return "prefetch";
+  case CallFamily::wait:
+    break;
+  }
+  return "wait";
+}
+inline const char* name_of(MemoryKind kind) noexcept {
+  switch (kind) {
+  case MemoryKind::pageable:
+    return "pageable";
+  case MemoryKind::pinned:
+    return "pinned";
+  case MemoryKind::device:
+    return "device";
+  case MemoryKind::managed:
+    return "managed";
+  case MemoryKind::array:
+    return "array";
+  case MemoryKind::unknown:
+    break;
+  }
+  return "unknown";
+}
+inline const char* name_of(UnifiedMemoryCounter counter) noexcept {
+  switch (counter) {
+  case UnifiedMemoryCounter::bytes_to_device:
+    return "bytes_to_device";
+  case UnifiedMemoryCounter::bytes_to_host:
+    return "bytes_to_host";
+  case UnifiedMemoryCounter::bytes_device_to_device:
+    return "bytes_device_to_device";
+  case UnifiedMemoryCounter::gpu_page_fault:
+    return "gpu_page_fault";
+  case UnifiedMemoryCounter::cpu_page_fault:
+    return "cpu_page_fault";
+  case UnifiedMemoryCounter::thrashing:
+    return "thrashing";
+  case UnifiedMemoryCounter::throttling:
+    return "throttling";
+  case UnifiedMemoryCounter::remote_map:
+    break;
+  }
+  return "remote_map";
+}
+inline const char* name_of(MigrationCause cause) noexcept {
+  switch (cause) {
+  case MigrationCause::user:
+    return "user";
+  case MigrationCause::coherence:
+    return "coherence";
+  case MigrationCause::prefetch:
+    return "prefetch";
+  case MigrationCause::eviction:
+    return "eviction";
+  case MigrationCause::access_counters:
+    return "access_counters";
+  case MigrationCause::unknown:
+    break;
+  }
+  return "unknown";
+}
+
+/// The value of `Enum` named `name` (name_of), for values up to `last`;
+/// false for a name none has.
+template <class Enum>
+bool from_name(const char* name, Enum last, Enum& value) noexcept {
+  for (unsigned i = 0; i <= static_cast<unsigned>(last); ++i) {
+    const auto candidate = static_cast<Enum>(i);
+    const char* text = name_of(candidate);
+    unsigned j = 0;
+    while (text[j] != '\0' && text[j] == name[j])
+      ++j;
+    if (text[j] == '\0' && name[j] == '\0') {
+      value = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
 } // namespace cunumpy::Impl::cuda
 
 #endif

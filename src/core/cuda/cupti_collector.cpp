@@ -27,14 +27,17 @@
 #include <functional>
 #include <link.h>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cuda/collector.hpp"
 #include "cuda/cuda_view.hpp"
+#include "cuda/cupti_calls.hpp"
 #include "cuda/cupti_library.hpp" // configured: the build's libcupti
 #include "recorder/recorder.hpp"
+#include "recorder/recording.hpp"
 #include "support/environment.hpp"
 #include "support/excerpt.hpp"
 #include "support/file_kind.hpp"
@@ -78,6 +81,10 @@ struct Driver {
 
 Cupti cupti;
 Driver driver;
+/// CUDA's timestamps on the recorder's clock (as the CUDA view maps them).
+TimeMapping time_mapping;
+/// Whether the driver was initialized when the collector started.
+bool initialized_at_start = false;
 CUpti_SubscriberHandle subscriber = nullptr;
 std::once_flag started;
 std::once_flag activities_enabled;
@@ -158,35 +165,36 @@ CopyDirection by_memory_types(CUmemorytype dst, CUmemorytype src,
 }
 
 // Decoders of the parameters of each family of calls.
-template <class P> void count_and_kind(const void* params, ApiCall& call) {
+template <class P>
+void decode_count_and_kind(const void* params, ApiCall& call) {
   const auto* p = static_cast<const P*>(params);
   call.bytes = p->count;
   call.direction = by_kind(p->kind, p->dst, p->src);
   call.dst = p->dst;
   call.src = p->src;
 }
-template <class P> void to_symbol(const void* params, ApiCall& call) {
+template <class P> void decode_to_symbol(const void* params, ApiCall& call) {
   const auto* p = static_cast<const P*>(params);
   call.bytes = p->count;
   call.direction = p->kind == cudaMemcpyDeviceToDevice
                        ? CopyDirection::device_to_device
                        : CopyDirection::host_to_device;
 }
-template <class P> void from_symbol(const void* params, ApiCall& call) {
+template <class P> void decode_from_symbol(const void* params, ApiCall& call) {
   const auto* p = static_cast<const P*>(params);
   call.bytes = p->count;
   call.direction = p->kind == cudaMemcpyDeviceToDevice
                        ? CopyDirection::device_to_device
                        : CopyDirection::device_to_host;
 }
-template <class P> void two_d(const void* params, ApiCall& call) {
+template <class P> void decode_two_d(const void* params, ApiCall& call) {
   const auto* p = static_cast<const P*>(params);
   call.bytes = p->width * p->height;
   call.direction = by_kind(p->kind, p->dst, p->src);
   call.dst = p->dst;
   call.src = p->src;
 }
-template <class P> void three_d(const void* params, ApiCall& call) {
+template <class P> void decode_three_d(const void* params, ApiCall& call) {
   const cudaMemcpy3DParms* p = static_cast<const P*>(params)->p;
   if (p == nullptr)
     return;
@@ -198,11 +206,11 @@ template <class P> void three_d(const void* params, ApiCall& call) {
   call.dst = p->dstPtr.ptr;
   call.src = p->srcPtr.ptr;
 }
-template <class P> void peer(const void* params, ApiCall& call) {
+template <class P> void decode_peer(const void* params, ApiCall& call) {
   call.bytes = static_cast<const P*>(params)->count;
   call.direction = CopyDirection::device_to_device;
 }
-template <class P> void peer_3d(const void* params, ApiCall& call) {
+template <class P> void decode_peer_3d(const void* params, ApiCall& call) {
   const cudaMemcpy3DPeerParms* p = static_cast<const P*>(params)->p;
   if (p != nullptr && p->srcArray == nullptr && p->dstArray == nullptr)
     call.bytes = p->extent.width * p->extent.height * p->extent.depth;
@@ -213,14 +221,23 @@ void byte_count(const void* params, ApiCall& call) {
   call.bytes = static_cast<const P*>(params)->ByteCount;
   call.direction = direction;
 }
-template <class P> void unified(const void* params, ApiCall& call) {
+template <class P> void decode_bytes_h2d(const void* params, ApiCall& call) {
+  byte_count<P, CopyDirection::host_to_device>(params, call);
+}
+template <class P> void decode_bytes_d2h(const void* params, ApiCall& call) {
+  byte_count<P, CopyDirection::device_to_host>(params, call);
+}
+template <class P> void decode_bytes_d2d(const void* params, ApiCall& call) {
+  byte_count<P, CopyDirection::device_to_device>(params, call);
+}
+template <class P> void decode_unified(const void* params, ApiCall& call) {
   const auto* p = static_cast<const P*>(params);
   call.bytes = p->ByteCount;
   call.dst = reinterpret_cast<const void*>(p->dst);
   call.src = reinterpret_cast<const void*>(p->src);
   call.direction = by_pointers(call.dst, call.src);
 }
-template <class P> void driver_2d(const void* params, ApiCall& call) {
+template <class P> void decode_driver_2d(const void* params, ApiCall& call) {
   const CUDA_MEMCPY2D* p = static_cast<const P*>(params)->pCopy;
   if (p == nullptr)
     return;
@@ -229,7 +246,7 @@ template <class P> void driver_2d(const void* params, ApiCall& call) {
                                    reinterpret_cast<const void*>(p->dstDevice),
                                    reinterpret_cast<const void*>(p->srcDevice));
 }
-template <class P> void driver_3d(const void* params, ApiCall& call) {
+template <class P> void decode_driver_3d(const void* params, ApiCall& call) {
   const CUDA_MEMCPY3D* p = static_cast<const P*>(params)->pCopy;
   if (p == nullptr)
     return;
@@ -239,39 +256,22 @@ template <class P> void driver_3d(const void* params, ApiCall& call) {
                                    reinterpret_cast<const void*>(p->srcDevice));
 }
 
-/// cudaMemPrefetchAsync before CUDA 12.2: (pointer, count, device, stream),
-/// the device cudaCpuDeviceId (-1) for the host.
-struct PrefetchToDevice {
-  const void* pointer;
-  size_t count;
-  int device;
-  cudaStream_t stream;
-};
-/// From CUDA 12.2 (and cuMemPrefetchAsync_v2): a location.
-struct PrefetchToLocation {
-  const void* pointer;
-  size_t count;
-  struct {
-    int type;
-    int id;
-  } location;
-  unsigned int flags;
-  cudaStream_t stream;
-};
-void prefetch_to_device(const void* params, ApiCall& call) {
-  const auto* p = static_cast<const PrefetchToDevice*>(params);
+template <class P>
+void decode_prefetch_to_device(const void* params, ApiCall& call) {
+  const auto* p = static_cast<const P*>(params);
   call.bytes = p->count;
   call.direction = p->device < 0 ? CopyDirection::device_to_host
                                  : CopyDirection::host_to_device;
 }
-void prefetch_to_location(const void* params, ApiCall& call) {
-  const auto* p = static_cast<const PrefetchToLocation*>(params);
+template <class P>
+void decode_prefetch_to_location(const void* params, ApiCall& call) {
+  const auto* p = static_cast<const P*>(params);
   call.bytes = p->count;
   // cudaMemLocationTypeDevice is 1; the host types come after it.
   call.direction = p->location.type == 1 ? CopyDirection::host_to_device
                                          : CopyDirection::device_to_host;
 }
-void no_parameters(const void*, ApiCall&) {}
+template <class P> void decode_none(const void*, ApiCall&) {}
 
 /// A call the collector follows: its callback id, how to read it.
 struct Watched {
@@ -283,158 +283,17 @@ struct Watched {
   void (*decode)(const void* params, ApiCall& call);
 };
 
-constexpr auto runtime = CUPTI_CB_DOMAIN_RUNTIME_API;
-constexpr auto driver_api = CUPTI_CB_DOMAIN_DRIVER_API;
-constexpr auto copy = CallFamily::copy;
-constexpr auto wait = CallFamily::wait;
-constexpr auto prefetch = CallFamily::prefetch;
-constexpr auto h2d = CopyDirection::host_to_device;
-constexpr auto d2h = CopyDirection::device_to_host;
-constexpr auto d2d = CopyDirection::device_to_device;
-// Callback ids that not every CUPTI header names (the enums only grow).
-constexpr CUpti_CallbackId cudaMemPrefetchAsync_v12020 = 449;
-constexpr CUpti_CallbackId cudaMemPrefetchAsync_ptsz_v12020 = 450;
-
-#define CUNUMPY_RT(name) CUPTI_RUNTIME_TRACE_CBID_##name
-#define CUNUMPY_DRV(name) CUPTI_DRIVER_TRACE_CBID_##name
-
 const Watched watched[] = {
-    // Runtime copies; the per-thread default stream forms (_ptds, _ptsz)
-    // have the same parameters.
-    {runtime, CUNUMPY_RT(cudaMemcpy_v3020), "cudaMemcpy", copy, true,
-     count_and_kind<cudaMemcpy_v3020_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpy_ptds_v7000), "cudaMemcpy", copy, true,
-     count_and_kind<cudaMemcpy_ptds_v7000_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpyAsync_v3020), "cudaMemcpyAsync", copy, false,
-     count_and_kind<cudaMemcpyAsync_v3020_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpyAsync_ptsz_v7000), "cudaMemcpyAsync", copy,
-     false, count_and_kind<cudaMemcpyAsync_ptsz_v7000_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpy2D_v3020), "cudaMemcpy2D", copy, true,
-     two_d<cudaMemcpy2D_v3020_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpy2D_ptds_v7000), "cudaMemcpy2D", copy, true,
-     two_d<cudaMemcpy2D_ptds_v7000_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpy2DAsync_v3020), "cudaMemcpy2DAsync", copy,
-     false, two_d<cudaMemcpy2DAsync_v3020_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpy2DAsync_ptsz_v7000), "cudaMemcpy2DAsync",
-     copy, false, two_d<cudaMemcpy2DAsync_ptsz_v7000_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpy3D_v3020), "cudaMemcpy3D", copy, true,
-     three_d<cudaMemcpy3D_v3020_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpy3D_ptds_v7000), "cudaMemcpy3D", copy, true,
-     three_d<cudaMemcpy3D_ptds_v7000_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpy3DAsync_v3020), "cudaMemcpy3DAsync", copy,
-     false, three_d<cudaMemcpy3DAsync_v3020_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpy3DAsync_ptsz_v7000), "cudaMemcpy3DAsync",
-     copy, false, three_d<cudaMemcpy3DAsync_ptsz_v7000_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpyPeer_v4000), "cudaMemcpyPeer", copy, true,
-     peer<cudaMemcpyPeer_v4000_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpyPeerAsync_v4000), "cudaMemcpyPeerAsync",
-     copy, false, peer<cudaMemcpyPeerAsync_v4000_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpy3DPeer_v4000), "cudaMemcpy3DPeer", copy,
-     true, peer_3d<cudaMemcpy3DPeer_v4000_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpy3DPeerAsync_v4000), "cudaMemcpy3DPeerAsync",
-     copy, false, peer_3d<cudaMemcpy3DPeerAsync_v4000_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpyToSymbol_v3020), "cudaMemcpyToSymbol", copy,
-     true, to_symbol<cudaMemcpyToSymbol_v3020_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpyToSymbolAsync_v3020),
-     "cudaMemcpyToSymbolAsync", copy, false,
-     to_symbol<cudaMemcpyToSymbolAsync_v3020_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpyFromSymbol_v3020), "cudaMemcpyFromSymbol",
-     copy, true, from_symbol<cudaMemcpyFromSymbol_v3020_params>},
-    {runtime, CUNUMPY_RT(cudaMemcpyFromSymbolAsync_v3020),
-     "cudaMemcpyFromSymbolAsync", copy, false,
-     from_symbol<cudaMemcpyFromSymbolAsync_v3020_params>},
-    // Runtime prefetches and waits.
-    {runtime, CUNUMPY_RT(cudaMemPrefetchAsync_v8000), "cudaMemPrefetchAsync",
-     prefetch, false, prefetch_to_device},
-    {runtime, CUNUMPY_RT(cudaMemPrefetchAsync_ptsz_v8000),
-     "cudaMemPrefetchAsync", prefetch, false, prefetch_to_device},
-    {runtime, cudaMemPrefetchAsync_v12020, "cudaMemPrefetchAsync", prefetch,
-     false, prefetch_to_location},
-    {runtime, cudaMemPrefetchAsync_ptsz_v12020, "cudaMemPrefetchAsync",
-     prefetch, false, prefetch_to_location},
-    {runtime, CUNUMPY_RT(cudaDeviceSynchronize_v3020), "cudaDeviceSynchronize",
-     wait, true, no_parameters},
-    {runtime, CUNUMPY_RT(cudaThreadSynchronize_v3020), "cudaThreadSynchronize",
-     wait, true, no_parameters},
-    {runtime, CUNUMPY_RT(cudaStreamSynchronize_v3020), "cudaStreamSynchronize",
-     wait, true, no_parameters},
-    {runtime, CUNUMPY_RT(cudaStreamSynchronize_ptsz_v7000),
-     "cudaStreamSynchronize", wait, true, no_parameters},
-    {runtime, CUNUMPY_RT(cudaEventSynchronize_v3020), "cudaEventSynchronize",
-     wait, true, no_parameters},
-    // Driver copies: inside a runtime call they are that call; alone (a
-    // library on the driver API) they are copies of their own.
-    {driver_api, CUNUMPY_DRV(cuMemcpyHtoD_v2), "cuMemcpyHtoD", copy, true,
-     byte_count<cuMemcpyHtoD_v2_params, h2d>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyHtoD_v2_ptds), "cuMemcpyHtoD", copy, true,
-     byte_count<cuMemcpyHtoD_v2_ptds_params, h2d>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyDtoH_v2), "cuMemcpyDtoH", copy, true,
-     byte_count<cuMemcpyDtoH_v2_params, d2h>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyDtoH_v2_ptds), "cuMemcpyDtoH", copy, true,
-     byte_count<cuMemcpyDtoH_v2_ptds_params, d2h>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyDtoD_v2), "cuMemcpyDtoD", copy, true,
-     byte_count<cuMemcpyDtoD_v2_params, d2d>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyDtoD_v2_ptds), "cuMemcpyDtoD", copy, true,
-     byte_count<cuMemcpyDtoD_v2_ptds_params, d2d>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyHtoDAsync_v2), "cuMemcpyHtoDAsync", copy,
-     false, byte_count<cuMemcpyHtoDAsync_v2_params, h2d>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyHtoDAsync_v2_ptsz), "cuMemcpyHtoDAsync",
-     copy, false, byte_count<cuMemcpyHtoDAsync_v2_ptsz_params, h2d>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyDtoHAsync_v2), "cuMemcpyDtoHAsync", copy,
-     false, byte_count<cuMemcpyDtoHAsync_v2_params, d2h>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyDtoHAsync_v2_ptsz), "cuMemcpyDtoHAsync",
-     copy, false, byte_count<cuMemcpyDtoHAsync_v2_ptsz_params, d2h>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyDtoDAsync_v2), "cuMemcpyDtoDAsync", copy,
-     false, byte_count<cuMemcpyDtoDAsync_v2_params, d2d>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyDtoDAsync_v2_ptsz), "cuMemcpyDtoDAsync",
-     copy, false, byte_count<cuMemcpyDtoDAsync_v2_ptsz_params, d2d>},
-    {driver_api, CUNUMPY_DRV(cuMemcpy), "cuMemcpy", copy, true,
-     unified<cuMemcpy_params>},
-    {driver_api, CUNUMPY_DRV(cuMemcpy_ptds), "cuMemcpy", copy, true,
-     unified<cuMemcpy_ptds_params>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyAsync), "cuMemcpyAsync", copy, false,
-     unified<cuMemcpyAsync_params>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyAsync_ptsz), "cuMemcpyAsync", copy, false,
-     unified<cuMemcpyAsync_ptsz_params>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyPeer), "cuMemcpyPeer", copy, true,
-     byte_count<cuMemcpyPeer_params, d2d>},
-    {driver_api, CUNUMPY_DRV(cuMemcpyPeerAsync), "cuMemcpyPeerAsync", copy,
-     false, byte_count<cuMemcpyPeerAsync_params, d2d>},
-    {driver_api, CUNUMPY_DRV(cuMemcpy2D_v2), "cuMemcpy2D", copy, true,
-     driver_2d<cuMemcpy2D_v2_params>},
-    {driver_api, CUNUMPY_DRV(cuMemcpy2D_v2_ptds), "cuMemcpy2D", copy, true,
-     driver_2d<cuMemcpy2D_v2_ptds_params>},
-    {driver_api, CUNUMPY_DRV(cuMemcpy2DUnaligned_v2), "cuMemcpy2DUnaligned",
-     copy, true, driver_2d<cuMemcpy2DUnaligned_v2_params>},
-    {driver_api, CUNUMPY_DRV(cuMemcpy2DAsync_v2), "cuMemcpy2DAsync", copy,
-     false, driver_2d<cuMemcpy2DAsync_v2_params>},
-    {driver_api, CUNUMPY_DRV(cuMemcpy2DAsync_v2_ptsz), "cuMemcpy2DAsync", copy,
-     false, driver_2d<cuMemcpy2DAsync_v2_ptsz_params>},
-    {driver_api, CUNUMPY_DRV(cuMemcpy3D_v2), "cuMemcpy3D", copy, true,
-     driver_3d<cuMemcpy3D_v2_params>},
-    {driver_api, CUNUMPY_DRV(cuMemcpy3D_v2_ptds), "cuMemcpy3D", copy, true,
-     driver_3d<cuMemcpy3D_v2_ptds_params>},
-    {driver_api, CUNUMPY_DRV(cuMemcpy3DAsync_v2), "cuMemcpy3DAsync", copy,
-     false, driver_3d<cuMemcpy3DAsync_v2_params>},
-    {driver_api, CUNUMPY_DRV(cuMemcpy3DAsync_v2_ptsz), "cuMemcpy3DAsync", copy,
-     false, driver_3d<cuMemcpy3DAsync_v2_ptsz_params>},
-    // Driver prefetches and waits.
-    {driver_api, CUNUMPY_DRV(cuMemPrefetchAsync), "cuMemPrefetchAsync",
-     prefetch, false, prefetch_to_device},
-    {driver_api, CUNUMPY_DRV(cuMemPrefetchAsync_v2), "cuMemPrefetchAsync",
-     prefetch, false, prefetch_to_location},
-    {driver_api, CUNUMPY_DRV(cuCtxSynchronize), "cuCtxSynchronize", wait, true,
-     no_parameters},
-    {driver_api, CUNUMPY_DRV(cuStreamSynchronize), "cuStreamSynchronize", wait,
-     true, no_parameters},
-    {driver_api, CUNUMPY_DRV(cuStreamSynchronize_ptsz), "cuStreamSynchronize",
-     wait, true, no_parameters},
-    {driver_api, CUNUMPY_DRV(cuEventSynchronize), "cuEventSynchronize", wait,
-     true, no_parameters},
+#define CUNUMPY_WATCHED(domain, id, name, family, synchronous, form, P)        \
+  {CUNUMPY_CUPTI_DOMAIN_##domain,                                              \
+   id,                                                                         \
+   name,                                                                       \
+   CallFamily::family,                                                         \
+   synchronous,                                                                \
+   &decode_##form<P>},
+    CUNUMPY_CUPTI_CALLS(CUNUMPY_WATCHED)
+#undef CUNUMPY_WATCHED
 };
-
-#undef CUNUMPY_RT
-#undef CUNUMPY_DRV
 
 const Watched* find_watched(CUpti_CallbackDomain domain, CUpti_CallbackId id) {
   // A few dozen entries: a linear search costs less than the call itself.
@@ -544,6 +403,72 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size,
   *max_records = 0; // as many as fit
 }
 
+// ------------------------------------------------- the recording's lines
+
+/// A time of CUDA's on the recorder's clock; none for 0 (not timed).
+std::optional<double> recorded_time(std::uint64_t ns) {
+  if (ns == 0)
+    return std::nullopt;
+  return time_mapping.seconds(ns);
+}
+
+/// A buffer of CUDA's records, as the collector read it.
+void record_buffer(const std::vector<CopyRecord>& copies,
+                   const std::vector<UnifiedMemoryRecord>& migrations,
+                   std::size_t dropped) {
+  std::string copy_list = "[";
+  for (const CopyRecord& copy : copies)
+    copy_list += (copy_list.size() > 1 ? "," : "") +
+                 recording::Object()
+                     .number("corr", copy.correlation)
+                     .number("rcorr", copy.runtime_correlation)
+                     .text("dir", name_of(copy.direction))
+                     .text("src", name_of(copy.src))
+                     .text("dst", name_of(copy.dst))
+                     .number("bytes", copy.bytes)
+                     .seconds("start", recorded_time(copy.start_ns))
+                     .seconds("end", recorded_time(copy.end_ns))
+                     .take();
+  std::string migration_list = "[";
+  for (const UnifiedMemoryRecord& migration : migrations)
+    migration_list += (migration_list.size() > 1 ? "," : "") +
+                      recording::Object()
+                          .text("counter", name_of(migration.counter))
+                          .text("cause", name_of(migration.cause))
+                          .number("value", migration.value)
+                          .seconds("start", recorded_time(migration.start_ns))
+                          .seconds("end", recorded_time(migration.end_ns))
+                          .take();
+  recording::Line("cuda_buffer")
+      .json("copies", copy_list + "]")
+      .json("migrations", migration_list + "]")
+      .number("dropped", dropped)
+      .write();
+}
+
+/// A callback of an API call (`call`: what the collector read of it at its
+/// entry).
+void record_call(CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                 const CUpti_CallbackData& info, const char* name,
+                 const ApiCall* call) {
+  recording::Line line(info.callbackSite == CUPTI_API_ENTER ? "cuda_enter"
+                                                            : "cuda_exit");
+  line.text("domain",
+            domain == CUPTI_CB_DOMAIN_DRIVER_API ? "driver" : "runtime")
+      .number("cbid", id)
+      .number("corr", info.correlationId);
+  if (name != nullptr)
+    line.text("fn", name);
+  if (call != nullptr)
+    line.text("family", name_of(call->family))
+        .boolean("sync", call->synchronous)
+        .text("dir", name_of(call->direction))
+        .number("bytes", call->bytes)
+        .pointer("dst", call->dst)
+        .pointer("src", call->src);
+  line.write();
+}
+
 void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream,
                                uint8_t* buffer, size_t, size_t valid) {
   // Only the leading fields of the records are read: every version of
@@ -590,6 +515,11 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream,
       cupti.dropped(context, stream, &dropped) == CUPTI_SUCCESS && dropped > 0)
     CudaView::instance().add_dropped_records(dropped);
   std::free(buffer);
+  std::optional<recording::Inside> inside;
+  if (recording::active()) {
+    record_buffer(copies, migrations, dropped);
+    inside.emplace();
+  }
   CudaView& view = CudaView::instance();
   view.copy_records(copies.data(), copies.size());
   view.unified_memory_records(migrations.data(), migrations.size());
@@ -606,8 +536,12 @@ uint64_t CUPTIAPI recorder_timestamp() {
 
 /// CUDA's buffers handed over now, whole (before reads).
 void flush_buffers() {
-  if (cupti.flush_all != nullptr)
-    cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (cupti.flush_all == nullptr)
+    return;
+  // The buffers CUDA hands over now are recorded inside the flush.
+  recording::Line("cuda_flush").write();
+  const recording::Nested nested;
+  cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 /// Hands over the completed buffers a few times a second, so that the
@@ -655,6 +589,10 @@ void stop_flusher() {
 void enable_activities() {
   std::call_once(activities_enabled, [] {
     CUptiResult result = cupti.enable_activity(CUPTI_ACTIVITY_KIND_MEMCPY);
+    recording::Line("cupti")
+        .text("call", "activities")
+        .number("result", static_cast<std::uint64_t>(result))
+        .write();
     if (result == CUPTI_SUCCESS)
       cupti.enable_activity(CUPTI_ACTIVITY_KIND_MEMCPY2);
     else
@@ -690,6 +628,10 @@ void enable_unified_memory() {
     if (result == CUPTI_SUCCESS)
       result =
           cupti.enable_activity(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+    recording::Line("cupti")
+        .text("call", "unified_memory")
+        .number("result", static_cast<std::uint64_t>(result))
+        .write();
     if (result == CUPTI_SUCCESS)
       view.set_unified_memory(true, "");
     else
@@ -707,7 +649,12 @@ bool driver_initialized() {
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
                           CUpti_CallbackId id, const void* data) {
+  std::optional<recording::Inside> inside;
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (recording::active()) {
+      recording::Line("cuda_resource").number("cbid", id).write();
+      inside.emplace();
+    }
     if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED ||
         id == CUPTI_CBID_RESOURCE_CU_INIT_FINISHED)
       enable_activities();
@@ -719,6 +666,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
   CudaView& view = CudaView::instance();
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
       id == CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged) {
+    if (recording::active()) {
+      record_call(domain, id, *info, "cuMemAllocManaged", nullptr);
+      inside.emplace();
+    }
     if (info->callbackSite == CUPTI_API_ENTER) {
       enable_unified_memory();
       view.note_managed_memory();
@@ -726,6 +677,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
     return;
   }
   if (info->callbackSite == CUPTI_API_EXIT) {
+    if (recording::active()) {
+      record_call(domain, id, *info, nullptr, nullptr);
+      inside.emplace();
+    }
     view.api_exit(info->correlationId);
     return;
   }
@@ -740,6 +695,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
   call.correlation = info->correlationId;
   if (info->functionParams != nullptr)
     entry->decode(info->functionParams, call);
+  if (recording::active()) {
+    record_call(domain, id, *info, entry->name, &call);
+    inside.emplace();
+  }
   view.api_enter(call);
 }
 
@@ -922,10 +881,12 @@ void start(Recorder& recorder) {
   // One time line: CUPTI stamps its records with the recorder's clock.
   if (cupti.register_timestamp != nullptr &&
       cupti.register_timestamp(recorder_timestamp) == CUPTI_SUCCESS) {
-    view.set_time_mapping(TimeMapping{});
+    time_mapping = TimeMapping{};
+    view.set_time_mapping(time_mapping);
   } else if (uint64_t ns = 0; cupti.timestamp != nullptr &&
                               cupti.timestamp(&ns) == CUPTI_SUCCESS) {
-    view.set_time_mapping(TimeMapping{ns, recorder.now()});
+    time_mapping = TimeMapping{ns, recorder.now()};
+    view.set_time_mapping(time_mapping);
   }
   result = cupti.register_buffers(buffer_requested, buffer_completed);
   if (result != CUPTI_SUCCESS) {
@@ -935,15 +896,30 @@ void start(Recorder& recorder) {
   }
   view.set_flush(flush_buffers);
   view.set_status(profiling::CudaViewState::on, "");
-  if (driver_initialized())
+  initialized_at_start = driver_initialized();
+  if (initialized_at_start)
     enable_activities();
+}
+
+/// How the CUDA view started, for a replay to start it the same way.
+void record_start() {
+  const profiling::CudaView status = CudaView::instance().status();
+  recording::Line("cuda_view")
+      .text("state", profiling::to_string(status.state))
+      .text("reason", status.reason)
+      .boolean("driver_initialized", initialized_at_start)
+      .write();
 }
 
 } // namespace
 
 void start_collector(Recorder& recorder) noexcept {
   try {
-    std::call_once(started, start, std::ref(recorder));
+    std::call_once(started, [&recorder] {
+      start(recorder);
+      if (recording::active())
+        record_start();
+    });
   } catch (...) {
     Impl::warn("note: CUDA's own record could not be started; cunumpy counts "
                "the copies Kokkos reports");

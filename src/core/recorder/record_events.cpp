@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "call_sites/modules.hpp"
 #include "call_sites/stack_capture.hpp"
 #include "recorder/contents.hpp"
 #include "recorder/recorder.hpp"
+#include "recorder/recording.hpp"
 #include "recorder/spaces.hpp"
 #include "recorder/thread_state.hpp"
 
@@ -439,6 +441,14 @@ void pop_region(Recorder& recorder) noexcept {
 std::uint64_t open_phase(Recorder& recorder, const std::string& name) {
   ThreadState& thread = thread_state(recorder);
   const std::uint64_t token = recorder.next_phase_token();
+  std::optional<recording::Inside> inside;
+  if (recording::active()) {
+    recording::Line("open_phase")
+        .text("name", name)
+        .number("token", token)
+        .write();
+    inside.emplace();
+  }
   const double time = recorder.now();
   const RecorderLock lock = recorder.lock();
   recorder.push_region(thread, recorder.strings(lock).intern(name), token, time,
@@ -448,6 +458,11 @@ std::uint64_t open_phase(Recorder& recorder, const std::string& name) {
 
 void close_phase(Recorder& recorder, std::uint64_t token) noexcept {
   try {
+    std::optional<recording::Inside> inside;
+    if (recording::active()) {
+      recording::Line("close_phase").number("token", token).write();
+      inside.emplace();
+    }
     ThreadState& thread = thread_state(recorder);
     const double time = recorder.now();
     const RecorderLock lock = recorder.lock();

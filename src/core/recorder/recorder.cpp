@@ -124,6 +124,10 @@ void Recorder::attach(EventSink* sink) {
     }
   }
   sinks_.emplace_back(sink, 1);
+  for (std::size_t id = 1; id <= incidents_.size(); ++id)
+    if (incidents_[id - 1].standing)
+      sink->on_loss({LossReason::incident, 0, static_cast<std::uint32_t>(id)},
+                    lock);
   if (sink->wants_allocations())
     allocations_wanted_.fetch_add(1, std::memory_order_acq_rel);
   if (sink->wants_contents())
@@ -214,8 +218,8 @@ void Recorder::deliver_losses(const RecorderLock& lock) noexcept {
 }
 
 std::uint32_t Recorder::open_incident(std::string text,
-                                      const RecorderLock& lock) {
-  incidents_.push_back({std::move(text), false, {}});
+                                      const RecorderLock& lock, bool standing) {
+  incidents_.push_back({std::move(text), standing, false, {}});
   const auto id = static_cast<std::uint32_t>(incidents_.size());
   const Loss loss{LossReason::incident, 0, id};
   deliver_to_sinks(loss, [&](EventSink& sink, const Loss& record) {

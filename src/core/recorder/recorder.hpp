@@ -50,6 +50,9 @@ Event to_public(const RawEvent& event, const RecorderLock& lock);
 /// attached at the time (another tool replaced cunumpy's callbacks).
 struct Incident {
   std::string text;
+  /// Concerns the whole run (nothing reaches this recorder): told to the
+  /// sinks attached later too.
+  bool standing = false;
   /// Found harmless later (the replacing tool forwards to cunumpy), with
   /// why; a retracted incident loses no event.
   bool retracted = false;
@@ -358,8 +361,10 @@ public:
   /// the sinks attached at the next read (catch_up) are told.
   void count_lost(LossReason reason, std::uint64_t count = 1) noexcept;
   /// An incident that may have cost events (their number unknown), told
-  /// now to every attached sink. Returns its id (never 0).
-  std::uint32_t open_incident(std::string text, const RecorderLock& lock);
+  /// now to every attached sink, and with `standing` to every sink attached
+  /// later too. Returns its id (never 0).
+  std::uint32_t open_incident(std::string text, const RecorderLock& lock,
+                              bool standing = false);
   void retract_incident(std::uint32_t id, std::string why, const RecorderLock&);
   const Incident& incident(std::uint32_t id, const RecorderLock&) const {
     return incidents_.at(id - 1);

@@ -1,12 +1,14 @@
 #include "recorder/spaces.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/space_names.hpp>
 
 #include "recorder/recorder.hpp"
+#include "recorder/recording.hpp"
 #include "support/environment.hpp"
 
 namespace cunumpy {
@@ -43,6 +45,11 @@ std::string host_space_refused(std::string_view name) {
 } // namespace
 
 void register_device_space(std::string_view name) {
+  std::optional<Impl::recording::Inside> inside;
+  if (Impl::recording::active()) {
+    Impl::recording::Line("register_device_space").text("name", name).write();
+    inside.emplace();
+  }
   registry().add_device(name);
 }
 

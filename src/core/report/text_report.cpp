@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include <cunumpy/version.hpp>
+
 #include "recorder/region_tree.hpp"
 #include "report/format.hpp"
 #include "report/report.hpp"
@@ -759,7 +761,7 @@ std::string format_summary(const Report& report) {
     const JobRanks& job = report.job;
     std::string text = "cunumpy: job of " + std::to_string(job.ranks.size()) +
                        " rank(s) of " + printable(report.program) +
-                       ", over its ranks: " + counts_line(report.budget.total) +
+                       " (cunumpy " CUNUMPY_VERSION_STRING "), over its ranks: " + counts_line(report.budget.total) +
                        "\n";
     for (std::size_t i = 0; i < report.budget.phases.size(); ++i) {
       const PhaseSummary& phase = report.budget.phases[i];
@@ -781,10 +783,10 @@ std::string format_summary(const Report& report) {
         text += "cunumpy: " + fitted(lines[i]) + "\n";
     return text;
   }
-  std::string text = "cunumpy: " + printable(report.program) + " (rank " +
-                     std::to_string(report.rank) +
-                     "): " + counts_line(report.budget.total) +
-                     without_device(report) + "\n";
+  std::string text =
+      "cunumpy: " + printable(report.program) + " (rank " +
+      std::to_string(report.rank) + ", cunumpy " CUNUMPY_VERSION_STRING "): " +
+      counts_line(report.budget.total) + without_device(report) + "\n";
   for (const PhaseSummary& phase : report.budget.phases) {
     if (!phase.entered)
       continue;

@@ -35,6 +35,10 @@ std::vector<Variable> make_table() {
      "seconds the ranks wait for each other at Kokkos::finalize to merge their reports over MPI (docs/plugin.md#mpi); 0: no merge", true, 0, 3600},
     {"CUNUMPY_TRACE", Kind::text, "a file; %r: the MPI rank", "none",
      "a Chrome trace of copies, syncs, regions and kernels (Perfetto)", true},
+    {"CUNUMPY_RECORD", Kind::text, "a file; %r: the MPI rank", "none",
+     "the run's Kokkos and CUDA events as they reached cunumpy, to replay elsewhere (docs/cuda.md#recording-a-run)", true},
+    {"CUNUMPY_RECORD_LIMIT_MB", Kind::integer, "1 to 65536", "256",
+     "the largest recording; past it the recording says it was cut, and cannot be replayed", true, 1, 65536},
     {"CUNUMPY_REPORT_ALL_REGIONS", Kind::integer, "0, 1", "0",
      "1: the text report lists the regions without transfers too", true, 0, 1},
     {"CUNUMPY_LABEL", Kind::text, "any text", "none",
@@ -157,6 +161,74 @@ std::string read_choice(std::string_view name) {
   warn(std::string(entry.name) + "=\"" + excerpt(value) + "\" is not one of " +
        std::string(entry.values) + "; using " + std::string(fallback));
   return std::string(fallback);
+}
+
+namespace {
+
+/// Read by cunumpy's Python package, not by the table's readers.
+constexpr std::string_view python_variables[] = {"CUNUMPY_BACKEND"};
+
+/// Edits from `a` to `b`: insertions, deletions, substitutions and swaps of
+/// two neighbours (optimal string alignment).
+std::size_t edits(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(
+      a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i)
+    d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+bool known_variable(std::string_view name) {
+  for (const Variable& entry : variables())
+    if (entry.name == name)
+      return true;
+  for (std::string_view python : python_variables)
+    if (python == name)
+      return true;
+  return false;
+}
+
+} // namespace
+
+std::string_view closest_variable(std::string_view name) {
+  std::string_view best;
+  std::size_t best_edits = ~std::size_t(0);
+  const auto consider = [&](std::string_view known) {
+    const std::size_t count = edits(name, known);
+    if (count < best_edits) {
+      best = known;
+      best_edits = count;
+    }
+  };
+  for (const Variable& entry : variables())
+    consider(entry.name);
+  for (std::string_view python : python_variables)
+    consider(python);
+  return best;
+}
+
+void warn_unknown_variables() {
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string_view variable(*entry);
+    const std::string_view name = variable.substr(0, variable.find('='));
+    if (name.substr(0, 8) != "CUNUMPY_" || known_variable(name))
+      continue;
+    // Names are the user's: long or odd ones are shown cut and escaped.
+    warn(excerpt(name, 64) +
+         " is not a variable cunumpy reads, and is "
+         "ignored; did you mean " +
+         std::string(closest_variable(name)) +
+         "? (docs/plugin.md#environment-variables lists them)");
+  }
 }
 
 std::string variables_help() {

@@ -42,6 +42,14 @@ int read_integer(std::string_view name);
 /// none of its choices after one line on stderr.
 std::string read_choice(std::string_view name);
 
+/// One line on stderr for each CUNUMPY_* variable of the environment that
+/// cunumpy does not read (a misspelling: CUNUMPY_BUGDET), naming the known
+/// one closest to it. The plugin calls it once, at start-up.
+void warn_unknown_variables();
+/// The known variable closest to `name` (fewest edits; a swap of two
+/// neighbours is one).
+std::string_view closest_variable(std::string_view name);
+
 /// "  CUNUMPY_REPORT=a file  the report ... (default: ...)", one line each:
 /// the plugin's --help.
 std::string variables_help();
