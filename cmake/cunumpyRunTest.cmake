@@ -2,7 +2,7 @@
 #
 #   cmake -DNAME=<test> -DREPORTS=<dir> -DPLUGIN=<libkp_cunumpy.so>
 #         -DTOOLS_VARIABLES=<names, comma-separated> [-DBUDGET=<file>]
-#         -DPYTHON=<python3> -DREPORT_TOOL=<cunumpy-report>
+#         -DREPORT_TOOL=<cunumpy-report>
 #         -P cunumpyRunTest.cmake -- <program> [<arg>...]
 #
 # Runs the program with the plugin loaded and each rank's JSON report in
@@ -61,7 +61,7 @@ if(NOT reports)
     "KOKKOS_PROFILE_LIBRARY before). A launcher that does not pass the "
     "environment on to the ranks drops it too.")
 endif()
-execute_process(COMMAND "${PYTHON}" "${REPORT_TOOL}" --check "${REPORTS}"
+execute_process(COMMAND "${REPORT_TOOL}" --check "${REPORTS}"
                 RESULT_VARIABLE check)
 if(NOT check EQUAL 0)
   message(FATAL_ERROR "cunumpy_add_test(${NAME}): cunumpy-report --check "

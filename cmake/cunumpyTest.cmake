@@ -46,11 +46,6 @@ function(cunumpy_add_test)
     message(FATAL_ERROR "cunumpy_add_test(${arg_NAME}): this cunumpy has no "
                         "plugin (cunumpy::kp_cunumpy)")
   endif()
-  find_program(CUNUMPY_PYTHON3 NAMES python3 DOC "runs cunumpy-report")
-  if(NOT CUNUMPY_PYTHON3)
-    message(FATAL_ERROR "cunumpy_add_test(${arg_NAME}): python3 not found; "
-                        "cunumpy-report needs it (set CUNUMPY_PYTHON3)")
-  endif()
   list(POP_FRONT arg_COMMAND program)
   if(TARGET "${program}")
     set(program "$<TARGET_FILE:${program}>")
@@ -73,7 +68,6 @@ function(cunumpy_add_test)
       "-DPLUGIN=$<TARGET_FILE:cunumpy::kp_cunumpy>"
       "-DTOOLS_VARIABLES=${variables}"
       "-DBUDGET=${arg_BUDGET}"
-      "-DPYTHON=${CUNUMPY_PYTHON3}"
       "-DREPORT_TOOL=${report_tool}"
       -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/cunumpyRunTest.cmake"
       -- "${program}" ${arg_COMMAND})

@@ -212,7 +212,9 @@ Config Config::from_environment() {
   config.label = run.label;
   if (const auto budget = Impl::read_text("CUNUMPY_BUDGET"))
     config.budget_path = *budget;
+  config.mpi_deadline = Impl::read_integer("CUNUMPY_MPI_DEADLINE");
   if (const auto report = Impl::read_text("CUNUMPY_REPORT")) {
+    config.report_per_rank = report->find("%r") != std::string::npos;
     config.report_path = expand_rank(*report, config.rank);
     config.report_format = Impl::read_choice("CUNUMPY_REPORT_FORMAT");
     if (Impl::find_report_format(config.report_format) == nullptr)

@@ -35,6 +35,12 @@ struct Config {
   /// CUNUMPY_REPORT with %r replaced by the rank; empty: a short summary on
   /// stderr.
   std::string report_path;
+  /// CUNUMPY_REPORT has %r: each rank writes its own (else, under MPI,
+  /// rank 0 writes the job's).
+  bool report_per_rank = false;
+  /// CUNUMPY_MPI_DEADLINE: seconds the ranks wait for each other to merge
+  /// their reports over MPI; 0: no merge.
+  int mpi_deadline = 5;
   /// CUNUMPY_REPORT_FORMAT, else json for a *.json path, else text.
   std::string report_format = "text";
   std::string budget_path;        ///< CUNUMPY_BUDGET

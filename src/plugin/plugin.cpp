@@ -17,6 +17,7 @@
 #include "consumers/rule_file_input.hpp"
 #include "cuda/collector.hpp"
 #include "kokkos_table.hpp"
+#include "mpi_merge.hpp"
 #include "output_file.hpp"
 #include "python_lines.hpp"
 #include "recorder/recorder.hpp"
@@ -461,13 +462,40 @@ bool Plugin::write_report() {
   if (!trace_error.empty())
     Impl::warn("CUNUMPY_TRACE: cannot write '" + report.trace_path + "' (" +
                trace_error + ")");
+  // Under MPI, one report of the job (mpi_merge.hpp): rank 0 writes it
+  // (without %r in CUNUMPY_REPORT), every rank takes the job's verdict.
+  const JobMerge merge = merge_over_mpi(report, config_.mpi_deadline);
+  const Impl::Report* shown = &report;
+  bool quiet = false; // a rank whose report is in the job's says nothing
+  bool has_file = !config_.report_path.empty();
+  if (merge.ran) {
+    failed_ =
+        merge.failed ? *merge.failed : failed_.load() || report.has_budget;
+    if (!merge.message.empty())
+      Impl::warn("rank " + std::to_string(merge.rank) + ": " + merge.message);
+    if (merge.job) {
+      if (!config_.report_per_rank)
+        shown = &*merge.job;
+    } else {
+      quiet = merge.included;
+      if (!config_.report_per_rank)
+        has_file = false; // rank 0's
+      if (!merge.included)
+        Impl::warn("rank " + std::to_string(merge.rank) +
+                   ": this rank's report is not in the job's report; its "
+                   "summary follows");
+    }
+  } else if (!merge.message.empty() && config_.rank == 0) {
+    Impl::warn(merge.message + "; each rank writes its own report");
+  }
+
   bool written = false;
-  if (!config_.report_path.empty()) {
+  if (has_file) {
     std::string error = config_.report_file.changed();
     std::string text;
     if (error.empty()) {
       try {
-        text = Impl::find_report_format(config_.report_format)->write(report);
+        text = Impl::find_report_format(config_.report_format)->write(*shown);
       } catch (const std::exception& failure) {
         error = std::string("it could not be made: ") + failure.what();
       }
@@ -477,17 +505,30 @@ bool Plugin::write_report() {
       Impl::warn("CUNUMPY_REPORT: cannot write '" + config_.report_path +
                  "' (" + error + "); the summary goes to stderr instead");
   }
+  // On rank 0 with a report per rank: the job's summary on stderr.
+  if (merge.job && shown != &*merge.job) {
+    shown = &*merge.job;
+    written = written && !merge.job->failed();
+  }
+  if (quiet)
+    return failed_;
   // The report file is quiet when all is well; stderr gets the summary
   // when there is no file or the budget failed, for the CI log. (A budget
   // file that could not be used was said at start-up.)
   std::string text;
-  if (!written || !report.budget.violations.empty()) {
-    text = Impl::format_summary(report) +
+  if (!written || !shown->budget.violations.empty()) {
+    text = Impl::format_summary(*shown) +
            (written ? "cunumpy: full report in " + config_.report_path + "\n"
-                    : "cunumpy: full report: set CUNUMPY_REPORT=<file>.txt or "
-                      ".json\n");
+            : config_.report_per_rank && merge.job
+                ? "cunumpy: full reports: each rank's, in CUNUMPY_REPORT; "
+                  "cunumpy-report merges them\n"
+            : merge.ran && !merge.job && !config_.report_path.empty()
+                ? "cunumpy: this rank's full report: set CUNUMPY_REPORT with "
+                  "%r, each rank its own file\n"
+                : "cunumpy: full report: set CUNUMPY_REPORT=<file>.txt or "
+                  ".json\n");
   } else { // what a quiet report file would hide
-    for (const std::string& note : Impl::report_notes(report, true))
+    for (const std::string& note : Impl::report_notes(*shown, true))
       text += "cunumpy: note: " + Impl::printable(note) + " (report in " +
               config_.report_path + ")\n";
   }

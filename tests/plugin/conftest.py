@@ -66,6 +66,8 @@ def pytest_addoption(parser):
                     help="tests/tools/fail_alloc.cpp's library, for LD_PRELOAD")
     group.addoption("--slow-open",
                     help="tests/tools/slow_open.cpp's library, for LD_PRELOAD")
+    group.addoption("--fake-mpi",
+                    help="tests/tools/fake_mpi.cpp's library, for LD_PRELOAD")
     group.addoption("--extension-dir",
                     help="the directory of tests/plugin/python's extension")
     group.addoption("--workload",
@@ -225,6 +227,11 @@ def fail_alloc(request):
 @pytest.fixture
 def slow_open(request):
     return _path(request, "slow_open")
+
+
+@pytest.fixture
+def fake_mpi(request):
+    return _path(request, "fake_mpi")
 
 
 @pytest.fixture

@@ -1,13 +1,11 @@
 """Reports for cunumpy-report's tests: version-3 reports made from a
-plugin report of any version, jobs of many ranks of them, and the script
-loaded as a module, to call its main() in the test's own process."""
+plugin report of any version, jobs of many ranks of them, and the rule by
+which the table shortens paths."""
 
-import contextlib
-import importlib.machinery
-import importlib.util
-import io
 import json
 import os
+import re
+import subprocess
 
 RUN_ID = "slurm:1234.0"
 
@@ -82,22 +80,45 @@ def write_json(path, value):
     return path
 
 
-def load_tool(path):
-    """cunumpy-report (a script without .py) as a module."""
-    loader = importlib.machinery.SourceFileLoader("cunumpy_report", path)
-    spec = importlib.util.spec_from_loader("cunumpy_report", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+# A path in a line of the table (a call site, the program): from a "/" that
+# starts a word to a blank, ":", "," or ")"; then its line number, if any.
+PATH = re.compile(r"(?<![^\s(])(?:…)?/[^\s:,)]*(?::\d+)?")
+
+
+def short_paths(line):
+    """`line` with each path of more than three components shown from its
+    last three, as docs/plugin.md says the table shows them:
+    "/home/me/cunumpy/tests/programs/advice_events.cpp:88" as
+    "…/tests/programs/advice_events.cpp:88"."""
+    def shortened(match):
+        parts = match.group(0).split("/")
+        if len(parts) <= 4:
+            return match.group(0)
+        return "…/" + "/".join(parts[-3:])
+    return PATH.sub(shortened, line)
 
 
 def call_tool(tool, arguments):
-    """Runs the loaded tool's main(arguments) in this process: (exit
-    status, stdout, stderr)."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        try:
-            status = tool.main(arguments)
-        except SystemExit as exit:
-            status = exit.code
-    return status, stdout.getvalue(), stderr.getvalue()
+    """Runs cunumpy-report with `arguments`: (exit status, stdout,
+    stderr)."""
+    run = subprocess.run([tool, *arguments], capture_output=True, text=True,
+                         timeout=300)
+    return run.returncode, run.stdout, run.stderr
+
+
+# What differs between two runs of the same program: times, the run, the
+# process.
+TIMES = re.compile(r"seconds|time|bandwidth")
+
+
+def comparable(value, key=""):
+    """A merged report without what two runs of one program differ in:
+    times (and the rank of their maximum), the run id, the process, and
+    advice (its findings' savings are times)."""
+    if isinstance(value, dict):
+        return {name: comparable(member, name) for name, member in value.items()
+                if not TIMES.search(name) and
+                name not in ("run", "pid", "started", "ended", "advice")}
+    if isinstance(value, list):
+        return [comparable(member, key) for member in value]
+    return value

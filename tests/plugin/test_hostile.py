@@ -7,7 +7,6 @@ in the region "step"."""
 
 import os
 import re
-import sys
 import time
 
 import pytest
@@ -277,7 +276,7 @@ def test_two_launches_in_one_batch_job(case, report_tool):
                            OMPI_MCA_ess_base_jobid=launch_id)
             assert run.status == 0, run
     os.makedirs(case.path("reports"), exist_ok=True)
-    check = [sys.executable, report_tool, "--check", case.path("reports")]
+    check = [report_tool, "--check", case.path("reports")]
     launch("4242001", [0, 1])
     run = case.run(command=check)
     assert run.status == 0, f"one launch's reports pass\n{run}"
@@ -308,7 +307,7 @@ def test_messages_tell_one_story(case, report_tool):
     assert "no copy could be a transfer" in run.cunumpy_lines()[0], run
     # cunumpy-report on a run without a budget: one story.
     run = case.run(["no-device"], CUNUMPY_REPORT="report.json")
-    run = case.run(command=[sys.executable, report_tool,
+    run = case.run(command=[report_tool,
                             case.path("report.json")])
     assert "budget: no rank broke it" not in run.stdout, run
     assert "budget: none on any rank" in run.stdout, run

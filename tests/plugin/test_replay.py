@@ -19,6 +19,7 @@ the replay)."""
 import glob
 import json
 import os
+import signal
 import stat
 
 from plugin_helpers import VIOLATION_STATUS, shown
@@ -466,7 +467,7 @@ def test_exit_from_a_signal_handler_while_recording(case, cupti_built, plugin,
     report, or has none and its replay is refused."""
     assert cupti_built
     rules = case.write("budget.toml", "[phases.step]\noptional = true\n")
-    ended = refused = 0
+    ended = refused = aborted = 0
     for run_index in range(24):
         delay = 10000 + 397 * run_index
         recorder = case.__class__(case.path(f"run{run_index}"),
@@ -476,7 +477,12 @@ def test_exit_from_a_signal_handler_while_recording(case, cupti_built, plugin,
                            CUNUMPY_RECORD="run.jsonl",
                            CUNUMPY_REPORT="report.json")
         # Copies were made in "step", unless the signal came in the first
-        # one (which then never happened).
+        # one (which then never happened). exit() from a handler that
+        # interrupted malloc may make glibc abort in the next malloc, the
+        # program's own or an exit handler's: the process still ends.
+        if run.status == -signal.SIGABRT and "malloc" in run.stderr:
+            aborted += 1
+            continue
         assert run.status in (0, VIOLATION_STATUS), f"the run ends\n{run}"
         with open(recorder.path("run.jsonl"), encoding="utf-8") as stream:
             last = stream.read().splitlines()[-1]
@@ -493,4 +499,4 @@ def test_exit_from_a_signal_handler_while_recording(case, cupti_built, plugin,
             notes = [line for line in run.cunumpy_lines()
                      if "CUNUMPY_RECORD" in line]
             assert len(notes) <= 1, f"at most one line says so\n{run}"
-    assert ended + refused == 24
+    assert ended + refused + aborted == 24 and ended + refused >= 12

@@ -5,7 +5,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 from plugin_helpers import (DIAGNOSTICS_BYTES, MODIFY, OUTPUT_COPY, OUTPUTS,
                             SETUP_COPY, STATE_BYTES, STEPS, SYNC,
@@ -243,7 +242,7 @@ def test_unknown_device_space_under_a_budget(case, budget, report_tool):
                        CUNUMPY_RUN_ID="four-ranks",
                        OMPI_COMM_WORLD_RANK=rank, OMPI_COMM_WORLD_SIZE=4)
         program_ran(run)
-    run = case.run(command=[sys.executable, report_tool, "--check",
+    run = case.run(command=[report_tool, "--check",
                             case.path("reports")])
     assert run.status == 1, f"--check fails: nothing was checked\n{run}"
     assert "BROKEN" not in run.stdout, f"no rank broke the budget\n{run}"

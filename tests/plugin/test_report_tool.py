@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from report_tool_helpers import (call_tool, load_tool, passing, version3,
+from report_tool_helpers import (call_tool, passing, short_paths, version3,
                                  write_job, write_json)
 
 LINE_WIDTH = 160
@@ -40,10 +40,9 @@ def sample(case, budget):
 
 @pytest.fixture
 def merge(report_tool):
-    """cunumpy-report's main(arguments) in this process: (status, stdout,
-    stderr)."""
-    module = load_tool(report_tool)
-    return lambda *arguments: call_tool(module, [str(a) for a in arguments])
+    """cunumpy-report with these arguments: (status, stdout, stderr)."""
+    return lambda *arguments: call_tool(report_tool,
+                                        [str(a) for a in arguments])
 
 
 def read_json(path):
@@ -105,10 +104,10 @@ def test_check_verdicts(case, sample, merge, report_tool):
     assert status == 0, stdout
 
     # The command, as CI runs it.
-    run = case.run(command=[sys.executable, report_tool, "--check",
+    run = case.run(command=[report_tool, "--check",
                             case.path("missing")])
     assert run.status == 1 and run.stderr == "", run
-    run = case.run(command=[sys.executable, report_tool, "--check",
+    run = case.run(command=[report_tool, "--check",
                             case.path("good")])
     assert run.status == 0 and run.stderr == "", run
 
@@ -272,7 +271,7 @@ def test_untrusted_input_is_refused(case, sample, merge, report_tool):
     assert status == 2 and "its job has 3 rank(s)" in stderr, stderr
 
     # The command, as CI runs it: one line, no traceback.
-    run = case.run(command=[sys.executable, report_tool, "--check",
+    run = case.run(command=[report_tool, "--check",
                             case.path("mixed")])
     assert run.status == 2 and one_line(run.stderr), run
 
@@ -353,7 +352,7 @@ def test_many_ranks(case, sample, report_tool):
         write_json(os.path.join(job, f"report-{rank}.json"),
                    version3(broken if rank % 7 == 3 else good, rank, 3000))
     start = time.monotonic()
-    run = case.run(command=[sys.executable, report_tool, "--check", job])
+    run = case.run(command=[report_tool, "--check", job])
     seconds = time.monotonic() - start
     peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     lines = run.stdout.splitlines()
@@ -374,7 +373,7 @@ def test_deep_checkout_keeps_sites_whole(case, sample, merge, report_tool):
     deep: the table shows each call site's path from its last components,
     with its file name and line whole, even on a line that is too long; the
     merged JSON keeps the whole paths."""
-    short = load_tool(report_tool).short_paths
+    short = short_paths
     deep = ("/scratch/" + "/".join(f"a-project-with-a-long-name-{level}"
                                    for level in range(5)) + "/cunumpy")
     assert len(deep) > 150
@@ -416,9 +415,9 @@ def test_deep_checkout_keeps_sites_whole(case, sample, merge, report_tool):
 
     merged = read_json(case.path("merged.json"))
     assert merged["program"] == report["program"]
-    assert [finding["sites"] for finding in merged["advice"]] == \
-        [[up, down], [read]]
-    assert copy in merged["violations"][0]["message"]
+    assert [[site["site"] for site in finding["sites"]]
+            for finding in merged["advice"]["findings"]] == [[up, down], [read]]
+    assert copy in merged["budget"]["violations"][0]["message"]
 
 
 def two_ranks(case, sample):
@@ -507,7 +506,7 @@ def test_deep_trees(case, sample, merge, report_tool):
     for arguments in ([], ["--format", "hatchet", "-o",
                            case.path("hostile-tree.json")]):
         run = subprocess.run(
-            [sys.executable, report_tool, *arguments,
+            [report_tool, *arguments,
              case.path("hostile.json")],
             capture_output=True, text=True, timeout=120,
             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
@@ -736,3 +735,54 @@ def test_unknown_report_format(case, budget):
                      'text, json, hatchet, summary; using json for *.json, '
                      'else text'], run.stderr
     assert case.json("report.json", run)["format"] == "cunumpy-report"
+
+
+def test_merged_reports_merge_again(case, sample, merge):
+    """A job's report merges again: ranks 0-1 and 2-3 merged apart, then
+    together, are the 4 ranks merged at once; a rank in two files is
+    refused; a merged report's ranks are checked as any member, and a
+    claim of two billion ranks costs no more than one."""
+    good = passing(sample)
+    files = write_job(case.path("job"), good, range(4), size=4)
+    for name, part in (("a.json", files[:2]), ("b.json", files[2:]),
+                       ("all.json", files)):
+        status, _, stderr = merge("--json", case.path(name), *part)
+        assert status == 0, stderr
+    status, table, stderr = merge("--check", "--json", case.path("ab.json"),
+                                  case.path("a.json"), case.path("b.json"))
+    assert status == 0 and "check: passed" in table, stderr + table
+    assert read_json(case.path("ab.json")) == read_json(case.path("all.json"))
+    status, _, stderr = merge(case.path("a.json"), files[1])
+    assert status == 2 and "rank 1 already has a report" in stderr, stderr
+
+    merged = read_json(case.path("a.json"))
+    for place, value, needle in (
+            ("ranks", [[1, 0]], "not a range after the previous one"),
+            ("ranks", [[0, 5]], "beyond the job's 4"),
+            ("broken", [[3, 3]], "which 'job.ranks' does not"),
+            ("ranks", "0-1", "'job.ranks' is \"0-1\"")):
+        hostile = json.loads(json.dumps(merged))
+        hostile["job"][place] = value
+        write_json(case.path("hostile.json"), hostile)
+        status, _, stderr = merge(case.path("hostile.json"))
+        assert status == 2 and one_line(stderr) and needle in stderr, \
+            f"{place}={value}: {stderr}"
+    # Two billion ranks, one finding on all but one: as quick as one rank.
+    huge = json.loads(json.dumps(merged))
+    huge["run"]["size"] = None
+    huge["job"]["ranks"] = [[0, 2 ** 31 - 2]]
+    huge["advice"]["findings"] = [{
+        "rule": "round_trip", "region": "step", "phase": "step",
+        "fix": "fix it", "message": "[round_trip] ...", "saving_seconds": 0.5,
+        "seconds": 1.0, "count": 4, "calls": 2, "sites": [{"site": "a.cpp:1"}],
+        "rank": 0, "ranks": [[0, 2 ** 31 - 2]],
+        "estimated_on_ranks": [[1, 2 ** 31 - 2]],
+        "over_ranks": {name: {"min": 1, "max": 1, "max_rank": 0, "sum": 1,
+                              "mean": 1}
+                       for name in ("calls", "events", "saving", "seconds")}}]
+    write_json(case.path("huge.json"), huge)
+    start = time.monotonic()
+    status, table, stderr = merge(case.path("huge.json"))
+    assert status == 0 and "saving not estimated on rank(s) 0\n" in table, \
+        stderr + table
+    assert time.monotonic() - start < 2, f"{time.monotonic() - start:.1f} s"

@@ -1,7 +1,6 @@
-// The region tree in Hatchet's literal format (GraphFrame.from_literal): the
-// same document `cunumpy-report --format hatchet` writes for one report
-// (tests/plugin/test_report_tool.py compares them), so a single run and a
-// merged job load alike.
+// The region tree in Hatchet's literal format (GraphFrame.from_literal), of
+// one process or of a merged job (each metric the mean over the ranks, and
+// its minimum and maximum), so that a single run and a job load alike.
 
 #include <algorithm>
 #include <map>
@@ -65,6 +64,43 @@ std::map<std::string, Metric> node_metrics(const profiling::RegionNode& region,
   return metrics;
 }
 
+/// A node of a merged job: each measure's mean over the `ranks` ranks (a
+/// rank that never entered the region counts 0), minimum and maximum.
+std::map<std::string, Metric> job_metrics(const SectionRanks& section,
+                                          std::uint64_t ranks) {
+  std::map<std::string, Metric> metrics;
+  for (std::size_t i = 0; i < measure::size; ++i) {
+    if (i == measure::copy_seconds)
+      continue;
+    const std::string name = measure::name(i);
+    const Statistic& statistic = section.values[i];
+    const bool whole =
+        name.find("seconds") == std::string::npos && name.rfind("time", 0) != 0;
+    const double low = statistic.ranks == 0      ? 0.0
+                       : statistic.ranks < ranks ? std::min(statistic.min, 0.0)
+                                                 : statistic.min;
+    const double high = statistic.ranks == 0 ? 0.0 : statistic.max;
+    const auto metric = [whole](double value) {
+      return whole ? Metric{true, static_cast<std::uint64_t>(value), 0.0}
+                   : Metric{false, 0, value};
+    };
+    add_metric(metrics, name, metric(0.0));
+    constexpr std::string_view inclusive = " (inc)";
+    const bool inc = name.size() > inclusive.size() &&
+                     name.compare(name.size() - inclusive.size(),
+                                  inclusive.size(), inclusive) == 0;
+    const std::string base =
+        inc ? name.substr(0, name.size() - inclusive.size()) : name;
+    const std::string suffix = inc ? std::string(inclusive) : std::string();
+    metrics[base + " min" + suffix] = metric(low);
+    metrics[base + " max" + suffix] = metric(high);
+    metrics[name] =
+        Metric{false, 0,
+               ranks == 0 ? 0.0 : statistic.sum / static_cast<double>(ranks)};
+  }
+  return metrics;
+}
+
 void write_metadata(JsonWriter& json, const Report& report) {
   std::string versions, backends;
   for (const std::string& version : report.kokkos_versions)
@@ -93,7 +129,9 @@ void write_metadata(JsonWriter& json, const Report& report) {
   json.member("program", report.program);
   json.member("rank_merge", "mean over the ranks; ' min' and ' max' "
                             "metrics: minimum and maximum");
-  json.member("ranks", 1);
+  json.member("ranks", report.job.merged
+                           ? static_cast<std::uint64_t>(report.job.ranks.size())
+                           : std::uint64_t{1});
   json.member("run_id", report.run_id);
   json.end_object();
 }
@@ -102,7 +140,13 @@ void write_metadata(JsonWriter& json, const Report& report) {
 
 std::string format_hatchet(const Report& report) {
   const auto& regions = report.budget.regions;
-  JsonWriter json;
+  // Indented as every report, unless deeper than the plugin's trees
+  // (RegionTree::max_depth): a merged file's tree may be, and its
+  // indentation would grow with the square of its depth.
+  std::size_t deepest = 0;
+  for (const auto& region : regions)
+    deepest = std::max(deepest, region.depth);
+  JsonWriter json(deepest > 64 ? 0 : 2);
   json.begin_array();
   if (regions.empty()) {
     json.end_array();
@@ -141,9 +185,12 @@ std::string format_hatchet(const Report& report) {
     }
     json.key("metrics");
     json.begin_object();
-    for (const auto& [name, metric] :
-         node_metrics(region, seconds,
-                      std::max(seconds - children_seconds[index], 0.0))) {
+    const auto metrics =
+        report.job.merged && index < report.job.regions.size()
+            ? job_metrics(report.job.regions[index], report.job.ranks.size())
+            : node_metrics(region, seconds,
+                           std::max(seconds - children_seconds[index], 0.0));
+    for (const auto& [name, metric] : metrics) {
       if (metric.integer)
         json.member(name, metric.count);
       else
@@ -165,7 +212,9 @@ std::string format_hatchet(const Report& report) {
     close(done);
   }
   json.end_array();
-  return json.take() + "\n";
+  std::string text = json.take();
+  text += '\n';
+  return text;
 }
 
 } // namespace cunumpy::Impl

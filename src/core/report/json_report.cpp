@@ -1,6 +1,6 @@
-// The JSON report: what cunumpy-report reads (its schema,
-// REPORT_SCHEMA, is compared with this file's output key by key in
-// tests/plugin/test_report_tool.py).
+// The JSON report: of one process, or of a merged job (its "job" member,
+// and the statistics over the ranks of each section, violation and finding),
+// which json_reader.cpp reads back to merge again.
 
 #include <algorithm>
 #include <array>
@@ -32,6 +32,70 @@ std::optional<std::string_view> unless_empty(const std::string& text) {
   if (text.empty())
     return std::nullopt;
   return text;
+}
+
+/// A number that is a whole one (a count, bytes) as an integer.
+void write_number(JsonWriter& json, double value) {
+  if (value == static_cast<double>(static_cast<std::int64_t>(value)) &&
+      value > -9007199254740992.0 && value < 9007199254740992.0)
+    json.value(static_cast<std::int64_t>(value));
+  else
+    json.value(value);
+}
+
+void write_ranks(JsonWriter& json, const RankSet& ranks) {
+  json.begin_array();
+  for (const auto& [first, last] : ranks.ranges()) {
+    json.begin_array();
+    json.value(first);
+    json.value(last);
+    json.end_array();
+  }
+  json.end_array();
+}
+
+/// A statistic over the `ranks` ranks of the job (a rank without the
+/// number counts 0): min, mean, max, the lowest rank of the max, and the
+/// sum that merges again.
+void write_statistic(JsonWriter& json, const Statistic& statistic,
+                     std::uint64_t ranks) {
+  const bool absent = statistic.ranks < ranks;
+  json.begin_object();
+  json.key("max");
+  write_number(json, statistic.ranks == 0 ? 0.0 : statistic.max);
+  json.member("max_rank", statistic.max_rank >= 0
+                              ? std::optional<int>(statistic.max_rank)
+                              : std::nullopt);
+  json.member("mean",
+              ranks == 0 ? 0.0 : statistic.sum / static_cast<double>(ranks));
+  json.key("min");
+  write_number(json, statistic.ranks == 0 ? 0.0
+                     : absent             ? std::min(statistic.min, 0.0)
+                                          : statistic.min);
+  json.key("sum");
+  write_number(json, statistic.sum);
+  json.end_object();
+}
+
+/// "over_ranks": the section's ranks and its rows over the job's ranks; a
+/// row zero on every rank is not written.
+void write_section_ranks(JsonWriter& json, const SectionRanks& section,
+                         std::uint64_t ranks) {
+  std::map<std::string, const Statistic*> rows;
+  for (std::size_t i = 0; i < measure::size; ++i)
+    if (i == measure::calls || !section.values[i].all_zero())
+      rows.emplace(measure::name(i), &section.values[i]);
+  json.key("over_ranks");
+  json.begin_object();
+  json.member("ranks", section.ranks);
+  json.key("rows");
+  json.begin_object();
+  for (const auto& [name, statistic] : rows) {
+    json.key(name);
+    write_statistic(json, *statistic, ranks);
+  }
+  json.end_object();
+  json.end_object();
 }
 
 void write_site(JsonWriter& json, const SiteSummary& summary) {
@@ -118,18 +182,37 @@ void write_sites(JsonWriter& json, const std::vector<SiteSummary>& sites,
   json.end_array();
 }
 
-void write_phase(JsonWriter& json, const PhaseSummary& phase,
-                 std::size_t limit) {
+/// A phase or section; of a job, its ranks (`job`), the ranks that broke it
+/// and its rule's text.
+struct PhaseRanks {
+  const SectionRanks* section = nullptr;
+  const RankSet* broken = nullptr;
+  const std::string* rule = nullptr;
+  std::uint64_t ranks = 0;
+};
+
+void write_phase(JsonWriter& json, const PhaseSummary& phase, std::size_t limit,
+                 const PhaseRanks& job = {}) {
   json.begin_object();
   json.member("broken", phase.broken);
+  if (job.broken != nullptr) {
+    json.key("broken_ranks");
+    write_ranks(json, *job.broken);
+  }
   json.member("calls", phase.calls);
   json.member("entered", phase.entered);
   json.key("kinds");
   write_kinds(json, phase.totals);
   json.member("name", phase.name);
   json.member("optional", phase.rule && phase.rule->is_optional());
-  json.member("rule",
-              phase.rule ? std::optional(phase.rule->str()) : std::nullopt);
+  if (job.section != nullptr)
+    write_section_ranks(json, *job.section, job.ranks);
+  if (phase.rule)
+    json.member("rule", phase.rule->str());
+  else if (job.rule != nullptr && !job.rule->empty())
+    json.member("rule", *job.rule);
+  else
+    json.member("rule", nullptr);
   json.member("syncs", kind_totals(phase.totals, EventKind::sync).count);
   json.key("top_sites");
   write_sites(json, phase.sites, limit);
@@ -137,7 +220,8 @@ void write_phase(JsonWriter& json, const PhaseSummary& phase,
   json.end_object();
 }
 
-void write_region(JsonWriter& json, const RegionNode& node) {
+void write_region(JsonWriter& json, const RegionNode& node,
+                  const SectionRanks* section, std::uint64_t ranks) {
   json.begin_object();
   json.member("calls", node.calls);
   json.member("depth", node.depth);
@@ -146,6 +230,8 @@ void write_region(JsonWriter& json, const RegionNode& node) {
   json.member("inclusive_transfers", transfers(node.inclusive));
   json.member("is_phase", node.is_phase);
   json.member("name", node.name);
+  if (section != nullptr)
+    write_section_ranks(json, *section, ranks);
   json.key("own");
   write_kinds(json, node.own);
   json.member("parent", node.parent);
@@ -161,18 +247,45 @@ void write_region(JsonWriter& json, const RegionNode& node) {
 void write_advice(JsonWriter& json, const Report& report) {
   const profiling::AdviceOptions& options = report.advice_options;
   json.begin_object();
+  const JobRanks& job = report.job;
   json.key("findings");
   json.begin_array();
-  for (const profiling::Finding& finding : report.advice) {
+  for (std::size_t i = 0; i < report.advice.size(); ++i) {
+    const profiling::Finding& finding = report.advice[i];
+    const FindingRanks* ranks =
+        job.merged && i < job.findings.size() ? &job.findings[i] : nullptr;
     json.begin_object();
     json.member("bytes", finding.bytes);
     json.member("calls", finding.calls);
     json.member("count", finding.count);
     json.member("estimate", finding.estimate);
+    if (ranks != nullptr) {
+      json.key("estimated_on_ranks");
+      write_ranks(json, ranks->estimated);
+    }
     json.member("evidence", finding.evidence);
     json.member("fix", finding.fix);
-    json.member("message", finding.str());
+    json.member("message", ranks != nullptr ? ranks->message : finding.str());
+    if (ranks != nullptr) {
+      const std::uint64_t count = ranks->ranks.size();
+      json.key("over_ranks");
+      json.begin_object();
+      json.key("calls");
+      write_statistic(json, ranks->calls, count);
+      json.key("events");
+      write_statistic(json, ranks->events, count);
+      json.key("saving");
+      write_statistic(json, ranks->saving, ranks->estimated.size());
+      json.key("seconds");
+      write_statistic(json, ranks->seconds, count);
+      json.end_object();
+    }
     json.member("phase", finding.phase);
+    if (ranks != nullptr) {
+      json.member("rank", ranks->rank);
+      json.key("ranks");
+      write_ranks(json, ranks->ranks);
+    }
     json.member("region", finding.region);
     json.member("region_calls", finding.region_calls);
     json.member("rule", finding.name());
@@ -212,8 +325,12 @@ void write_advice(JsonWriter& json, const Report& report) {
 }
 
 void write_violations(JsonWriter& json, const Report& report) {
+  const JobRanks& job = report.job;
   json.begin_array();
-  for (const auto& violation : report.budget.violations) {
+  for (std::size_t i = 0; i < report.budget.violations.size(); ++i) {
+    const profiling::Violation& violation = report.budget.violations[i];
+    const ViolationRanks* ranks =
+        job.merged && i < job.violations.size() ? &job.violations[i] : nullptr;
     json.begin_object();
     json.member("actual", violation.actual);
     json.member("allowed", violation.allowed);
@@ -227,8 +344,13 @@ void write_violations(JsonWriter& json, const Report& report) {
                             ? std::optional(to_string(*violation.kind))
                             : std::nullopt);
     json.member("limit", to_string(violation.limit));
-    json.member("message", violation.str());
+    json.member("message", ranks != nullptr ? ranks->message : violation.str());
     json.member("phase", violation.phase);
+    if (ranks != nullptr) {
+      json.member("rank", ranks->rank);
+      json.key("ranks");
+      write_ranks(json, ranks->ranks);
+    }
     json.end_object();
   }
   json.end_array();
@@ -253,6 +375,54 @@ void write_budget(JsonWriter& json, const Report& report) {
   json.member("verdict", report.verdict());
   json.key("violations");
   write_violations(json, report);
+  json.end_object();
+}
+
+/// The ranks of a merged job: which it holds, which failed how, which
+/// wrote which note, and what cunumpy-report --check says of them.
+void write_job(JsonWriter& json, const Report& report) {
+  const JobRanks& job = report.job;
+  json.begin_object();
+  const auto ranks = [&json](const char* name, const RankSet& set) {
+    json.key(name);
+    write_ranks(json, set);
+  };
+  ranks("broken", job.broken);
+  ranks("callbacks_unwatched", job.unwatched);
+  json.key("check");
+  json.begin_object();
+  const std::vector<std::string> problems = job_problems(report);
+  json.member("ok", problems.empty());
+  json.member("problems", problems);
+  json.end_object();
+  ranks("incomplete", job.incomplete);
+  ranks("missing", missing_ranks(report));
+  ranks("open_regions", job.open_regions);
+  ranks("ranks", job.ranks);
+  json.key("reasons");
+  json.begin_object();
+  for (const auto& [name, reason] :
+       {std::pair{"incomplete", &job.incomplete_reason},
+        {"unchecked", &job.unchecked_reason},
+        {"without_device", &job.without_device_reason}}) {
+    if (reason->rank < 0)
+      continue;
+    json.key(name);
+    json.begin_object();
+    json.member("rank", reason->rank);
+    json.member("text", reason->text);
+    json.end_object();
+  }
+  json.end_object();
+  ranks("region_tree_cut", job.region_tree_cut);
+  const int size = job_size(report);
+  json.member("size", size > 0 ? std::optional<int>(size) : std::nullopt);
+  ranks("unbalanced_pops", job.unbalanced_pops);
+  ranks("unchecked", job.unchecked);
+  ranks("unknown_spaces", job.unknown_spaces);
+  ranks("without_advice", job.without_advice);
+  ranks("without_budget", job.without_budget);
+  ranks("without_device", job.without_device);
   json.end_object();
 }
 
@@ -332,6 +502,12 @@ std::string format_json(const Report& report) {
   write_dual_views(json, report);
   json.member("elapsed_seconds", report.elapsed);
   json.member("format", "cunumpy-report");
+  const JobRanks& job = report.job;
+  const std::uint64_t ranks = job.ranks.size();
+  if (job.merged) {
+    json.key("job");
+    write_job(json, report);
+  }
   json.key("kokkos");
   json.begin_object();
   json.member("backends", report.budget.device.backends);
@@ -354,11 +530,17 @@ std::string format_json(const Report& report) {
   json.end_object();
   json.member("open_regions", report.open_regions);
   json.key("outside");
-  write_phase(json, outside, top_sites_phase);
+  write_phase(json, outside, top_sites_phase,
+              job.merged ? PhaseRanks{&job.outside, nullptr, nullptr, ranks}
+                         : PhaseRanks{});
   json.key("phases");
   json.begin_array();
-  for (const auto& phase : report.budget.phases)
-    write_phase(json, phase, top_sites_phase);
+  for (std::size_t i = 0; i < report.budget.phases.size(); ++i)
+    write_phase(json, report.budget.phases[i], top_sites_phase,
+                job.merged && i < job.phases.size()
+                    ? PhaseRanks{&job.phases[i], &job.phase_broken[i],
+                                 &job.phase_rules[i], ranks}
+                    : PhaseRanks{});
   json.end_array();
   json.member("pid", report.pid);
   json.member("program", report.program);
@@ -367,8 +549,11 @@ std::string format_json(const Report& report) {
   json.member("region_tree_cut", unless_empty(report.region_tree_cut));
   json.key("regions");
   json.begin_array();
-  for (const auto& node : report.budget.regions)
-    write_region(json, node);
+  for (std::size_t i = 0; i < report.budget.regions.size(); ++i)
+    write_region(json, report.budget.regions[i],
+                 job.merged && i < job.regions.size() ? &job.regions[i]
+                                                      : nullptr,
+                 ranks);
   json.end_array();
   json.key("run");
   json.begin_object();
@@ -383,7 +568,9 @@ std::string format_json(const Report& report) {
   json.end_object();
   json.member("site_problems", report.site_problems);
   json.key("total");
-  write_phase(json, total, top_sites_total);
+  write_phase(json, total, top_sites_total,
+              job.merged ? PhaseRanks{&job.total, nullptr, nullptr, ranks}
+                         : PhaseRanks{});
   json.key("trace");
   if (report.trace_path.empty()) {
     json.value(nullptr);

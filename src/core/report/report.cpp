@@ -139,6 +139,20 @@ std::vector<std::string> report_notes(const Report& report, bool summary) {
 }
 
 std::string_view Report::verdict() const {
+  if (job.merged) {
+    if (!job.broken.empty())
+      return "broken";
+    if (!job.incomplete.empty() || !missing_ranks(*this).empty() ||
+        job_size(*this) == 0)
+      return "incomplete";
+    if (!job.unchecked.empty())
+      return "unchecked";
+    if (job.without_budget.size() == job.ranks.size())
+      return "none";
+    if (!job.without_budget.empty())
+      return "unchecked";
+    return "ok";
+  }
   if (!has_budget)
     return "none";
   if (!budget_error.empty())

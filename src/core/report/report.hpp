@@ -17,6 +17,7 @@
 #include <cunumpy/cuda_view.hpp>
 
 #include "recorder/lock.hpp"
+#include "report/job.hpp"
 
 namespace cunumpy::profiling {
 class TransferBudget;
@@ -123,13 +124,24 @@ struct Report {
   profiling::CudaView cuda_view;
   std::vector<std::pair<std::string, std::string>> metadata;
 
+  /// The ranks of a job merged into this report (report/job.hpp); of one
+  /// process, `job.merged` is false.
+  JobRanks job;
+
   /// The budget asked for is broken, could not be checked, may have
-  /// missed events, or checked nothing (no device memory space).
+  /// missed events, or checked nothing (no device memory space); of a job,
+  /// a budget was asked for and the job's verdict is not ok.
   bool failed() const {
+    if (job.merged)
+      return has_budget && verdict() != "ok";
     return has_budget && (!budget.violations.empty() || !budget_error.empty());
   }
   /// "none", "ok", "broken", "incomplete" (events may be missing, or the
   /// rule file could not be used), "unchecked" (no device memory space).
+  /// Of a job: "broken" when a rank broke a rule; else "incomplete" when a
+  /// rank may have missed events or ranks have no report (or the job's size
+  /// is unknown); else "unchecked" when a rank could not check its budget
+  /// or ran without one; "none" when no rank had one; else "ok".
   std::string_view verdict() const;
 };
 
@@ -181,13 +193,25 @@ std::string format_text(const Report& report);
 /// A few lines for stderr: totals, phases, verdict and broken rules
 /// (text_report.cpp).
 std::string format_summary(const Report& report);
-/// The JSON report, which cunumpy-report merges across ranks
+/// The JSON report, which cunumpy-report reads and merges
 /// (json_report.cpp).
 std::string format_json(const Report& report);
 /// The region tree in Hatchet's literal format (hatchet_report.cpp).
 std::string format_hatchet(const Report& report);
 
+/// The report of a JSON report's text (json_reader.cpp), as a job of the
+/// ranks it holds (JobRanks::merged). Throws ReportError, one line saying
+/// what is wrong (a member missing or of the wrong type: "'budget.ok' is
+/// missing, expected true or false"), for text that is not a JSON report of
+/// version 2 or 3.
+Report read_json_report(std::string_view text);
+
 // What more than one format writes (report.cpp).
+
+/// `line` with each path of more than three components shown from its last
+/// three, "…/tests/programs/advice_events.cpp:88": the file's name and
+/// line stay whole however deep the checkout is (text_report.cpp).
+std::string short_paths(const std::string& line);
 
 /// Copies first, then by bytes, then by count; at most `limit`.
 std::vector<profiling::SiteSummary>

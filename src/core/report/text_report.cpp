@@ -1,6 +1,7 @@
 // The text formats: the full report and the stderr summary.
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include <cunumpy/version.hpp>
@@ -307,9 +308,382 @@ void append_advice(std::string& text, const Report& report) {
             " also finds copies of unchanged data)\n";
 }
 
+// A merged job: the table cunumpy-report prints, one statistic per line
+// over the ranks.
+
+/// No line of the table is longer, except to keep a path whole; rank lists
+/// are cut to fit one line.
+constexpr std::size_t line_width = 160;
+constexpr std::size_t path_parts = 3;
+constexpr std::size_t message_lines = 12;
+
+/// Where a path starts in `line` at or after `from`: a "/" (or "…/") that
+/// starts a word; npos when none.
+std::size_t path_start(const std::string& line, std::size_t from) {
+  static const std::string ellipsis = "…";
+  for (std::size_t i = from; i < line.size(); ++i) {
+    const bool word = i == 0 || line[i - 1] == ' ' || line[i - 1] == '(';
+    if (!word)
+      continue;
+    if (line[i] == '/')
+      return i;
+    if (line.compare(i, ellipsis.size(), ellipsis) == 0 &&
+        i + ellipsis.size() < line.size() && line[i + ellipsis.size()] == '/')
+      return i;
+  }
+  return std::string::npos;
+}
+
+/// The end of the path starting at `start`: before a blank, ':', ',' or ')',
+/// then its ":<line>", if any.
+std::size_t path_end(const std::string& line, std::size_t start) {
+  std::size_t end = start;
+  while (end < line.size() && line[end] != ' ' && line[end] != ':' &&
+         line[end] != ',' && line[end] != ')')
+    ++end;
+  if (end + 1 < line.size() && line[end] == ':' &&
+      std::isdigit(static_cast<unsigned char>(line[end + 1]))) {
+    ++end;
+    while (end < line.size() &&
+           std::isdigit(static_cast<unsigned char>(line[end])))
+      ++end;
+  }
+  return end;
+}
+
+} // namespace
+
+std::string short_paths(const std::string& line) {
+  std::string result;
+  std::size_t done = 0;
+  for (std::size_t start = path_start(line, 0); start != std::string::npos;
+       start = path_start(line, done)) {
+    const std::size_t end = path_end(line, start);
+    const std::string path = line.substr(start, end - start);
+    std::vector<std::size_t> slashes;
+    for (std::size_t i = 0; i < path.size(); ++i)
+      if (path[i] == '/')
+        slashes.push_back(i);
+    result += line.substr(done, start - done);
+    if (slashes.size() <= path_parts)
+      result += path;
+    else
+      result += "…" + path.substr(slashes[slashes.size() - path_parts]);
+    done = end;
+    if (end == start)
+      ++done;
+  }
+  return result + line.substr(std::min(done, line.size()));
+}
+
+namespace {
+
+/// `line` as the table shows it: its paths shortened, then cut to
+/// line_width characters, never before the end of its last path.
+std::string fitted(const std::string& original) {
+  std::string line = short_paths(original);
+  if (line.size() <= line_width)
+    return line;
+  std::size_t keep = line_width - 1;
+  for (std::size_t start = path_start(line, 0); start != std::string::npos;
+       start = path_start(line, std::max(start + 1, path_end(line, start))))
+    keep = std::max(keep, path_end(line, start));
+  return keep >= line.size() ? line : line.substr(0, keep) + "…";
+}
+
+std::string number_text(double value) {
+  if (value != static_cast<double>(static_cast<long long>(value)))
+    return printf_text("%.6g", value);
+  return std::to_string(static_cast<long long>(value));
+}
+
+struct Row {
+  std::string name;
+  const Statistic* statistic;
+};
+
+/// A statistic's min, mean and max over `ranks` ranks (a rank without it
+/// counts 0; 0: over the ranks that have it), and the rank of the max ("-"
+/// for none).
+void append_statistics(std::vector<std::string>& lines,
+                       const std::string& title, const std::vector<Row>& rows,
+                       std::size_t indent, std::uint64_t ranks) {
+  const int name_width = static_cast<int>(30 - indent);
+  char line[512];
+  std::snprintf(line, sizeof line, "%*s%-*s %14s %14s %14s  %11s",
+                static_cast<int>(indent - 2), "", name_width + 2, title.c_str(),
+                "min", "mean", "max", "max on rank");
+  lines.push_back(line);
+  for (const Row& row : rows) {
+    const Statistic& s = *row.statistic;
+    const std::uint64_t over = ranks == 0 ? s.ranks : ranks;
+    const double low = s.ranks < over ? std::min(s.min, 0.0) : s.min;
+    const double mean = over == 0 ? 0.0 : s.sum / static_cast<double>(over);
+    const std::string rank =
+        s.max_rank < 0 ? std::string("-") : std::to_string(s.max_rank);
+    std::snprintf(line, sizeof line, "%*s%-*s %14s %14s %14s  %11s",
+                  static_cast<int>(indent), "", name_width, row.name.c_str(),
+                  number_text(low).c_str(), number_text(mean).c_str(),
+                  number_text(s.ranks == 0 ? 0.0 : s.max).c_str(),
+                  rank.c_str());
+    lines.push_back(line);
+  }
+}
+
+/// The rows of a section: its calls, the count of each kind, the bytes of
+/// each copy kind, the time in copies and in syncs; those zero on every rank
+/// but calls left out.
+std::vector<Row> section_rows(const SectionRanks& section) {
+  static const std::vector<std::pair<std::string, std::size_t>> table = [] {
+    std::vector<std::pair<std::string, std::size_t>> rows{
+        {"calls", measure::calls}};
+    for (EventKind kind : {EventKind::to_host, EventKind::to_device,
+                           EventKind::kernel_conversion, EventKind::fallback,
+                           EventKind::device_copy, EventKind::sync}) {
+      const std::string name(to_string(kind));
+      rows.emplace_back(name + " count", measure::count(kind));
+      if (is_copy(kind))
+        rows.emplace_back(name + " bytes", measure::bytes(kind));
+    }
+    rows.emplace_back("copy time [s]", measure::copy_seconds);
+    rows.emplace_back("sync time [s]", measure::seconds(EventKind::sync));
+    return rows;
+  }();
+  std::vector<Row> rows;
+  for (const auto& [name, index] : table)
+    if (index == measure::calls || !section.values[index].all_zero())
+      rows.push_back({name, &section.values[index]});
+  return rows;
+}
+
+bool copied_on_some_rank(const SectionRanks& section) {
+  for (EventKind kind : all_event_kinds)
+    if (is_transfer(kind) && section.values[measure::count(kind)].max > 0.0)
+      return true;
+  return false;
+}
+
+/// The first lines of a job: its ranks, its run, the budget's verdicts, the
+/// notes.
+void append_job_header(std::vector<std::string>& lines, const Report& report) {
+  const JobRanks& job = report.job;
+  lines.push_back("cunumpy-report: " + std::to_string(job.ranks.size()) +
+                  " rank(s) (" + job.ranks.text() + ") of " +
+                  printable(report.program));
+  if (!report.run_id.empty()) {
+    const int size = job_size(report);
+    lines.push_back("run " + printable(report.run_id) +
+                    (report.label.empty()
+                         ? std::string()
+                         : ", label '" + printable(report.label) + "'") +
+                    ": " + (size > 0 ? std::to_string(size) : "unknown") +
+                    " rank(s) in the job");
+  }
+  const RankSet missing = missing_ranks(report);
+  if (!missing.empty())
+    lines.push_back("no report from rank(s) " + missing.text());
+  RankSet unchecked = job.unchecked;
+  RankSet without_budget = job.without_budget;
+  if (!job.broken.empty()) {
+    lines.push_back("budget: BROKEN on rank(s) " + job.broken.text());
+  } else if (!unchecked.empty()) {
+    lines.push_back("budget: NOT CHECKED on rank(s) " + unchecked.text() +
+                    ": " + printable(job.unchecked_reason.text));
+    unchecked = RankSet();
+  } else if (without_budget.size() == job.ranks.size()) {
+    lines.push_back("budget: none on any rank (CUNUMPY_BUDGET not set; with "
+                    "mpirun, pass it with -x CUNUMPY_BUDGET)");
+    without_budget = RankSet();
+  } else {
+    lines.push_back("budget: no rank broke it");
+  }
+  if (!missing.empty() && job.broken.empty())
+    lines.push_back("the job cannot pass: " + std::to_string(missing.size()) +
+                    " rank(s) have no report in it");
+  if (!unchecked.empty())
+    lines.push_back("budget not checked on rank(s) " + unchecked.text() + ": " +
+                    printable(job.unchecked_reason.text));
+  if (!without_budget.empty())
+    lines.push_back("no budget on rank(s) " + without_budget.text() +
+                    " (CUNUMPY_BUDGET not set there; with mpirun, pass it "
+                    "with -x CUNUMPY_BUDGET)");
+  if (!job.unknown_spaces.empty()) {
+    std::string value;
+    for (const auto* names :
+         {&report.unknown_spaces.names, &report.device_spaces})
+      for (const std::string& name : *names)
+        value += (value.empty() ? "" : ",") + name;
+    lines.push_back("memory space(s) cunumpy does not know: " +
+                    quoted_list(report.unknown_spaces.names) + ", on rank(s) " +
+                    job.unknown_spaces.text() + " (" +
+                    std::to_string(report.unknown_spaces.copies) +
+                    " copies not counted)");
+    lines.push_back(
+        std::string("  if ") +
+        (report.unknown_spaces.names.size() == 1 ? "it is" : "they are") +
+        " device memory, set CUNUMPY_DEVICE_SPACES=" + printable(value));
+  }
+  if (!job.without_device.empty() &&
+      job.without_device_reason.text != job.unchecked_reason.text)
+    lines.push_back("no device on rank(s) " + job.without_device.text() + ": " +
+                    printable(job.without_device_reason.text));
+  if (!job.incomplete.empty())
+    lines.push_back("events may be missing on rank(s) " +
+                    job.incomplete.text() + ": " +
+                    printable(job.incomplete_reason.text));
+  for (const std::string& problem : report.site_problems)
+    lines.push_back("note: call sites of " + printable(problem));
+  if (!job.unbalanced_pops.empty())
+    lines.push_back("note: regions were popped where none was open, on "
+                    "rank(s) " +
+                    job.unbalanced_pops.text() + " (rank " +
+                    std::to_string(job.unbalanced_pops.lowest()) + ": by " +
+                    printable(report.unbalanced_pops) + ")");
+  if (!job.open_regions.empty() && !report.open_regions.empty())
+    lines.push_back("note: regions still open at the end of the run, on "
+                    "rank(s) " +
+                    job.open_regions.text() + " (rank " +
+                    std::to_string(job.open_regions.lowest()) + ": " +
+                    printable(report.open_regions.front()) + ")");
+  if (!job.region_tree_cut.empty())
+    lines.push_back("note: the tree of regions is cut at " +
+                    std::to_string(RegionTree::max_depth) +
+                    " levels on rank(s) " + job.region_tree_cut.text() +
+                    " (below '" + excerpt(report.region_tree_cut, 256) + "')");
+  if (!job.unwatched.empty())
+    lines.push_back("note: on rank(s) " + job.unwatched.text() + ": " +
+                    printable(report.unwatched));
+}
+
+void append_job_violations(std::vector<std::string>& lines,
+                           const Report& report) {
+  const auto& violations = report.budget.violations;
+  if (violations.empty())
+    return;
+  lines.emplace_back();
+  std::vector<std::size_t> broken, unsure;
+  for (std::size_t i = 0; i < violations.size(); ++i)
+    (profiling::verdict({violations[i]}) == profiling::Verdict::broken ? broken
+                                                                       : unsure)
+        .push_back(i);
+  for (const auto* list : {&broken, &unsure}) {
+    if (list->empty())
+      continue;
+    lines.push_back(
+        std::string(list == &broken ? "broken rules (" : "cannot be sure (") +
+        std::to_string(list->size()) + "):");
+    for (std::size_t i : *list) {
+      const ViolationRanks& entry = report.job.violations[i];
+      const std::string prefix = "  rank " + std::to_string(entry.rank) + ": ";
+      std::string message = entry.message;
+      while (!message.empty() && message.back() == '\n')
+        message.pop_back();
+      std::vector<std::string> parts;
+      std::size_t start = 0;
+      while (true) {
+        const std::size_t end = message.find('\n', start);
+        parts.push_back(message.substr(start, end - start));
+        if (end == std::string::npos)
+          break;
+        start = end + 1;
+      }
+      for (std::size_t k = 0; k < parts.size() && k < message_lines; ++k) {
+        std::string text = parts[k];
+        const std::size_t first = text.find_first_not_of(" \t");
+        text = first == std::string::npos ? "" : text.substr(first);
+        lines.push_back((k == 0 ? prefix : std::string(prefix.size(), ' ')) +
+                        printable(text));
+      }
+      if (parts.size() > message_lines)
+        lines.push_back(std::string(prefix.size(), ' ') + "… (" +
+                        std::to_string(parts.size() - message_lines) +
+                        " more lines)");
+      const RankSet others = entry.ranks.minus(RankSet(entry.rank));
+      if (!others.empty())
+        lines.push_back(std::string(prefix.size(), ' ') + "and on " +
+                        std::to_string(others.size()) +
+                        " more rank(s): " + others.text());
+    }
+  }
+}
+
+void append_job_advice(std::vector<std::string>& lines, const Report& report) {
+  const JobRanks& job = report.job;
+  if (report.advice.empty() && job.without_advice.empty())
+    return;
+  lines.emplace_back();
+  lines.push_back("advice (" + std::to_string(report.advice.size()) +
+                  " finding(s) over " + std::to_string(job.ranks.size()) +
+                  " rank(s), largest estimated saving first):");
+  if (!job.without_advice.empty())
+    lines.push_back("  no advice in the report of rank(s) " +
+                    job.without_advice.text() +
+                    " (CUNUMPY_ADVISE=0, or an older plugin)");
+  for (std::size_t i = 0; i < report.advice.size(); ++i) {
+    const profiling::Finding& finding = report.advice[i];
+    const FindingRanks& entry = job.findings[i];
+    std::string sites;
+    for (const profiling::FindingSite& site : finding.sites)
+      sites += (sites.empty() ? "" : ", then ") + site.site.str();
+    lines.push_back("  [" + std::string(finding.name()) + "] " +
+                    (finding.region.empty()
+                         ? std::string("outside every region")
+                         : "region '" + printable(finding.region) + "'") +
+                    " at " + printable(sites) + ", on rank(s) " +
+                    entry.ranks.text());
+    std::vector<Row> rows;
+    if (entry.saving.ranks > 0)
+      rows.push_back({"saving [s]", &entry.saving});
+    rows.push_back({"time [s]", &entry.seconds});
+    rows.push_back({"events", &entry.events});
+    rows.push_back({"calls", &entry.calls});
+    // Over the ranks that found it (the saving: that estimated it).
+    append_statistics(lines, "", rows, 4, 0);
+    const RankSet not_estimated = entry.ranks.minus(entry.estimated);
+    if (!not_estimated.empty())
+      lines.push_back("    saving not estimated on rank(s) " +
+                      not_estimated.text());
+    lines.push_back("    fix: " + printable(finding.fix));
+  }
+}
+
+/// The table of a merged job (cunumpy-report's).
+std::string format_job_text(const Report& report) {
+  const JobRanks& job = report.job;
+  const std::uint64_t ranks = job.ranks.size();
+  std::vector<std::string> lines;
+  append_job_header(lines, report);
+  const auto section = [&](const std::string& title,
+                           const SectionRanks& statistics,
+                           const RankSet* broken) {
+    lines.emplace_back();
+    append_statistics(lines, title, section_rows(statistics), 2, ranks);
+    if (broken != nullptr && !broken->empty())
+      lines.push_back("  broken on rank(s): " + broken->text());
+  };
+  section("total", job.total, nullptr);
+  for (std::size_t i = 0; i < report.budget.phases.size(); ++i)
+    section("phase '" + printable(report.budget.phases[i].name) + "'",
+            job.phases[i], &job.phase_broken[i]);
+  for (std::size_t i = 1; i < report.budget.regions.size(); ++i)
+    if (copied_on_some_rank(job.regions[i]))
+      section("region '" + printable(report.budget.regions[i].path) + "'",
+              job.regions[i], nullptr);
+  if (!report.budget.phases.empty() && section_rows(job.outside).size() > 1)
+    section("outside any phase", job.outside, nullptr);
+  append_job_violations(lines, report);
+  append_job_advice(lines, report);
+  std::string text;
+  for (const std::string& line : lines)
+    text += fitted(line) + "\n";
+  return text;
+}
+
 } // namespace
 
 std::string format_text(const Report& report) {
+  if (report.job.merged)
+    return format_job_text(report);
   std::string text = header(report);
   text += budget_verdict(report) + "\n";
   for (const std::string& note : report_notes(report, false))
@@ -381,6 +755,34 @@ std::string format_text(const Report& report) {
 }
 
 std::string format_summary(const Report& report) {
+  if (report.job.merged) {
+    // A job: its sums, its phases, then the table's first lines and the
+    // broken rules.
+    const JobRanks& job = report.job;
+    std::string text = "cunumpy: job of " + std::to_string(job.ranks.size()) +
+                       " rank(s) of " + printable(report.program) +
+                       " (cunumpy " CUNUMPY_VERSION_STRING "), over its ranks: " + counts_line(report.budget.total) +
+                       "\n";
+    for (std::size_t i = 0; i < report.budget.phases.size(); ++i) {
+      const PhaseSummary& phase = report.budget.phases[i];
+      if (!phase.entered)
+        continue;
+      text +=
+          "cunumpy:   phase '" + printable(phase.name) + "' (" +
+          calls_text(phase.calls) + "): " + kinds_text(phase.totals) +
+          (job.phase_broken[i].empty()
+               ? std::string()
+               : " [BROKEN on rank(s) " + job.phase_broken[i].text() + "]") +
+          "\n";
+    }
+    std::vector<std::string> lines;
+    append_job_header(lines, report);
+    append_job_violations(lines, report);
+    for (std::size_t i = 1; i < lines.size(); ++i)
+      if (!lines[i].empty())
+        text += "cunumpy: " + fitted(lines[i]) + "\n";
+    return text;
+  }
   std::string text =
       "cunumpy: " + printable(report.program) + " (rank " +
       std::to_string(report.rank) + ", cunumpy " CUNUMPY_VERSION_STRING "): " +

@@ -21,7 +21,7 @@ std::vector<Variable> make_table() {
   // clang-format off
   return {
     {"CUNUMPY_REPORT", Kind::text, "a file; %r: the MPI rank",
-     "a summary on stderr", "the report, in CUNUMPY_REPORT_FORMAT", true},
+     "a summary on stderr", "the report, in CUNUMPY_REPORT_FORMAT; under MPI without %r, the job's, written by rank 0", true},
     {"CUNUMPY_REPORT_FORMAT", Kind::choice, "text, json, hatchet, summary",
      "json for *.json, else text", "the format of CUNUMPY_REPORT (docs/plugin.md#report-formats)", true},
     {"CUNUMPY_BUDGET", Kind::text, "a TOML file", "none",
@@ -31,6 +31,8 @@ std::vector<Variable> make_table() {
     {"CUNUMPY_ALLOW_NO_DEVICE", Kind::integer, "0, 1", "0",
      "1: a budget of a program without a device passes, unchecked (a CPU-only CI job); not one that copied to spaces cunumpy does not know",
      false, 0, 1},
+    {"CUNUMPY_MPI_DEADLINE", Kind::integer, "0 to 3600", "5",
+     "seconds the ranks wait for each other at Kokkos::finalize to merge their reports over MPI (docs/plugin.md#mpi); 0: no merge", true, 0, 3600},
     {"CUNUMPY_TRACE", Kind::text, "a file; %r: the MPI rank", "none",
      "a Chrome trace of copies, syncs, regions and kernels (Perfetto)", true},
     {"CUNUMPY_RECORD", Kind::text, "a file; %r: the MPI rank", "none",
