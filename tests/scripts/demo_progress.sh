@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/demo shows its build's progress through scripts/progress: a
 # Ninja build of 25 steps with an error after the second gives a line at
-# every tenth of the way and the error as it is.
+# every tenth of the way and the error as it is, each line as it comes
+# (not when the build ends).
 #
 #   tests/scripts/demo_progress.sh SOURCE_DIR
 set -euo pipefail
@@ -26,5 +27,12 @@ building: 92% (23/25)
 building: 100% (25/25)"
 if [ "$actual" != "$expected" ]; then
   echo "FAIL: scripts/progress printed:"; echo "$actual"; exit 1
+fi
+# The first line shows while the build still runs (Debian's mawk would
+# hold it until the pipe closes).
+first=$({ echo "[1/10] Building CXX object first.o"; sleep 6; } |
+  "$source/scripts/progress" | timeout 3 head -n 1 || true)
+if [ "$first" != "building: 10% (1/10)" ]; then
+  echo "FAIL: scripts/progress showed no line within 3 s of the build's first step (got '$first')"; exit 1
 fi
 echo "$actual"
