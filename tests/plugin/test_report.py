@@ -246,7 +246,8 @@ def test_unknown_device_space_under_a_budget(case, budget, report_tool):
                             case.path("reports")])
     assert run.status == 1, f"--check fails: nothing was checked\n{run}"
     assert "BROKEN" not in run.stdout, f"no rank broke the budget\n{run}"
-    assert re.search(r"^budget: NOT CHECKED on rank\(s\) 0-3: 21 copies "
+    # The reason is rank 0's (21 copies of 84), and says so.
+    assert re.search(r"^budget: NOT CHECKED on rank\(s\) 0-3; rank 0: 21 copies "
                      r"to or from memory space\(s\) 'FakeDevice'",
                      run.stdout, re.MULTILINE), \
         f"the ranks could not check it\n{run}"

@@ -463,6 +463,16 @@ bool copied_on_some_rank(const SectionRanks& section) {
   return false;
 }
 
+/// "RANKS: REASON", where the reason quoted is one rank's (the lowest's
+/// that gave one): said so when the ranks are several, whose counts may
+/// differ.
+std::string ranks_and_reason(const RankSet& ranks, const RankText& reason) {
+  if (ranks.size() > 1 && reason.rank >= 0)
+    return ranks.text() + "; rank " + std::to_string(reason.rank) + ": " +
+           printable(reason.text);
+  return ranks.text() + ": " + printable(reason.text);
+}
+
 /// The first lines of a job: its ranks, its run, the budget's verdicts, the
 /// notes.
 void append_job_header(std::vector<std::string>& lines, const Report& report) {
@@ -487,8 +497,8 @@ void append_job_header(std::vector<std::string>& lines, const Report& report) {
   if (!job.broken.empty()) {
     lines.push_back("budget: BROKEN on rank(s) " + job.broken.text());
   } else if (!unchecked.empty()) {
-    lines.push_back("budget: NOT CHECKED on rank(s) " + unchecked.text() +
-                    ": " + printable(job.unchecked_reason.text));
+    lines.push_back("budget: NOT CHECKED on rank(s) " +
+                    ranks_and_reason(unchecked, job.unchecked_reason));
     unchecked = RankSet();
   } else if (without_budget.size() == job.ranks.size()) {
     lines.push_back("budget: none on any rank (CUNUMPY_BUDGET not set; with "
@@ -501,8 +511,8 @@ void append_job_header(std::vector<std::string>& lines, const Report& report) {
     lines.push_back("the job cannot pass: " + std::to_string(missing.size()) +
                     " rank(s) have no report in it");
   if (!unchecked.empty())
-    lines.push_back("budget not checked on rank(s) " + unchecked.text() + ": " +
-                    printable(job.unchecked_reason.text));
+    lines.push_back("budget not checked on rank(s) " +
+                    ranks_and_reason(unchecked, job.unchecked_reason));
   if (!without_budget.empty())
     lines.push_back("no budget on rank(s) " + without_budget.text() +
                     " (CUNUMPY_BUDGET not set there; with mpirun, pass it "
@@ -525,12 +535,12 @@ void append_job_header(std::vector<std::string>& lines, const Report& report) {
   }
   if (!job.without_device.empty() &&
       job.without_device_reason.text != job.unchecked_reason.text)
-    lines.push_back("no device on rank(s) " + job.without_device.text() + ": " +
-                    printable(job.without_device_reason.text));
+    lines.push_back("no device on rank(s) " +
+                    ranks_and_reason(job.without_device,
+                                     job.without_device_reason));
   if (!job.incomplete.empty())
     lines.push_back("events may be missing on rank(s) " +
-                    job.incomplete.text() + ": " +
-                    printable(job.incomplete_reason.text));
+                    ranks_and_reason(job.incomplete, job.incomplete_reason));
   for (const std::string& problem : report.site_problems)
     lines.push_back("note: call sites of " + printable(problem));
   if (!job.unbalanced_pops.empty())
