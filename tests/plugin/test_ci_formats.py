@@ -213,6 +213,20 @@ def test_checked_nothing_or_missed_events_is_not_clean(case, budget,
         suite, = read_with(python, READ_JUNIT, case.path(f"{name}.xml"))
         assert [n for n, test in suite["cases"].items()
                 if test["failures"]] == ["copies checked"], (name, suite)
+    # Without CUNUMPY_SOURCE_ROOT, paths are relative to the git top level
+    # of the working directory (where the build is in the checkout); a
+    # relative root is one from the working directory.
+    rule_file = os.path.relpath(budget, REPOSITORY)
+    sarif = read_with(python, READ_SARIF, case.path("no_device.sarif"))
+    if not os.path.relpath(case.work, REPOSITORY).startswith("..") and \
+            os.path.exists(os.path.join(REPOSITORY, ".git")):
+        assert (errors(sarif)[0]["uri"], errors(sarif)[0]["base"]) == \
+            (rule_file, "SRCROOT"), sarif
+    run = case.run([], CUNUMPY_REPORT="relative_root.sarif",
+                   CUNUMPY_DEVICE_SPACES=None, CUNUMPY_BUDGET=budget,
+                   CUNUMPY_SOURCE_ROOT=os.path.relpath(REPOSITORY, case.work))
+    sarif = read_with(python, READ_SARIF, case.path("relative_root.sarif"))
+    assert errors(sarif)[0]["uri"] == rule_file, (run, sarif)
     # The rule file that could not be used is where the finding is.
     sarif = read_with(python, READ_SARIF, case.path("bad_rule_file.sarif"))
     assert errors(sarif)[0]["uri"].endswith("missing.toml"), sarif
