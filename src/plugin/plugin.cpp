@@ -543,8 +543,8 @@ bool Plugin::write_report() {
                           : "on stderr above (CUNUMPY_REPORT=<file>.sarif "
                             "writes every one)");
     } catch (const std::exception& failure) {
-      text += std::string("cunumpy: no GitHub annotations: ") +
-              failure.what() + "\n";
+      text += std::string("cunumpy: no GitHub annotations: ") + failure.what() +
+              "\n";
     }
   }
   if (!text.empty()) {

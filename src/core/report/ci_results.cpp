@@ -64,8 +64,8 @@ bool is_unchecked(Limit limit) {
 
 /// "here: deep_copy("x", nbytes=800) (x3, 2400 bytes)".
 std::string what_here(const profiling::SiteSummary& site) {
-  std::string text = "here: " + printable(site.what) + " (x" +
-                     std::to_string(site.count);
+  std::string text =
+      "here: " + printable(site.what) + " (x" + std::to_string(site.count);
   if (is_copy(site.kind))
     text += ", " + std::to_string(site.nbytes) + " bytes";
   return text + ")";
@@ -81,9 +81,10 @@ SourceRoot SourceRoot::find() {
   if (!error)
     result.cwd_ = cwd.string();
   if (const auto root = read_text("CUNUMPY_SOURCE_ROOT")) {
-    result.root_ = normal(!root->empty() && (*root)[0] != '/' && !result.cwd_.empty()
-                              ? result.cwd_ + "/" + *root
-                              : *root);
+    result.root_ =
+        normal(!root->empty() && (*root)[0] != '/' && !result.cwd_.empty()
+                   ? result.cwd_ + "/" + *root
+                   : *root);
   } else if (!result.cwd_.empty()) {
     // The innermost directory holding a `.git` (a directory, or the file
     // of a worktree), as `git rev-parse --show-toplevel` finds it.
@@ -124,8 +125,8 @@ std::vector<CiResult> ci_results(const Report& report) {
   };
   // A finding of the whole run is placed at the rule file, else the program.
   CallSite whole_run;
-  whole_run.file = report.budget_path.empty() ? report.program
-                                              : report.budget_path;
+  whole_run.file =
+      report.budget_path.empty() ? report.program : report.budget_path;
   if (!whole_run.file.empty() && whole_run.file[0] != '/') {
     std::error_code error;
     const auto absolute = std::filesystem::absolute(whole_run.file, error);
@@ -172,12 +173,12 @@ std::vector<CiResult> ci_results(const Report& report) {
   if (merged) {
     const RankSet missing = missing_ranks(job);
     if (!missing.empty())
-      incomplete.push_back(verdict_result(
-          Category::incomplete,
-          "no report from rank(s) " + missing.text() + " of " +
-              std::to_string(job_size(job)),
-          ": the job cannot pass (each rank writes its own with "
-          "CUNUMPY_REPORT=<dir>/report-%r.json)"));
+      incomplete.push_back(
+          verdict_result(Category::incomplete,
+                         "no report from rank(s) " + missing.text() + " of " +
+                             std::to_string(job_size(job)),
+                         ": the job cannot pass (each rank writes its own with "
+                         "CUNUMPY_REPORT=<dir>/report-%r.json)"));
     else if (job_size(job) == 0)
       incomplete.push_back(verdict_result(
           Category::incomplete, "the job's size is unknown",
@@ -196,14 +197,14 @@ std::vector<CiResult> ci_results(const Report& report) {
                            : ": the TransferBudget has no rule"));
   if (const RankSet others = ranks.unchecked.minus(unchecked_ranks);
       !others.empty())
-    unchecked.push_back(verdict_result(
-        Category::unchecked, "budget not checked" + on_ranks(others),
-        ": " + ranks.unchecked_reason.text));
+    unchecked.push_back(verdict_result(Category::unchecked,
+                                       "budget not checked" + on_ranks(others),
+                                       ": " + ranks.unchecked_reason.text));
   if (job.budget.unchecked_allowed && job.budget.violations.empty()) {
-    CiResult note = verdict_result(
-        Category::unchecked, "no copy was checked",
-        ": " + job.budget.device.reason +
-            " (it passes because CUNUMPY_ALLOW_NO_DEVICE=1)");
+    CiResult note =
+        verdict_result(Category::unchecked, "no copy was checked",
+                       ": " + job.budget.device.reason +
+                           " (it passes because CUNUMPY_ALLOW_NO_DEVICE=1)");
     note.level = Level::note;
     notes.push_back(std::move(note));
   }
@@ -212,13 +213,13 @@ std::vector<CiResult> ci_results(const Report& report) {
     const Violation& violation = job.budget.violations[i];
     const ViolationRanks& entry = ranks.violations[i];
     const std::string rank_text =
-        merged ? " (on rank(s) " + entry.ranks.text() +
-                     (violation.events.empty()
-                          ? std::string()
-                          : "; rank " + std::to_string(entry.rank) +
-                                "'s sites") +
-                     ")"
-               : std::string();
+        merged
+            ? " (on rank(s) " + entry.ranks.text() +
+                  (violation.events.empty()
+                       ? std::string()
+                       : "; rank " + std::to_string(entry.rank) + "'s sites") +
+                  ")"
+            : std::string();
     std::string details;
     for (const std::string& detail : violation.details)
       details += "; " + detail;
@@ -245,10 +246,10 @@ std::vector<CiResult> ci_results(const Report& report) {
     rule.rule = phase + "/" + kind;
     rule.rule_title = "phase '" + phase + "': " + kind;
     const auto found = rules.find(violation.phase);
-    rule.rule_text = "The rule of phase '" + phase + "': " +
-                     printable(found == rules.end() ? std::string("-")
-                                                    : found->second) +
-                     " (docs/budgets.md).";
+    rule.rule_text =
+        "The rule of phase '" + phase + "': " +
+        printable(found == rules.end() ? std::string("-") : found->second) +
+        " (docs/budgets.md).";
     rule.title = headline(violation);
     rule.ranks = merged ? entry.ranks.text() : std::string();
     const std::string allows =
@@ -268,10 +269,10 @@ std::vector<CiResult> ci_results(const Report& report) {
       result.what = site.what;
       result.count = site.count;
       result.nbytes = site.nbytes;
-      result.message = rule.title + "; " + what_here(site) +
-                       (site.site.known() ? std::string()
-                                          : " at a call site not known") +
-                       allows + rank_text;
+      result.message =
+          rule.title + "; " + what_here(site) +
+          (site.site.known() ? std::string() : " at a call site not known") +
+          allows + rank_text;
       sites.push_back(std::move(result));
     }
   }
@@ -389,7 +390,8 @@ std::string github_annotations(const Report& report,
     const CiResult& error = errors[i];
     std::string properties;
     if (!error.site.file.empty()) {
-      properties = "file=" + command_property(printable(root.shown(error.site.file)));
+      properties =
+          "file=" + command_property(printable(root.shown(error.site.file)));
       if (error.site.line > 0)
         properties += ",line=" + std::to_string(error.site.line);
       properties += ",";

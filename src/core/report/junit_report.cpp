@@ -92,24 +92,24 @@ std::string failure(const Case& test, const SourceRoot& root) {
       continue;
     }
     const CallSite& site = result->site;
-    body += "  " +
-            xml(root.shown(site.file) +
-                (site.line > 0 ? ":" + std::to_string(site.line) : "") +
-                ": " + result->what + " (x" + std::to_string(result->count) +
-                (is_copy(result->kind.value_or(EventKind::sync))
-                     ? ", " + std::to_string(result->nbytes) + " bytes"
-                     : std::string()) +
-                ")" + (site.python.empty() ? "" : " from " + site.python) +
-                (result->ranks.empty() ? ""
-                                       : " [rank(s) " + result->ranks + "]")) +
-            "\n";
+    body +=
+        "  " +
+        xml(root.shown(site.file) +
+            (site.line > 0 ? ":" + std::to_string(site.line) : "") + ": " +
+            result->what + " (x" + std::to_string(result->count) +
+            (is_copy(result->kind.value_or(EventKind::sync))
+                 ? ", " + std::to_string(result->nbytes) + " bytes"
+                 : std::string()) +
+            ")" + (site.python.empty() ? "" : " from " + site.python) +
+            (result->ranks.empty() ? "" : " [rank(s) " + result->ranks + "]")) +
+        "\n";
   }
   if (more > 0)
     body += "  … and " + std::to_string(more) +
             " more site(s): the SARIF and text reports have them\n";
   return "      <failure type=\"" +
-         xml(first.limit.empty() ? first.rule : first.limit) +
-         "\" message=\"" + xml(first.title) + "\">" + body + "</failure>\n";
+         xml(first.limit.empty() ? first.rule : first.limit) + "\" message=\"" +
+         xml(first.title) + "\">" + body + "</failure>\n";
 }
 
 std::string timestamp(double seconds) {
@@ -130,10 +130,9 @@ std::string format_junit(const Report& report) {
   const std::vector<CiResult> results = ci_results(report);
   const SourceRoot root = SourceRoot::find();
   const bool merged = report.job.merged;
-  const double ranks =
-      merged ? static_cast<double>(std::max<std::uint64_t>(
-                   report.job.ranks.size(), 1))
-             : 1.0;
+  const double ranks = merged ? static_cast<double>(std::max<std::uint64_t>(
+                                    report.job.ranks.size(), 1))
+                              : 1.0;
 
   std::vector<Case> cases(2);
   cases[0].name = "all events seen";
@@ -143,10 +142,11 @@ std::string format_junit(const Report& report) {
   std::map<std::pair<std::string, std::string>, std::size_t> index;
   const auto add = [&](const std::string& phase, const std::string& what,
                        double seconds) -> Case& {
-    const auto [at, added] = index.emplace(std::pair{phase, what}, cases.size());
+    const auto [at, added] =
+        index.emplace(std::pair{phase, what}, cases.size());
     if (added)
-      cases.push_back({"phase '" + excerpt(phase, 256) + "': " + what, seconds,
-                       {}, {}});
+      cases.push_back(
+          {"phase '" + excerpt(phase, 256) + "': " + what, seconds, {}, {}});
     return cases[at->second];
   };
   const auto& phases = report.budget.phases;
@@ -164,7 +164,8 @@ std::string format_junit(const Report& report) {
         seconds += region.seconds;
     add(phase.name, "calls", seconds / ranks);
     for (EventKind kind : all_event_kinds)
-      if (kind != EventKind::kokkos_own && kind_totals(phase.totals, kind).count > 0)
+      if (kind != EventKind::kokkos_own &&
+          kind_totals(phase.totals, kind).count > 0)
         add(phase.name, std::string(to_string(kind)),
             kind_totals(phase.totals, kind).seconds / ranks);
   }
