@@ -173,7 +173,7 @@ enum class Verdict : std::uint8_t { broken, incomplete, unchecked, ok };
 /// The verdict of `violations`.
 Verdict verdict(const std::vector<struct Violation>& violations) noexcept;
 /// The formats of TransferBudget::report(format) and CUNUMPY_REPORT_FORMAT:
-/// "text", "summary", "json", "hatchet".
+/// "text", "summary", "json", "hatchet", "sarif", "junit".
 std::vector<std::string> report_formats();
 
 /// "ok", "broken", "incomplete", "unchecked": as reports and the JSON spell
@@ -349,7 +349,8 @@ public:
   /// The report of the run in `format`, as the plugin writes it: "text"
   /// (everything, for people), "summary" (a few lines), "json" (every
   /// number; cunumpy-report merges these across MPI ranks), "hatchet" (the
-  /// region tree in Hatchet's literal format); see report_formats. A
+  /// region tree in Hatchet's literal format), "sarif" (SARIF 2.1.0, for
+  /// code scanning), "junit" (JUnit XML test results); see report_formats. A
   /// budget without rules has the verdict "none". Throws
   /// std::invalid_argument for another format, naming the formats.
   std::string report(std::string_view format) const;

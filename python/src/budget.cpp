@@ -331,7 +331,8 @@ void bind_budget(py::module_& module) {
           py::arg("format") = py::none(),
           "Every phase's events, then the broken rules; with `format`, the "
           "report of the run as the plugin writes it: 'text', 'summary', "
-          "'json' (cunumpy-report merges these) or 'hatchet'.")
+          "'json' (cunumpy-report merges these), 'hatchet', 'sarif' (code "
+          "scanning) or 'junit' (test results).")
       .def(
           "advice",
           [](const TransferBudget& budget, const py::kwargs& thresholds) {

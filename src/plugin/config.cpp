@@ -33,6 +33,19 @@ bool ends_with(const std::string& text, const std::string& suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+/// The format a report file's name asks for: json for *.json, sarif for
+/// *.sarif, junit for *.xml (JUnit's XML), else text.
+std::string format_of_name(const std::string& path) {
+  const std::string name = lowercase(path);
+  if (ends_with(name, ".json"))
+    return "json";
+  if (ends_with(name, ".sarif"))
+    return "sarif";
+  if (ends_with(name, ".xml"))
+    return "junit";
+  return "text";
+}
+
 /// `path` from the working directory of now: the files are written at the
 /// end, and a program may change directory on the way (to its run
 /// directory, say).
@@ -218,8 +231,7 @@ Config Config::from_environment() {
     config.report_path = expand_rank(*report, config.rank);
     config.report_format = Impl::read_choice("CUNUMPY_REPORT_FORMAT");
     if (Impl::find_report_format(config.report_format) == nullptr)
-      config.report_format =
-          ends_with(lowercase(config.report_path), ".json") ? "json" : "text";
+      config.report_format = format_of_name(config.report_path);
     std::string problem = cannot_write(config.report_path);
     // Written at the end, the report would replace the rules it checks.
     if (problem.empty())

@@ -41,7 +41,8 @@ struct Config {
   /// CUNUMPY_MPI_DEADLINE: seconds the ranks wait for each other to merge
   /// their reports over MPI; 0: no merge.
   int mpi_deadline = 5;
-  /// CUNUMPY_REPORT_FORMAT, else json for a *.json path, else text.
+  /// CUNUMPY_REPORT_FORMAT, else json for a *.json path, sarif for *.sarif,
+  /// junit for *.xml, else text.
   std::string report_format = "text";
   std::string budget_path;        ///< CUNUMPY_BUDGET
   bool exit_on_violation = false; ///< CUNUMPY_ON_VIOLATION=exit

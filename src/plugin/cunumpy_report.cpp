@@ -54,7 +54,8 @@ options:
                    report (version 3), checked its budget, kept it and saw
                    every event
   --format FORMAT  table (default), hatchet (the region tree in Hatchet's
-                   literal JSON), json, summary
+                   literal JSON), json, summary, sarif (SARIF 2.1.0, for
+                   code scanning), junit (JUnit XML test results)
   -o, --output PATH
                    write the table or tree there, not to stdout
 
@@ -424,11 +425,11 @@ Arguments parse_arguments(int argc, char** argv) {
       arguments.json = value("--json");
     } else if (is("--format")) {
       arguments.format = value("--format");
-      if (arguments.format != "table" && arguments.format != "hatchet" &&
-          arguments.format != "json" && arguments.format != "summary" &&
-          arguments.format != "text")
+      if (arguments.format != "table" &&
+          cunumpy::Impl::find_report_format(arguments.format) == nullptr)
         usage_error("argument --format: invalid choice: '" + arguments.format +
-                    "' (choose from 'table', 'hatchet', 'json', 'summary')");
+                    "' (choose from 'table', 'hatchet', 'json', 'summary', "
+                    "'sarif', 'junit')");
     } else if (argument == "-o" || is("--output")) {
       arguments.output = value("-o/--output");
     } else {

@@ -9,6 +9,7 @@
 #include <errno.h> // program_invocation_name (glibc)
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <unistd.h>
 
 #include <cunumpy/budget_snapshot.hpp>
@@ -531,6 +532,20 @@ bool Plugin::write_report() {
     for (const std::string& note : Impl::report_notes(*shown, true))
       text += "cunumpy: note: " + Impl::printable(note) + " (report in " +
               config_.report_path + ")\n";
+  }
+  // Under GitHub Actions, the errors also as annotations on their lines.
+  if (const char* actions = std::getenv("GITHUB_ACTIONS");
+      actions != nullptr && std::string_view(actions) == "true" &&
+      shown->failed()) {
+    try {
+      text += Impl::github_annotations(
+          *shown, written ? config_.report_path
+                          : "on stderr above (CUNUMPY_REPORT=<file>.sarif "
+                            "writes every one)");
+    } catch (const std::exception& failure) {
+      text += std::string("cunumpy: no GitHub annotations: ") + failure.what() +
+              "\n";
+    }
   }
   if (!text.empty()) {
     std::fputs(text.c_str(), stderr);

@@ -67,7 +67,8 @@ TEST(Budget, ReportsTheRunInEveryFormatOfThePlugin) {
   EXPECT_TRUE(contains(budget.report("hatchet"), "\"name\": \"integrate\""));
   EXPECT_TRUE(contains(budget.report("summary"), "cunumpy: budget"));
   EXPECT_EQ(cunumpy::profiling::report_formats(),
-            (std::vector<std::string>{"text", "summary", "json", "hatchet"}));
+            (std::vector<std::string>{"text", "summary", "json", "hatchet",
+                                      "sarif", "junit"}));
   const std::string message =
       message_of<std::invalid_argument>([&] { (void)budget.report("csv"); });
   EXPECT_TRUE(contains(message, "no report format 'csv'")) << message;

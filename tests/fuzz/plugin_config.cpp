@@ -39,13 +39,20 @@ constexpr const char* variables[] = {
   std::abort();
 }
 
-bool ends_with_json(const std::string& path) {
-  if (path.size() < 5)
-    return false;
-  std::string end = path.substr(path.size() - 5);
-  for (char& c : end)
-    c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return end == ".json";
+/// The format of a report whose name ends in `.json`, `.sarif` or `.xml`.
+std::string format_of_name(const std::string& path) {
+  const auto ends = [&](const std::string& suffix) {
+    if (path.size() < suffix.size())
+      return false;
+    std::string end = path.substr(path.size() - suffix.size());
+    for (char& c : end)
+      c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    return end == suffix;
+  };
+  return ends(".json")    ? "json"
+         : ends(".sarif") ? "sarif"
+         : ends(".xml")   ? "junit"
+                          : "text";
 }
 
 } // namespace
@@ -75,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
   if (cunumpy::Impl::find_report_format(config.report_format) == nullptr)
     finding("an unknown report format", config.report_format);
   if (std::getenv("CUNUMPY_REPORT_FORMAT") == nullptr &&
-      (config.report_format == "json") != ends_with_json(config.report_path))
+      config.report_format != format_of_name(config.report_path))
     finding("the report format does not follow the path", config.report_path);
   if (config.size < 0)
     finding("job size out of range", std::to_string(config.size));

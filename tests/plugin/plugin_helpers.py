@@ -23,6 +23,9 @@ MPI_VARIABLES = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
                  "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS", "SLURM_JOB_ID",
                  "SLURM_STEP_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid",
                  "PMI_ID", "MV2_COMM_WORLD_RANK", "MPIRUN_ID"]
+# What a CI system sets that the plugin reads (GitHub Actions: annotations
+# on stderr): removed unless a test sets it.
+CI_VARIABLES = ["GITHUB_ACTIONS"]
 # The checkout these tests are in: reports hold its paths (call sites, the
 # rule file), whatever its directory is named.
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -86,11 +89,11 @@ class Case:
         """Runs `program` (the case's by default) with `arguments`, or the
         whole `command`, with the loading variables ctest set, the
         variables given here (None removes one) and no other CUNUMPY_*
-        variable nor MPI launcher's."""
+        variable nor MPI launcher's or CI system's."""
         environment = {name: value for name, value in os.environ.items()
                        if not name.startswith("CUNUMPY_")
                        or name in KEPT_CUNUMPY_VARIABLES}
-        for name in MPI_VARIABLES:
+        for name in MPI_VARIABLES + CI_VARIABLES:
             environment.pop(name, None)
         for name, value in variables.items():
             if value is None:

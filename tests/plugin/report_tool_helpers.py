@@ -1,11 +1,15 @@
 """Reports for cunumpy-report's tests: version-3 reports made from a
 plugin report of any version, jobs of many ranks of them, and the rule by
-which the table shortens paths."""
+which the table shortens paths; virtual environments of the build with
+the programs that read what cunumpy writes."""
 
 import json
 import os
 import re
 import subprocess
+import sys
+
+import pytest
 
 RUN_ID = "slurm:1234.0"
 
@@ -122,3 +126,53 @@ def comparable(value, key=""):
     if isinstance(value, list):
         return [comparable(member, key) for member in value]
     return value
+
+
+def build_venv(case, request, name, packages, module):
+    """The python of a virtual environment of the build
+    (tests/plugin/<name>) with `packages` from PyPI, made once and reused
+    while it imports `module`; skips the test when PyPI cannot be
+    reached."""
+    root = request.config.getoption("work_root") or case.work
+    venv = os.path.join(os.path.dirname(os.path.abspath(root)), name)
+    python = os.path.join(venv, "bin", "python")
+    if os.path.exists(python) and subprocess.run(
+            [python, "-c", f"import {module}"],
+            capture_output=True).returncode == 0:
+        return python  # made by an earlier run
+    made = subprocess.run([sys.executable, "-m", "venv", venv],
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        last = (made.stderr.strip().splitlines() or ["no message"])[-1]
+        skip(request, f"{sys.executable} -m venv fails ({last}): install "
+             "python3-venv")
+    install = subprocess.run(
+        [python, "-m", "pip", "install", "--disable-pip-version-check",
+         "--retries", "1", "--timeout", "20", *packages],
+        capture_output=True, text=True, timeout=600)
+    if install.returncode != 0:
+        output = install.stdout + install.stderr
+        failure = next((sign for sign in NETWORK_FAILURES if sign in output),
+                       None)
+        if failure:
+            skip(request, f"PyPI cannot be reached to install "
+                 f"{' '.join(packages)} (pip: {failure})")
+        pytest.fail(f"pip install {' '.join(packages)} failed:\n"
+                    f"{output[-3000:]}")
+    return python
+
+
+NETWORK_FAILURES = ("NewConnectionError", "ConnectTimeoutError",
+                    "Temporary failure in name resolution",
+                    "Name or service not known", "Network is unreachable",
+                    "Connection refused", "ProxyError", "ReadTimeoutError",
+                    "No route to host")
+
+
+def skip(request, reason):
+    """Says why in one line, even under -q, and skips (status 77)."""
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(f"\nplugin.{request.node.name.removeprefix('test_')}: "
+              f"skipped: {reason}")
+    pytest.skip(reason)

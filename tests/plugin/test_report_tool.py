@@ -20,8 +20,9 @@ import time
 
 import pytest
 
-from report_tool_helpers import (call_tool, passing, short_paths, version3,
-                                 write_job, write_json)
+from report_tool_helpers import (build_venv, call_tool, passing,
+                                 short_paths, skip, version3, write_job,
+                                 write_json)
 
 LINE_WIDTH = 160
 
@@ -568,52 +569,9 @@ def test_hatchet_tree(case, sample, merge):
 
 
 def hatchet_venv(case, request):
-    """The python of a virtual environment with llnl-hatchet, made once
-    in the build (tests/plugin/hatchet-venv) and reused; skips the test
-    when PyPI cannot be reached."""
-    root = request.config.getoption("work_root") or case.work
-    venv = os.path.join(os.path.dirname(os.path.abspath(root)),
-                        "hatchet-venv")
-    python = os.path.join(venv, "bin", "python")
-    if os.path.exists(python) and subprocess.run(
-            [python, "-c", "import hatchet"],
-            capture_output=True).returncode == 0:
-        return python  # made by an earlier run
-    made = subprocess.run([sys.executable, "-m", "venv", venv],
-                          capture_output=True, text=True)
-    if made.returncode != 0:
-        last = (made.stderr.strip().splitlines() or ["no message"])[-1]
-        skip(request, f"{sys.executable} -m venv fails ({last}): install "
-             "python3-venv")
-    install = subprocess.run(
-        [python, "-m", "pip", "install", "--disable-pip-version-check",
-         "--retries", "1", "--timeout", "20", "llnl-hatchet"],
-        capture_output=True, text=True, timeout=600)
-    if install.returncode != 0:
-        output = install.stdout + install.stderr
-        failure = next((sign for sign in NETWORK_FAILURES if sign in output),
-                       None)
-        if failure:
-            skip(request, "PyPI cannot be reached to install llnl-hatchet "
-                 f"(pip: {failure})")
-        pytest.fail(f"pip install llnl-hatchet failed:\n{output[-3000:]}")
-    return python
-
-
-NETWORK_FAILURES = ("NewConnectionError", "ConnectTimeoutError",
-                    "Temporary failure in name resolution",
-                    "Name or service not known", "Network is unreachable",
-                    "Connection refused", "ProxyError", "ReadTimeoutError",
-                    "No route to host")
-
-
-def skip(request, reason):
-    """Says why in one line, even under -q, and skips (status 77)."""
-    capture = request.config.pluginmanager.getplugin("capturemanager")
-    with capture.global_and_fixture_disabled():
-        print(f"\nplugin.{request.node.name.removeprefix('test_')}: "
-              f"skipped: {reason}")
-    pytest.skip(reason)
+    """The python of the build's hatchet-venv, with llnl-hatchet."""
+    return build_venv(case, request, "hatchet-venv", ["llnl-hatchet"],
+                      "hatchet")
 
 
 READ_WITH_HATCHET = """
@@ -732,8 +690,9 @@ def test_unknown_report_format(case, budget):
     lines = [line for line in run.stderr.splitlines()
              if "CUNUMPY_REPORT_FORMAT" in line]
     assert lines == ['cunumpy: CUNUMPY_REPORT_FORMAT="csv" is not one of '
-                     'text, json, hatchet, summary; using json for *.json, '
-                     'else text'], run.stderr
+                     'text, json, hatchet, summary, sarif, junit; using json '
+                     'for *.json, sarif for *.sarif, junit for *.xml, else '
+                     'text'], run.stderr
     assert case.json("report.json", run)["format"] == "cunumpy-report"
 
 

@@ -94,13 +94,50 @@ def test_a_budget_without_rules_has_no_verdict(device_space):
     assert "budget: none (the TransferBudget has no rule)" in budget.report("text")
 
 
+def test_a_budget_writes_sarif_and_junit(device_space, monkeypatch):
+    """The copy that broke a rule, on this file's line (relative to
+    CUNUMPY_SOURCE_ROOT) in the SARIF and in a failing JUnit case; a budget
+    without rules is an error, not a clean file."""
+    import xml.etree.ElementTree as ElementTree
+
+    monkeypatch.setenv("CUNUMPY_SOURCE_ROOT", str(REPOSITORY))
+    budget = broken_budget()
+    sarif = json.loads(budget.report("sarif"))
+    assert sarif["version"] == "2.1.0"
+    (run,) = sarif["runs"]
+    errors = [r for r in run["results"] if r["level"] == "error"]
+    assert [r["ruleId"] for r in errors] == ["step/to_host"], errors
+    location = errors[0]["locations"][0]["physicalLocation"]
+    source = pathlib.Path(__file__).read_text().splitlines()
+    step_copy = 1 + next(i for i, line in enumerate(source)
+                         if line.strip() == "xp.to_numpy(state)")
+    assert location["artifactLocation"] == {
+        "uri": "tests/python/test_reports.py", "uriBaseId": "SRCROOT"}, location
+    assert location["region"]["startLine"] == step_copy, location
+
+    suite = ElementTree.fromstring(budget.report("junit")).find("testsuite")
+    failed = {case.get("name"): case.find("failure").text
+              for case in suite.iter("testcase")
+              if case.find("failure") is not None}
+    assert list(failed) == ["phase 'step': to_host"], failed
+    assert f"tests/python/test_reports.py:{step_copy}: " in \
+        failed["phase 'step': to_host"], failed
+
+    unchecked = xp.profiling.TransferBudget()
+    (run,) = json.loads(unchecked.report("sarif"))["runs"]
+    assert [(r["ruleId"], r["level"]) for r in run["results"]] == \
+        [("cunumpy/not-checked", "error")], run["results"]
+    assert "the TransferBudget has no rule" in run["results"][0]["message"]["text"]
+
+
 def test_an_unknown_format_names_the_formats():
     budget = xp.profiling.TransferBudget()
     with pytest.raises(ValueError) as error:
         budget.report("csv")
     message = str(error.value)
     assert "'csv'" in message
-    for name in ("'text'", "'summary'", "'json'", "'hatchet'"):
+    for name in ("'text'", "'summary'", "'json'", "'hatchet'", "'sarif'",
+                 "'junit'"):
         assert name in message, message
 
 

@@ -580,7 +580,9 @@ void start_job(Report& report) {
                                          ? report.budget_error
                                          : report.budget.device.reason);
   }
-  if (verdict == "incomplete" || !report.budget.losses.empty()) {
+  // A rule file that could not be used is NOT CHECKED above, not a loss.
+  if ((verdict == "incomplete" && report.budget_error.empty()) ||
+      !report.budget.losses.empty()) {
     job.incomplete.insert(rank);
     std::string losses;
     for (const std::string& loss : report.budget.losses)

@@ -456,7 +456,9 @@ void rank_verdict(Report& report, const Object& budget, int version) {
                                          ? report.budget.device.reason
                                          : "the budget was not checked");
   }
-  if (!report.budget.losses.empty() || verdict == "incomplete") {
+  // A rule file that could not be used is NOT CHECKED above, not a loss.
+  if (!report.budget.losses.empty() ||
+      (verdict == "incomplete" && error.empty())) {
     job.incomplete.insert(rank);
     std::string losses;
     for (const std::string& loss : report.budget.losses)

@@ -248,6 +248,8 @@ const std::vector<ReportFormat>& report_formats() {
       {"summary", format_summary},
       {"json", format_json},
       {"hatchet", format_hatchet},
+      {"sarif", format_sarif},
+      {"junit", format_junit},
   };
   return formats;
 }

@@ -7,6 +7,7 @@
 // Python module all write their reports through it.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -176,7 +177,7 @@ struct ReportFormat {
 const std::vector<ReportFormat>& report_formats();
 /// The format named `name`, or null.
 const ReportFormat* find_report_format(std::string_view name);
-/// "'text', 'summary', 'json' and 'hatchet'": for messages.
+/// "'text', 'summary', 'json', 'hatchet', 'sarif', 'junit'": for messages.
 std::string report_format_names();
 
 /// Lines (without "cunumpy: note: ") on what the report may hide: events
@@ -198,6 +199,86 @@ std::string format_summary(const Report& report);
 std::string format_json(const Report& report);
 /// The region tree in Hatchet's literal format (hatchet_report.cpp).
 std::string format_hatchet(const Report& report);
+
+/// SARIF 2.1.0, for code scanning: a result per broken rule and site, per
+/// cause of an INCOMPLETE or NOT CHECKED verdict, per finding of advice
+/// (sarif_report.cpp).
+std::string format_sarif(const Report& report);
+/// JUnit XML: a test suite of the run (or the job), a test case per rule
+/// (phase × kind) and per cause the verdict could fail for
+/// (junit_report.cpp).
+std::string format_junit(const Report& report);
+
+/// Paths of source files as CI systems place them: relative to the source
+/// root (CUNUMPY_SOURCE_ROOT, else the git top level of the working
+/// directory), else absolute (ci_results.cpp).
+class SourceRoot {
+public:
+  /// Reads CUNUMPY_SOURCE_ROOT, else looks for the working directory's git
+  /// top level (a `.git` in it or a directory above).
+  static SourceRoot find();
+  /// The root, absolute, without a trailing '/'; "" when there is none.
+  const std::string& path() const noexcept { return root_; }
+  /// `file` relative to the root when below it ("src/step.cpp"), else
+  /// absolute; '.' and '..' resolved as written (no link is followed).
+  std::string shown(const std::string& file) const;
+  /// `shown(file)` is relative to the root.
+  bool below(const std::string& file) const;
+
+private:
+  std::string root_, cwd_;
+};
+
+/// One finding of a run as CI systems show it: a SARIF result, a JUnit
+/// failure, a GitHub annotation.
+struct CiResult {
+  /// What kind of finding: a broken rule's site (or its phase, for
+  /// `calls` and `never_entered`), a cause of an INCOMPLETE verdict, of a
+  /// NOT CHECKED one, a finding of advice.
+  enum class Category { broken, incomplete, unchecked, advice };
+  enum class Level { error, warning, note };
+  Category category = Category::broken;
+  Level level = Level::error;
+  /// "integrate/to_host", "integrate/calls", "cunumpy/incomplete",
+  /// "cunumpy/not-checked", "advice/pageable_memory".
+  std::string rule;
+  /// The rule's one-line description and, for a budget's, the phase's rule
+  /// ("allow to_host (max_nbytes=8); ignore device_copy, sync").
+  std::string rule_title, rule_text;
+  std::string phase;             ///< a budget's rule's phase
+  std::optional<EventKind> kind; ///< its kind (none: calls, the verdict's)
+  std::string limit;             ///< "forbidden", "max_count", ...
+  std::string title;             ///< one line, printable
+  std::string message;           ///< the title, then what and where, printable
+  /// Where: the site, or, for a finding of the whole run, the rule file
+  /// (else the program) with line 0.
+  CallSite site;
+  bool at_site = false;
+  std::string what; ///< what was copied there
+  std::uint64_t count = 0;
+  std::uint64_t nbytes = 0;
+  std::string ranks; ///< of a job: "0-3"
+};
+/// The findings of `report` (of one process or a merged job), most serious
+/// first: the causes of an INCOMPLETE or NOT CHECKED verdict, the broken
+/// rules' sites (each violation's largest copies first), the broken rules
+/// of phases that never ran or ran another number of times, then advice
+/// (warnings where a saving was estimated, else notes). A report whose
+/// budget was kept, and checked every event, has no error.
+std::vector<CiResult> ci_results(const Report& report);
+/// A stable identity of `result` that does not change when lines are
+/// added above it: its rule, limit, file (as `root` shows it), function
+/// and what was copied (its numbers left out), hashed.
+std::string ci_fingerprint(const CiResult& result, const SourceRoot& root);
+/// GitHub Actions' workflow commands for the errors of `report`
+/// ("::error file=src/step.cpp,line=42,title=...::..."), at most
+/// `annotations_per_step` of them, most serious first, then a "::notice"
+/// saying how many more and that `full_report` has them.
+std::string github_annotations(const Report& report,
+                               const std::string& full_report);
+inline constexpr std::size_t annotations_per_step = 10;
+/// GitHub code scanning takes at most 25,000 results a run.
+inline constexpr std::size_t sarif_results_limit = 25000;
 
 /// The report of a JSON report's text (json_reader.cpp), as a job of the
 /// ranks it holds (JobRanks::merged). Throws ReportError, one line saying

@@ -22,8 +22,10 @@ std::vector<Variable> make_table() {
   return {
     {"CUNUMPY_REPORT", Kind::text, "a file; %r: the MPI rank",
      "a summary on stderr", "the report, in CUNUMPY_REPORT_FORMAT; under MPI without %r, the job's, written by rank 0", true},
-    {"CUNUMPY_REPORT_FORMAT", Kind::choice, "text, json, hatchet, summary",
-     "json for *.json, else text", "the format of CUNUMPY_REPORT (docs/plugin.md#report-formats)", true},
+    {"CUNUMPY_REPORT_FORMAT", Kind::choice, "text, json, hatchet, summary, sarif, junit",
+     "json for *.json, sarif for *.sarif, junit for *.xml, else text", "the format of CUNUMPY_REPORT (docs/plugin.md#report-formats)", true},
+    {"CUNUMPY_SOURCE_ROOT", Kind::text, "a directory", "the git top level of the working directory",
+     "the sarif and junit reports and GitHub's annotations name files relative to it (docs/ci.md)"},
     {"CUNUMPY_BUDGET", Kind::text, "a TOML file", "none",
      "rules per region, checked at the end of the run", true},
     {"CUNUMPY_ON_VIOLATION", Kind::choice, "warn, exit", "warn",
