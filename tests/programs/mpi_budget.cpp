@@ -3,9 +3,9 @@
 // (no copy allowed) runs a kernel and reduces a norm over the ranks,
 // "output" downloads the state. Each rank writes its own report(json) to
 // rank-<rank>.json; then every rank calls job_report("json"), which rank 0
-// writes to job.json, and job_check(). Each rank prints one line:
-// "rank R: job_report N bytes; job_check passed" or "... failed: <first
-// line of the message>".
+// writes to job.json, and job_check(). Each rank writes one line to
+// verdict-<rank>.txt: "rank R: job_report N bytes; job_check passed" or
+// "... failed: <first line of the message>".
 //
 //   --copy-on-rank R     rank R also downloads the state in each step
 //   --skip-job-on-rank R rank R calls neither job_report nor job_check
@@ -13,7 +13,6 @@
 //                        copies in one more step before job_check
 
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -104,9 +103,9 @@ int main(int argc, char** argv) {
         const std::string message = error.what();
         verdict = "failed: " + message.substr(0, message.find('\n'));
       }
-      std::printf("rank %d: job_report %zu bytes; job_check %s\n", rank,
-                  job.size(), verdict.c_str());
-      std::fflush(stdout);
+      std::ofstream("verdict-" + std::to_string(rank) + ".txt")
+          << "rank " << rank << ": job_report " << job.size()
+          << " bytes; job_check " << verdict << "\n";
     }
   }
   Kokkos::finalize();

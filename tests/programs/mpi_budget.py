@@ -3,8 +3,9 @@ checked over MPI. "setup" uploads the state, each "step" (no copy allowed)
 reduces over the ranks, "output" downloads the state. Each rank writes its
 own report(format="json") to rank-<rank>.json; then every rank calls
 job_report(format="json"), which rank 0 writes to job.json, and
-job_check(). Each rank prints one line: "rank R: job_report N bytes;
-job_check passed" or "... failed: <first line of the message>".
+job_check(). Each rank writes one line to verdict-<rank>.txt: "rank R:
+job_report N bytes; job_check passed" or "... failed: <first line of the
+message>".
 
     --copy-on-rank R      rank R also downloads the state in each step
     --skip-job-on-rank R  rank R calls neither job_report nor job_check
@@ -52,8 +53,9 @@ def main():
         budget.job_check()
     except AssertionError as error:
         verdict = "failed: " + str(error).splitlines()[0]
-    print(f"rank {rank}: job_report {len(job)} bytes; job_check {verdict}",
-          flush=True)
+    with open(f"verdict-{rank}.txt", "w", encoding="utf-8") as stream:
+        stream.write(f"rank {rank}: job_report {len(job)} bytes; "
+                     f"job_check {verdict}\n")
 
 
 main()

@@ -283,15 +283,17 @@ void TransferBudget::job_check() const {
   // A verdict not heard in time may have been a failure.
   if (!merge.failed.value_or(true) && own.empty())
     return;
-  if (merge.job)
+  if (merge.job && merge.failed.value_or(true))
     throw TransferError(Impl::format_text(*merge.job));
-  std::string message =
-      std::string(function) + ": " +
-      (merge.failed ? "the job's budget failed (rank 0's job_report names "
-                      "the ranks)"
-                    : "rank " + std::to_string(merge.rank) +
-                          " did not hear the job's verdict in time (" +
-                          merge.message + ")");
+  std::string message = std::string(function) + ": ";
+  if (!merge.failed)
+    message += "rank " + std::to_string(merge.rank) +
+               " did not hear the job's verdict in time (" + merge.message +
+               ")";
+  else if (*merge.failed)
+    message += "the job's budget failed (rank 0's job_report names the ranks)";
+  else
+    message += "the job's budget passed, this rank's check() did not";
   if (!own.empty())
     message += "; this rank's budget:\n" + own;
   throw TransferError(message);
