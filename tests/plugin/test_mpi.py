@@ -448,12 +448,12 @@ def check_job_check(case, mpirun, report_tool, command):
     the deadline. Without the plugin: the library alone merges."""
     variables = dict(KOKKOS_TOOLS_LIBS=None, KOKKOS_PROFILE_LIBRARY=None)
 
-    def launch(ranks, arguments, deadline=2):
+    def launch(ranks, arguments, deadline=2, **more):
         for name in os.listdir(case.work):
             os.remove(case.path(name))
         run, seconds = launch_job(
             case, mpirun, [(ranks, ["env", *command, "--", *arguments])],
-            deadline=deadline, **variables)
+            deadline=deadline, **{**variables, **more})
         lines = [case.read(name).rstrip("\n")
                  for name in sorted(os.listdir(case.work))
                  if name.startswith("verdict-")]
@@ -511,6 +511,17 @@ def test_job_check_over_mpi(case, mpirun, report_tool):
     assert (len(lines) == 2 and
             all("job_check failed" in line for line in lines)), run
     assert seconds < 60, f"{seconds:.1f} s"
+    # With the plugin loaded too, its merge at Kokkos::finalize follows the
+    # library's two, in step on every rank: every rank is in its report.
+    loading = {name: os.environ[name] for name in
+               ("KOKKOS_TOOLS_LIBS", "KOKKOS_PROFILE_LIBRARY")
+               if name in os.environ}
+    run, _, lines = launch(4, [], CUNUMPY_REPORT="plugin.json", **loading)
+    plugin = case.json("plugin.json", run)
+    assert (len(lines) == 4 and
+            all("job_check passed" in line for line in lines) and
+            plugin["job"]["ranks"] == [[0, 3]] and
+            plugin["job"]["missing"] == []), f"{shown(plugin['job'])}\n{run}"
 
 
 def test_job_check_over_mpi4py(case, mpirun, report_tool, python):
