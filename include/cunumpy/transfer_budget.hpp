@@ -20,7 +20,8 @@
 namespace cunumpy {
 namespace Impl {
 struct BudgetState;
-}
+struct Report;
+} // namespace Impl
 
 namespace profiling {
 
@@ -354,6 +355,26 @@ public:
   /// budget without rules has the verdict "none". Throws
   /// std::invalid_argument for another format, naming the formats.
   std::string report(std::string_view format) const;
+  /// The job's report in `format` (as report(format)), under MPI: every
+  /// rank's report merged over MPI_COMM_WORLD, as the plugin merges them
+  /// (docs/plugin.md#mpi). Collective: every rank calls it (each rank's
+  /// job_report and job_check calls in the same order). Returns the job's
+  /// report on rank 0 and "" on the other ranks. A rank whose report does
+  /// not reach rank 0 within CUNUMPY_MPI_DEADLINE seconds is named missing
+  /// in the job's report, whose verdict then fails; it never waits longer.
+  /// Outside MPI (no MPI initialized in the process), report(format).
+  /// Throws std::invalid_argument for another format, and
+  /// std::runtime_error, saying why, when MPI is initialized but the
+  /// reports cannot be merged (an MPI cunumpy's MPI part was not built
+  /// for, MPI finalized, CUNUMPY_MPI_DEADLINE=0).
+  std::string job_report(std::string_view format = "text") const;
+  /// check() of the job, on every rank: throws cunumpy::TransferError on
+  /// every rank when the job's verdict fails (a rule broken on any rank,
+  /// a rank missing, events that may be missing), or when this rank did
+  /// not hear the verdict in time, or check() fails here. The message is
+  /// the job's text report on rank 0, one line and this rank's report()
+  /// elsewhere. Collective, like job_report; outside MPI, check().
+  void job_check() const;
   /// Everything the budget knows, as plain data: the tree of region paths,
   /// the phases, the violations (see BudgetSnapshot).
   BudgetSnapshot snapshot() const;
@@ -368,6 +389,9 @@ public:
   TransferCounter& total();
 
 private:
+  /// The report model of the run and the budget.
+  Impl::Report describe() const;
+
   std::shared_ptr<Impl::BudgetState> state_;
 };
 

@@ -334,6 +334,19 @@ void bind_budget(py::module_& module) {
           "'json' (cunumpy-report merges these), 'hatchet', 'sarif' (code "
           "scanning) or 'junit' (test results).")
       .def(
+          "job_report",
+          [](const TransferBudget& budget, const std::string& format) {
+            return budget.job_report(format);
+          },
+          py::arg("format") = "text",
+          "The job's report under MPI (mpi4py): every rank's report merged "
+          "over MPI_COMM_WORLD; every rank calls it. The job's report on "
+          "rank 0, '' on the others; outside MPI, report(format).")
+      .def("job_check", &TransferBudget::job_check,
+           "check() of the job under MPI, on every rank: AssertionError on "
+           "every rank when a rule is broken on any rank or a rank is "
+           "missing; every rank calls it. Outside MPI, check().")
+      .def(
           "advice",
           [](const TransferBudget& budget, const py::kwargs& thresholds) {
             const auto options =

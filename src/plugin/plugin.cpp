@@ -18,7 +18,7 @@
 #include "consumers/rule_file_input.hpp"
 #include "cuda/collector.hpp"
 #include "kokkos_table.hpp"
-#include "mpi_merge.hpp"
+#include "mpi/mpi_merge.hpp"
 #include "output_file.hpp"
 #include "python_lines.hpp"
 #include "recorder/recorder.hpp"
@@ -463,9 +463,10 @@ bool Plugin::write_report() {
   if (!trace_error.empty())
     Impl::warn("CUNUMPY_TRACE: cannot write '" + report.trace_path + "' (" +
                trace_error + ")");
-  // Under MPI, one report of the job (mpi_merge.hpp): rank 0 writes it
+  // Under MPI, one report of the job (mpi/mpi_merge.hpp): rank 0 writes it
   // (without %r in CUNUMPY_REPORT), every rank takes the job's verdict.
-  const JobMerge merge = merge_over_mpi(report, config_.mpi_deadline);
+  const Impl::JobMerge merge =
+      Impl::merge_over_mpi(report, config_.mpi_deadline);
   const Impl::Report* shown = &report;
   bool quiet = false; // a rank whose report is in the job's says nothing
   bool has_file = !config_.report_path.empty();
@@ -486,7 +487,8 @@ bool Plugin::write_report() {
                    ": this rank's report is not in the job's report; its "
                    "summary follows");
     }
-  } else if (!merge.message.empty() && config_.rank == 0) {
+  } else if (!merge.message.empty() && config_.rank == 0 &&
+             config_.mpi_deadline > 0) {
     Impl::warn(merge.message + "; each rank writes its own report");
   }
 

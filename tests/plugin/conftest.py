@@ -220,6 +220,12 @@ def library_programs(request):
 
 
 @pytest.fixture
+def python(request):
+    """The Python of the build's module and its PYTHONPATH."""
+    return _path(request, "python"), _option(request, "python_path")
+
+
+@pytest.fixture
 def fail_alloc(request):
     return _path(request, "fail_alloc")
 

@@ -130,6 +130,27 @@ def test_a_budget_writes_sarif_and_junit(device_space, monkeypatch):
     assert "the TransferBudget has no rule" in run["results"][0]["message"]["text"]
 
 
+def test_outside_mpi_the_job_is_the_process(device_space):
+    """Without MPI initialized, job_report(format) is report(format) and
+    job_check() is check(): the process' own, never an error (under MPI:
+    tests/plugin/test_mpi.py, plugin.job_check_over_mpi*)."""
+    budget = broken_budget()
+    job, own = (json.loads(text) for text in
+                (budget.job_report(format="json"), budget.report("json")))
+    assert "job" not in job and job["budget"] == own["budget"], job["budget"]
+    assert budget.job_report(format="summary") == budget.report("summary")
+    with pytest.raises(AssertionError) as error:
+        budget.job_check()
+    with pytest.raises(AssertionError) as own_error:
+        budget.check()
+    assert str(error.value) == str(own_error.value)
+    with pytest.raises(ValueError, match="'csv'"):
+        budget.job_report("csv")
+    kept = xp.profiling.TransferBudget()
+    kept.require("step", optional=True)
+    kept.job_check()
+
+
 def test_an_unknown_format_names_the_formats():
     budget = xp.profiling.TransferBudget()
     with pytest.raises(ValueError) as error:

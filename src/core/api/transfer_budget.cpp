@@ -8,9 +8,11 @@
 #include "consumers/advice.hpp"
 #include "consumers/budget_state.hpp"
 #include "consumers/rule_file_input.hpp"
+#include "mpi/mpi_merge.hpp"
 #include "recorder/record_events.hpp"
 #include "recorder/recorder.hpp"
 #include "report/report.hpp"
+#include "support/environment.hpp"
 #include "support/excerpt.hpp"
 #include "support/variables.hpp"
 
@@ -193,13 +195,42 @@ TransferCounter& TransferBudget::total() {
   return state_->total_view(lock);
 }
 
-std::string TransferBudget::report(std::string_view format) const {
-  const Impl::ReportFormat* chosen = Impl::find_report_format(format);
+namespace {
+
+/// The format `name`, or std::invalid_argument from `function`.
+const Impl::ReportFormat& report_format(const char* function,
+                                        std::string_view name) {
+  const Impl::ReportFormat* chosen = Impl::find_report_format(name);
   if (chosen == nullptr)
-    throw std::invalid_argument("TransferBudget::report: no report format '" +
-                                Impl::printable(std::string(format)) +
+    throw std::invalid_argument(std::string(function) + ": no report format '" +
+                                Impl::printable(std::string(name)) +
                                 "'; the formats are " +
                                 Impl::report_format_names());
+  return *chosen;
+}
+
+/// The ranks' reports merged over MPI (mpi/mpi_merge.hpp). Outside MPI
+/// (`mpi` false), nothing merged; in MPI, an error from `function` when the
+/// reports cannot be merged, which would make a rank's report pass for the
+/// job's.
+Impl::JobMerge merge_job(const Impl::Report& report, const char* function) {
+  Impl::JobMerge merge =
+      Impl::merge_over_mpi(report, Impl::read_integer("CUNUMPY_MPI_DEADLINE"));
+  if (merge.mpi && !merge.ran)
+    throw std::runtime_error(std::string(function) + ": " + merge.message +
+                             "; each rank's report(\"json\") can be merged "
+                             "with cunumpy-report");
+  if (!merge.message.empty())
+    Impl::warn("rank " + std::to_string(merge.rank) + ": " + merge.message);
+  if (merge.ran && !merge.job && !merge.included)
+    Impl::warn("rank " + std::to_string(merge.rank) +
+               ": this rank's report is not in the job's report");
+  return merge;
+}
+
+} // namespace
+
+Impl::Report TransferBudget::describe() const {
   Impl::Report report;
   report.from_plugin = false;
   const Impl::RunIdentity& run = Impl::run_identity();
@@ -220,7 +251,52 @@ std::string TransferBudget::report(std::string_view format) const {
   }
   Impl::describe_budget(report, *this, recorder);
   report.has_budget = report.budget.rule_count > 0;
-  return chosen->write(report);
+  return report;
+}
+
+std::string TransferBudget::report(std::string_view format) const {
+  return report_format("TransferBudget::report", format).write(describe());
+}
+
+std::string TransferBudget::job_report(std::string_view format) const {
+  const char* function = "cunumpy::TransferBudget::job_report";
+  const Impl::ReportFormat& chosen = report_format(function, format);
+  const Impl::Report report = describe();
+  const Impl::JobMerge merge = merge_job(report, function);
+  if (!merge.mpi)
+    return chosen.write(report);
+  return merge.job ? chosen.write(*merge.job) : std::string();
+}
+
+void TransferBudget::job_check() const {
+  const char* function = "cunumpy::TransferBudget::job_check";
+  const Impl::Report report = describe();
+  const Impl::JobMerge merge = merge_job(report, function);
+  if (!merge.mpi)
+    return check();
+  std::string own;
+  {
+    const RecorderLock lock = lock_recorder(*state_->recorder);
+    if (!state_->violations(lock).empty())
+      own = state_->report(lock);
+  }
+  // A verdict not heard in time may have been a failure.
+  if (!merge.failed.value_or(true) && own.empty())
+    return;
+  if (merge.job && merge.failed.value_or(true))
+    throw TransferError(Impl::format_text(*merge.job));
+  std::string message = std::string(function) + ": ";
+  if (!merge.failed)
+    message += "rank " + std::to_string(merge.rank) +
+               " did not hear the job's verdict in time (" + merge.message +
+               ")";
+  else if (*merge.failed)
+    message += "the job's budget failed (rank 0's job_report names the ranks)";
+  else
+    message += "the job's budget passed, this rank's check() did not";
+  if (!own.empty())
+    message += "; this rank's budget:\n" + own;
+  throw TransferError(message);
 }
 
 } // namespace cunumpy::profiling

@@ -34,7 +34,7 @@ std::vector<Variable> make_table() {
      "1: a budget of a program without a device passes, unchecked (a CPU-only CI job); not one that copied to spaces cunumpy does not know",
      false, 0, 1},
     {"CUNUMPY_MPI_DEADLINE", Kind::integer, "0 to 3600", "5",
-     "seconds the ranks wait for each other at Kokkos::finalize to merge their reports over MPI (docs/plugin.md#mpi); 0: no merge", true, 0, 3600},
+     "seconds the ranks wait for each other to merge their reports over MPI, at Kokkos::finalize and in a budget's job_report and job_check (docs/plugin.md#mpi); 0: no merge", false, 0, 3600},
     {"CUNUMPY_TRACE", Kind::text, "a file; %r: the MPI rank", "none",
      "a Chrome trace of copies, syncs, regions and kernels (Perfetto)", true},
     {"CUNUMPY_RECORD", Kind::text, "a file; %r: the MPI rank", "none",

@@ -1,12 +1,12 @@
-#ifndef CUNUMPY_PLUGIN_MPI_PART_H
-#define CUNUMPY_PLUGIN_MPI_PART_H
+#ifndef CUNUMPY_SRC_MPI_MPI_PART_H
+#define CUNUMPY_SRC_MPI_MPI_PART_H
 
-/* The interface between the plugin and its MPI part, libkp_cunumpy_mpi_*.so:
-   a small library built against one MPI, which the plugin loads (dlopen)
-   only into a process that has that MPI loaded. Plain C, no MPI type: the
-   plugin links no MPI, and the part links no cunumpy: it moves the JSON
-   texts of the ranks' reports over MPI_COMM_WORLD, and the plugin merges
-   them with its callbacks. */
+/* The interface between cunumpy's core (mpi_merge.cpp) and its MPI part,
+   libkp_cunumpy_mpi_*.so: a small library built against one MPI, which the
+   core loads (dlopen) only into a process that has that MPI loaded. Plain
+   C, no MPI type: the core links no MPI, and the part links no cunumpy: it
+   moves the JSON texts of the ranks' reports over MPI_COMM_WORLD, and the
+   core merges them with its callbacks. */
 
 #include <stddef.h>
 
@@ -17,7 +17,7 @@ extern "C" {
 #define CUNUMPY_MPI_PART_VERSION 1
 #define CUNUMPY_MPI_PART_EXPORT __attribute__((visibility("default")))
 
-/* What the plugin hands the part. */
+/* What the core hands the part. */
 struct cunumpy_mpi_job {
   int version; /* CUNUMPY_MPI_PART_VERSION */
   /* Seconds a rank waits for the others, each step of the tree a quarter
@@ -43,7 +43,7 @@ struct cunumpy_mpi_job {
   int (*verdict)(void* context, const int** missing, size_t* pairs);
 };
 
-/* What the part tells the plugin. */
+/* What the part tells the core. */
 struct cunumpy_mpi_outcome {
   int rank;
   int size;

@@ -1,4 +1,4 @@
-// The plugin's MPI part: the ranks' reports merged over MPI_COMM_WORLD in a
+// cunumpy's MPI part: the ranks' reports merged over MPI_COMM_WORLD in a
 // binomial tree (in round k a rank whose bit k is set sends its report, with
 // what it merged, to the rank 2^k below it: log2(P) rounds, one send per
 // rank, as Caliper's aggregate_over_mpi), then the job's verdict sent down
@@ -29,10 +29,15 @@ namespace {
 // MPIs (MPICH) wait for it in MPI_Finalize: only empty and small messages
 // (the verdict, at most `max_missing_pairs` ranges) go unasked, which MPI
 // sends at once.
-constexpr int tag_ready = 0x6374;
-constexpr int tag_report = 0x6375;
-constexpr int tag_verdict = 0x6376;
-constexpr int tag_go = 0x6377;
+// Each merge of the process (TransferBudget::job_report, job_check, the
+// plugin's at Kokkos::finalize: every rank makes the same ones, in the same
+// order) has tags of its own, 16 merges in turn, so a message a rank sent
+// too late for one merge is never taken for one of the next.
+int tag_ready = 0x6374;
+int tag_report = 0x6375;
+int tag_verdict = 0x6376;
+int tag_go = 0x6377;
+int merges = 0;
 constexpr std::size_t max_missing_pairs = 400;
 
 double now() {
@@ -348,14 +353,15 @@ int cunumpy_mpi_merge(const struct cunumpy_mpi_job* job,
   outcome->included = 0;
   outcome->message[0] = '\0';
   if (job == nullptr || job->version != CUNUMPY_MPI_PART_VERSION) {
-    say(*outcome, "the plugin and its MPI part are of different versions");
+    say(*outcome, "cunumpy and its MPI part are of different versions");
     return 1;
   }
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (!initialized || finalized) {
-    say(*outcome, finalized ? "MPI was finalized before Kokkos"
+    say(*outcome, finalized ? "MPI was finalized before the ranks' reports "
+                              "could be merged"
                             : "MPI is not initialized");
     return 1;
   }
@@ -363,8 +369,8 @@ int cunumpy_mpi_merge(const struct cunumpy_mpi_job* job,
   MPI_Query_thread(&provided);
   MPI_Is_thread_main(&main_thread);
   if (!main_thread && provided < MPI_THREAD_SERIALIZED) {
-    say(*outcome, "Kokkos finalized on a thread that MPI does not let call "
-                  "it (initialized with a thread level below "
+    say(*outcome, "the reports are merged on a thread that MPI does not "
+                  "let call it (initialized with a thread level below "
                   "MPI_THREAD_SERIALIZED)");
     return 1;
   }
@@ -374,6 +380,11 @@ int cunumpy_mpi_merge(const struct cunumpy_mpi_job* job,
   MPI_Errhandler handler;
   MPI_Comm_get_errhandler(MPI_COMM_WORLD, &handler);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const int base = 0x6374 + 4 * (merges++ % 16);
+  tag_ready = base;
+  tag_report = base + 1;
+  tag_verdict = base + 2;
+  tag_go = base + 3;
   int status = 1;
   try {
     job->start(job->context, outcome->rank, outcome->size);

@@ -1,10 +1,12 @@
-#ifndef CUNUMPY_PLUGIN_MPI_MERGE_HPP
-#define CUNUMPY_PLUGIN_MPI_MERGE_HPP
+#ifndef CUNUMPY_SRC_MPI_MPI_MERGE_HPP
+#define CUNUMPY_SRC_MPI_MPI_MERGE_HPP
 
-// One report per job: at the end of a program that runs under MPI, with
-// MPI still initialized, the ranks' reports are merged over MPI by the
-// plugin's MPI part (mpi/mpi_part.h), loaded only when the process has the
-// MPI it was built for. The rule (docs/plugin.md#mpi): within
+// One report per job: in a program that runs under MPI, with MPI
+// initialized, the ranks' reports are merged over MPI by cunumpy's MPI part
+// (mpi_part.h), loaded only when the process has the MPI it was built for.
+// The plugin merges at Kokkos::finalize, TransferBudget::job_report and
+// job_check when the program calls them. The rule (docs/plugin.md#mpi):
+// within
 // CUNUMPY_MPI_DEADLINE every rank's report reaches rank 0, which writes the
 // job's, and every rank learns the job's verdict; a rank that does not come
 // in time is missing from the job's report, whose verdict then fails, and a
@@ -15,9 +17,12 @@
 
 #include "report/report.hpp"
 
-namespace cunumpy::plugin {
+namespace cunumpy::Impl {
 
 struct JobMerge {
+  /// The process has MPI initialized: its ranks are a job (else the
+  /// process is alone, and nothing was merged).
+  bool mpi = false;
   /// The MPI part merged the ranks' reports (else each rank is alone, and
   /// `message` may say why).
   bool ran = false;
@@ -30,14 +35,14 @@ struct JobMerge {
   /// What went wrong, in one line ("" when nothing did).
   std::string message;
   /// On rank 0: the job's report.
-  std::optional<Impl::Report> job;
+  std::optional<Report> job;
 };
 
 /// Merges `report`, this rank's, with the other ranks' within `deadline`
 /// seconds, when the process has MPI initialized and an MPI part built for
 /// its MPI. Never throws; never waits past the deadline rule.
-JobMerge merge_over_mpi(const Impl::Report& report, int deadline);
+JobMerge merge_over_mpi(const Report& report, int deadline);
 
-} // namespace cunumpy::plugin
+} // namespace cunumpy::Impl
 
 #endif

@@ -1,12 +1,14 @@
 #include "mpi_merge.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 #include <vector>
 
 #include "mpi/mpi_part.h"
 #include "mpi_parts.hpp" // generated: the parts built, and their MPI
+#include "report/job.hpp"
 
-namespace cunumpy::plugin {
+namespace cunumpy::Impl {
 namespace {
 
 using MpiFlag = int (*)(int*);
@@ -51,21 +53,29 @@ std::string library_version(MpiFlag initialized) {
   return text;
 }
 
-/// This library's directory, where the parts are installed beside it.
-std::string own_directory() {
+/// Where the part `file` is: beside the library that holds this code
+/// (libcunumpy_core, or the plugin or program a static core is linked
+/// into), else in the install's library directory.
+std::string part_path(const char* file) {
   Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&own_directory), &info) == 0 ||
-      info.dli_fname == nullptr)
-    return ".";
-  const std::string path = info.dli_fname;
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
+  if (::dladdr(reinterpret_cast<void*>(&part_path), &info) != 0 &&
+      info.dli_fname != nullptr) {
+    const std::string library = info.dli_fname;
+    const auto slash = library.rfind('/');
+    const std::string beside =
+        (slash == std::string::npos ? std::string(".")
+                                    : library.substr(0, slash)) +
+        "/" + file;
+    if (::access(beside.c_str(), F_OK) == 0)
+      return beside;
+  }
+  return std::string(mpi_parts_installed_in) + "/" + file;
 }
 
 /// What the part calls back: this rank's report, with the children's
 /// merged into it.
 struct Context {
-  Impl::Report job;
+  Report job;
   std::string text;
   std::vector<int> missing;
 
@@ -75,7 +85,7 @@ struct Context {
     context.job.rank_known = true;
     context.job.size = size;
     try {
-      Impl::start_job(context.job);
+      start_job(context.job);
     } catch (...) {
     }
   }
@@ -83,8 +93,8 @@ struct Context {
   static int add(void* self, const char* text, std::size_t size) noexcept {
     try {
       auto& context = *static_cast<Context*>(self);
-      Impl::merge_reports(context.job,
-                          Impl::read_json_report(std::string_view(text, size)));
+      merge_reports(context.job,
+                    read_json_report(std::string_view(text, size)));
       return 0;
     } catch (...) {
       return 1;
@@ -93,7 +103,7 @@ struct Context {
   static const char* json(void* self, std::size_t* size) noexcept {
     auto& context = *static_cast<Context*>(self);
     try {
-      context.text = Impl::format_json(context.job);
+      context.text = format_json(context.job);
     } catch (...) {
       context.text.clear();
     }
@@ -108,8 +118,8 @@ struct Context {
     auto& context = *static_cast<Context*>(self);
     context.missing.clear();
     try {
-      const Impl::RankSet missing_ranks = Impl::missing_ranks(context.job);
-      for (const auto& [first, last] : missing_ranks.ranges()) {
+      const RankSet missing = missing_ranks(context.job);
+      for (const auto& [first, last] : missing.ranges()) {
         context.missing.push_back(first);
         context.missing.push_back(last);
       }
@@ -123,16 +133,21 @@ struct Context {
 
 } // namespace
 
-JobMerge merge_over_mpi(const Impl::Report& report, int deadline) {
+JobMerge merge_over_mpi(const Report& report, int deadline) {
   JobMerge merge;
   try {
     const MpiFlag initialized = find_initialized();
-    if (initialized == nullptr || deadline <= 0)
-      return merge; // no MPI in the process, or no merge asked for
+    if (initialized == nullptr)
+      return merge; // no MPI in the process
     int flag = 0;
     initialized(&flag);
     if (flag == 0)
       return merge; // MPI loaded, not used
+    merge.mpi = true;
+    if (deadline <= 0) {
+      merge.message = "CUNUMPY_MPI_DEADLINE=0 turns the merge over MPI off";
+      return merge;
+    }
     // The part whose MPI library is the process' own.
     const MpiPart* found = nullptr;
     for (const MpiPart& part : mpi_parts)
@@ -157,7 +172,7 @@ JobMerge merge_over_mpi(const Impl::Report& report, int deadline) {
                       "): the ranks' reports are not merged";
       return merge;
     }
-    const std::string path = own_directory() + "/" + found->file;
+    const std::string path = part_path(found->file);
     void* part = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     const auto run = part == nullptr
                          ? nullptr
@@ -200,4 +215,4 @@ JobMerge merge_over_mpi(const Impl::Report& report, int deadline) {
   return merge;
 }
 
-} // namespace cunumpy::plugin
+} // namespace cunumpy::Impl
