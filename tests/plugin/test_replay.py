@@ -474,7 +474,12 @@ def test_recorded_kokkos_programs_replay_to_their_reports(
         if name in library_programs:
             events = {line["ev"] for line in
                       read_lines(recorder.path("run.jsonl"))[1:]}
-            assert {"api_enter", "register_device_space"} <= events, \
+            # Without a device (Kokkos 4.3+ has no fake one) the C++
+            # conversion tests that copy are skipped: no call of cunumpy's
+            # that copies.
+            called = {"register_device_space"} | (
+                {"api_enter"} if report["total"]["transfers"] else set())
+            assert called <= events, \
                 f"{name}: cunumpy's calls are in the recording\n{events}"
             assert sum(kind["count"] for kind in
                        replayed["total"].values()) > 0, \
