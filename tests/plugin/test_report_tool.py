@@ -26,6 +26,9 @@ from report_tool_helpers import (build_venv, call_tool, passing,
 
 LINE_WIDTH = 160
 
+# scripts/test-sanitizers runs the suite with ASAN_OPTIONS set.
+SANITIZED = "ASAN_OPTIONS" in os.environ
+
 
 @pytest.fixture
 def sample(case, budget):
@@ -365,7 +368,10 @@ def test_many_ranks(case, sample, report_tool):
     longest = max(lines, key=len)
     assert len(longest) <= LINE_WIDTH, f"{len(longest)} characters: {longest}"
     print(f"3000 ranks: {seconds:.1f} s, peak {peak_mib:.0f} MiB (children)")
-    assert peak_mib < 80, f"{peak_mib:.0f} MiB: the reports are all kept"
+    # Under AddressSanitizer (scripts/test-sanitizers) freed memory waits in
+    # its quarantine: the bound is the plain build's.
+    assert peak_mib < 80 or SANITIZED, \
+        f"{peak_mib:.0f} MiB: the reports are all kept"
     assert seconds < 120, f"{seconds:.0f} s"
 
 
@@ -510,8 +516,9 @@ def test_deep_trees(case, sample, merge, report_tool):
             [report_tool, *arguments,
              case.path("hostile.json")],
             capture_output=True, text=True, timeout=120,
-            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
-                                                  (2 << 30, 2 << 30)))
+            # AddressSanitizer's shadow memory needs more address space.
+            preexec_fn=None if SANITIZED else lambda: resource.setrlimit(
+                resource.RLIMIT_AS, (2 << 30, 2 << 30)))
         assert run.returncode == 0, f"{arguments}: merged\n{run.stderr}"
     # The largest tree the plugin makes, 65,536 regions (in chains of 64
     # levels): its report, beyond 64 MiB, is one.

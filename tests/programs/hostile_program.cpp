@@ -159,6 +159,7 @@ int main(int argc, char** argv) {
     itimerval once{};
     once.it_value.tv_usec = std::atol(argument.c_str()) % 1000000;
     region("step");
+    copy_to_device(8); // one copy in "step" however late the timer starts
     ::setitimer(ITIMER_REAL, &once, nullptr);
     for (;;)
       copy_to_device(8);

@@ -399,7 +399,10 @@ std::vector<std::string> verdicts_a_closed_region_may_change(
                           "to tell which may belong to it");
     return lines;
   }
-  for (const auto& [name, rule] : state.rules) {
+  for (const auto& entry : state.rules) {
+    // Not a structured binding: C++17 lambdas cannot capture one (clang).
+    const std::string& name = entry.first;
+    const auto& rule = entry.second;
     const auto found = phases.find(name);
     if (found == phases.end() || !found->second.entered)
       continue;
