@@ -19,6 +19,7 @@ the replay)."""
 import glob
 import json
 import os
+import re
 import signal
 import stat
 
@@ -95,8 +96,20 @@ def exits_on_violation(recording):
     return header["settings"].get("CUNUMPY_ON_VIOLATION") == "exit"
 
 
-def check_replay(case, plugin, fake_cuda, recording, report):
-    """Replays `recording` and compares with `report`, the recorded run's."""
+def one_copy_in_flight(difference):
+    """A difference the replay of a run that exit()ed from a signal handler
+    may show: the 8-byte copy the handler interrupted between Kokkos' begin
+    and end of it, counted by the replay's end (one more), not by the run's
+    exit (a known gap, docs/cuda.md)."""
+    found = re.match(r"(\S+/to_device/(count|async|bytes)): (\d+) != (\d+)$",
+                     difference)
+    return bool(found) and int(found.group(4)) - int(found.group(3)) == (
+        8 if found.group(2) == "bytes" else 1)
+
+
+def check_replay(case, plugin, fake_cuda, recording, report, allowed=None):
+    """Replays `recording` and compares with `report`, the recorded run's
+    (but for the differences `allowed` accepts)."""
     run = replay(case, plugin, fake_cuda, recording)
     expected = summary(report)
     budget = report["budget"]
@@ -106,7 +119,8 @@ def check_replay(case, plugin, fake_cuda, recording, report):
     assert run.status == (VIOLATION_STATUS if failed else 0), \
         f"{os.path.basename(recording)}: the replay's status\n{run}"
     replayed = summary(case.json("report.json", run))
-    found = differences(expected, replayed)
+    found = [difference for difference in differences(expected, replayed)
+             if not (allowed and allowed(difference))]
     assert not found, (f"{os.path.basename(recording)}: the replay differs "
                        "from the recorded run:\n" + "\n".join(found) +
                        f"\n{run}")
@@ -482,7 +496,8 @@ def test_recorded_kokkos_programs_replay_to_their_reports(
             assert called <= events, \
                 f"{name}: cunumpy's calls are in the recording\n{events}"
             assert sum(kind["count"] for kind in
-                       replayed["total"].values()) > 0, \
+                       replayed["total"].values()) > 0 or \
+                not report["total"]["transfers"], \
                 f"{name}: copies counted\n{shown(replayed)}"
 
 
@@ -516,7 +531,8 @@ def test_exit_from_a_signal_handler_while_recording(case, cupti_built, plugin,
         if json.loads(last).get("ev") == "end":
             ended += 1
             check_replay(case, plugin, fake_cuda, recorder.path("run.jsonl"),
-                         recorder.json("report.json", run))
+                         recorder.json("report.json", run),
+                         allowed=one_copy_in_flight)
         else:
             refused += 1
             replayed = replay(case, plugin, fake_cuda,
