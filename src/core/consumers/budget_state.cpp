@@ -497,8 +497,13 @@ check(const BudgetState& state,
   if (!state.rules.empty()) {
     const profiling::DeviceStatus device = lock.device_status();
     if (device.unchecked)
-      result.push_back({"", std::nullopt, Limit::no_device, "", device.reason,
-                        {}, {device.fix}});
+      result.push_back({"",
+                        std::nullopt,
+                        Limit::no_device,
+                        "",
+                        device.reason,
+                        {},
+                        {device.fix}});
   }
   if (!state.rules.empty()) {
     const bool checks_migrations = std::any_of(
@@ -705,8 +710,8 @@ BudgetState::snapshot(const RecorderLock& lock) const {
   result.started = started;
   result.rule_count = rules.size();
   result.device = lock.device_status();
-  result.unchecked_allowed = !rules.empty() && !result.device.present &&
-                             !result.device.unchecked;
+  result.unchecked_allowed =
+      !rules.empty() && !result.device.present && !result.device.unchecked;
   const Resolution resolution =
       resolve(*this, phase_name_set(*this, "", lock), lock);
   auto phases = accumulate(*this, resolution, 0, lock);

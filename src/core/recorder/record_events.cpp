@@ -581,8 +581,8 @@ void begin_kernel(Recorder& recorder, const char* name,
     // Only a device kernel's launch makes CUDA copies of Kokkos' own: a
     // host kernel's functor is the program's code.
     thread.device_launch = is_device_execution_space(device_id);
-    thread.launch_result = thread.device_launch ? LaunchResult::uncounted
-                                                : LaunchResult::none;
+    thread.launch_result =
+        thread.device_launch ? LaunchResult::uncounted : LaunchResult::none;
     if (thread.device_launch)
       thread.device_kernel.assign(name != nullptr ? name : "");
     const AllocationStep step = thread.allocation_step;

@@ -244,12 +244,9 @@ void describe_budget(Report& report, const profiling::TransferBudget& budget,
 const std::vector<ReportFormat>& report_formats() {
   // A new format: a file with its function, and its line here.
   static const std::vector<ReportFormat> formats = {
-      {"text", format_text},
-      {"summary", format_summary},
-      {"json", format_json},
-      {"hatchet", format_hatchet},
-      {"sarif", format_sarif},
-      {"junit", format_junit},
+      {"text", format_text},   {"summary", format_summary},
+      {"json", format_json},   {"hatchet", format_hatchet},
+      {"sarif", format_sarif}, {"junit", format_junit},
   };
   return formats;
 }

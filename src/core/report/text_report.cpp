@@ -535,9 +535,9 @@ void append_job_header(std::vector<std::string>& lines, const Report& report) {
   }
   if (!job.without_device.empty() &&
       job.without_device_reason.text != job.unchecked_reason.text)
-    lines.push_back("no device on rank(s) " +
-                    ranks_and_reason(job.without_device,
-                                     job.without_device_reason));
+    lines.push_back(
+        "no device on rank(s) " +
+        ranks_and_reason(job.without_device, job.without_device_reason));
   if (!job.incomplete.empty())
     lines.push_back("events may be missing on rank(s) " +
                     ranks_and_reason(job.incomplete, job.incomplete_reason));
@@ -771,8 +771,9 @@ std::string format_summary(const Report& report) {
     const JobRanks& job = report.job;
     std::string text = "cunumpy: job of " + std::to_string(job.ranks.size()) +
                        " rank(s) of " + printable(report.program) +
-                       " (cunumpy " CUNUMPY_VERSION_STRING "), over its ranks: " + counts_line(report.budget.total) +
-                       "\n";
+                       " (cunumpy " CUNUMPY_VERSION_STRING
+                       "), over its ranks: " +
+                       counts_line(report.budget.total) + "\n";
     for (std::size_t i = 0; i < report.budget.phases.size(); ++i) {
       const PhaseSummary& phase = report.budget.phases[i];
       if (!phase.entered)

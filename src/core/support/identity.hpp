@@ -15,7 +15,6 @@
 // Kokkos' table (src/kokkos/install.cpp).
 
 #include <dlfcn.h>
-
 #include <string>
 
 #include "build_identity.hpp"
