@@ -274,13 +274,15 @@ template <Slot slot, auto target> struct Recorded;
 template <Slot slot, class... Args, void (*target)(Args...)>
 struct Recorded<slot, target> {
   static void call(Args... args) {
+    // From before its line: a process that ends once the line is written
+    // and before cunumpy took the input in has a recording with no end line.
+    const recording::Inside inside;
     if (recording::active()) {
       recording::Line line(Impl::tools::slot_name(slot));
       describe(line, slot, args...);
       line.write();
     }
     const recording::Nested nested;
-    const recording::Inside inside;
     target(args...);
   }
 };
@@ -326,11 +328,13 @@ struct Ignore<Result (*)(Arguments...)> {
 /// the violation status). Calls nothing of the core.
 void refuse_core(const std::string& why) noexcept {
   core_refused.store(true);
-#define CUNUMPY_PLUGIN_IGNORE(name, type, entry)                                 core_callbacks.name = &Ignore<decltype(core_callbacks.name)>::call;
+#define CUNUMPY_PLUGIN_IGNORE(name, type, entry)                               \
+  core_callbacks.name = &Ignore<decltype(core_callbacks.name)>::call;
   CUNUMPY_TOOLS_EVENT_SLOTS(CUNUMPY_PLUGIN_IGNORE)
 #undef CUNUMPY_PLUGIN_IGNORE
-  std::fprintf(stderr, "cunumpy: error: %s; cunumpy records nothing in this "
-                       "run\n",
+  std::fprintf(stderr,
+               "cunumpy: error: %s; cunumpy records nothing in this "
+               "run\n",
                why.c_str());
   const char* on_violation = std::getenv("CUNUMPY_ON_VIOLATION");
   if (on_violation == nullptr || std::strcmp(on_violation, "exit") != 0)

@@ -32,6 +32,8 @@ REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 # The exit status of CUNUMPY_ON_VIOLATION=exit.
 VIOLATION_STATUS = 3
+# scripts/test-sanitizers runs the suite with ASAN_OPTIONS set.
+SANITIZED = "ASAN_OPTIONS" in os.environ
 
 # The legacy example (examples/legacy_app): 100 steps of 100000 doubles,
 # output every 10 steps, a DualView of 16 doubles of diagnostics.

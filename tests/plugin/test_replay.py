@@ -22,8 +22,9 @@ import os
 import re
 import signal
 import stat
+import subprocess
 
-from plugin_helpers import VIOLATION_STATUS, shown
+from plugin_helpers import SANITIZED, VIOLATION_STATUS, shown
 
 KIND_FIELDS = ("count", "bytes", "blocking", "async", "implicit")
 CUDA_VIEW_FIELDS = ("copy_records", "described", "unmatched",
@@ -96,20 +97,8 @@ def exits_on_violation(recording):
     return header["settings"].get("CUNUMPY_ON_VIOLATION") == "exit"
 
 
-def one_copy_in_flight(difference):
-    """A difference the replay of a run that exit()ed from a signal handler
-    may show: the 8-byte copy the handler interrupted between Kokkos' begin
-    and end of it, counted by the replay's end (one more), not by the run's
-    exit (a known gap, docs/cuda.md)."""
-    found = re.match(r"(\S+/to_device/(count|async|bytes)): (\d+) != (\d+)$",
-                     difference)
-    return bool(found) and int(found.group(4)) - int(found.group(3)) == (
-        8 if found.group(2) == "bytes" else 1)
-
-
-def check_replay(case, plugin, fake_cuda, recording, report, allowed=None):
-    """Replays `recording` and compares with `report`, the recorded run's
-    (but for the differences `allowed` accepts)."""
+def check_replay(case, plugin, fake_cuda, recording, report):
+    """Replays `recording` and compares with `report`, the recorded run's."""
     run = replay(case, plugin, fake_cuda, recording)
     expected = summary(report)
     budget = report["budget"]
@@ -119,8 +108,7 @@ def check_replay(case, plugin, fake_cuda, recording, report, allowed=None):
     assert run.status == (VIOLATION_STATUS if failed else 0), \
         f"{os.path.basename(recording)}: the replay's status\n{run}"
     replayed = summary(case.json("report.json", run))
-    found = [difference for difference in differences(expected, replayed)
-             if not (allowed and allowed(difference))]
+    found = differences(expected, replayed)
     assert not found, (f"{os.path.basename(recording)}: the replay differs "
                        "from the recorded run:\n" + "\n".join(found) +
                        f"\n{run}")
@@ -514,10 +502,20 @@ def test_exit_from_a_signal_handler_while_recording(case, cupti_built, plugin,
         delay = 10000 + 397 * run_index
         recorder = case.__class__(case.path(f"run{run_index}"),
                                   hostile_program)
-        run = recorder.run(["exit-from-signal", str(delay)], timeout=30,
-                           CUNUMPY_BUDGET=rules, CUNUMPY_ON_VIOLATION="exit",
-                           CUNUMPY_RECORD="run.jsonl",
-                           CUNUMPY_REPORT="report.json")
+        try:
+            run = recorder.run(["exit-from-signal", str(delay)], timeout=30,
+                               CUNUMPY_BUDGET=rules,
+                               CUNUMPY_ON_VIOLATION="exit",
+                               CUNUMPY_RECORD="run.jsonl",
+                               CUNUMPY_REPORT="report.json")
+        except subprocess.TimeoutExpired:
+            if not SANITIZED:
+                raise
+            # AddressSanitizer's allocator: an exit handler's allocation
+            # waits for the allocator's lock that the interrupted
+            # allocation holds (glibc's aborts instead, as below).
+            aborted += 1
+            continue
         # Copies were made in "step", unless the signal came in the first
         # one (which then never happened). exit() from a handler that
         # interrupted malloc may make glibc abort in the next malloc, the
@@ -531,8 +529,7 @@ def test_exit_from_a_signal_handler_while_recording(case, cupti_built, plugin,
         if json.loads(last).get("ev") == "end":
             ended += 1
             check_replay(case, plugin, fake_cuda, recorder.path("run.jsonl"),
-                         recorder.json("report.json", run),
-                         allowed=one_copy_in_flight)
+                         recorder.json("report.json", run))
         else:
             refused += 1
             replayed = replay(case, plugin, fake_cuda,

@@ -20,14 +20,12 @@ import time
 
 import pytest
 
+from plugin_helpers import SANITIZED
 from report_tool_helpers import (build_venv, call_tool, passing,
                                  short_paths, skip, version3, write_job,
                                  write_json)
 
 LINE_WIDTH = 160
-
-# scripts/test-sanitizers runs the suite with ASAN_OPTIONS set.
-SANITIZED = "ASAN_OPTIONS" in os.environ
 
 
 @pytest.fixture

@@ -26,6 +26,9 @@
 //   hostile_program exit-from-signal US  copies in "step" until SIGALRM,
 //                                  US microseconds in, whose handler calls
 //                                  exit(0), wherever it lands
+//   hostile_program exit-in-copy   in "step", a copy's begin, then SIGALRM,
+//                                  whose handler calls exit(0), before its
+//                                  end: the only copy of the run
 //   hostile_program region NAME    the copy in a region named NAME inside
 //                                  "step"
 //   hostile_program unpopped-loop N  N steps that each push "step" and
@@ -163,6 +166,14 @@ int main(int argc, char** argv) {
     ::setitimer(ITIMER_REAL, &once, nullptr);
     for (;;)
       copy_to_device(8);
+  } else if (which == "exit-in-copy") {
+    std::signal(SIGALRM, [](int) { std::exit(0); });
+    static double data[8];
+    region("step");
+    Kokkos::Tools::beginDeepCopy(
+        Kokkos::Tools::make_space_handle("Cuda"), "device", data,
+        Kokkos::Tools::make_space_handle("Host"), "host", data, sizeof data);
+    std::raise(SIGALRM); // the copy's end never comes
   } else if (which == "region") {
     region("step");
     region(argument.c_str());

@@ -7,6 +7,7 @@
 #include "recorder/record_events.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -153,6 +154,7 @@ void begin_deep_copy(Recorder& recorder, const char* dst_space,
     thread->device_launch = false; // a launch whose end never came
     copy = &thread->push_copy();
     copy->transfer = false;
+    copy->begun = false;
     copy->saw_fence = false;
     copy->has_recorded_child = false;
     copy->hash_contents = false;
@@ -183,6 +185,8 @@ void begin_deep_copy(Recorder& recorder, const char* dst_space,
     copy->site.capture(recorder);
     copy->place = recorder.place(*thread);
     copy->start = recorder.now();
+    std::atomic_signal_fence(std::memory_order_release);
+    copy->begun = true;
   } catch (...) {
     // The copy cannot be recorded. Its end is still expected: an entry in
     // flight, or a count of begins that made none.
@@ -194,9 +198,12 @@ void begin_deep_copy(Recorder& recorder, const char* dst_space,
   }
 }
 
-void end_deep_copy(Recorder& recorder) noexcept {
+namespace {
+
+/// The end of `thread`'s innermost copy.
+inline void end_copy(Recorder& recorder, ThreadState& thread) noexcept {
+  std::size_t depth = 0;
   try {
-    ThreadState& thread = thread_state(recorder);
     if (thread.copy_depth == 0) {
       if (thread.failed_copy_begins > 0) {
         --thread.failed_copy_begins; // counted as lost at its begin
@@ -209,9 +216,13 @@ void end_deep_copy(Recorder& recorder) noexcept {
       recorder.before_read();
       return;
     }
-    InFlightCopy& copy = thread.copies[--thread.copy_depth];
+    // In flight until delivered: a process that ends in between (exit from
+    // a signal handler) counts it then (end_copies_in_flight).
+    depth = thread.copy_depth - 1;
+    InFlightCopy& copy = thread.copies[depth];
     // A copy made of inner deep copies is recorded through them only.
     if (!copy.transfer || copy.has_recorded_child) {
+      thread.copy_depth = depth;
       if (__builtin_expect(copy.held_token != 0, 0))
         forget_in_source(recorder, copy);
       return;
@@ -258,12 +269,43 @@ void end_deep_copy(Recorder& recorder) noexcept {
       if (copy.scalar)
         recorder.deliver(scalar_read_wait(event), lock);
     }
+    thread.copy_depth = depth;
     for (std::size_t i = 0; i < thread.copy_depth; ++i)
       thread.copies[i].has_recorded_child = true;
     thread.last_copy = {copy.dst_ptr, copy.src_ptr, copy.nbytes,
                         event.site,   copy.kind,    true};
   } catch (...) {
+    if (thread.copy_depth > depth)
+      thread.copy_depth = depth;
     lost_record(recorder);
+  }
+}
+
+} // namespace
+
+void end_deep_copy(Recorder& recorder) noexcept {
+  ThreadState* thread = nullptr;
+  try {
+    thread = &thread_state(recorder);
+  } catch (...) {
+    lost_record(recorder);
+    return;
+  }
+  end_copy(recorder, *thread);
+}
+
+void end_copies_in_flight(Recorder& recorder, ThreadState& thread) noexcept {
+  while (thread.copy_depth > 0) {
+    InFlightCopy& copy = thread.copies[thread.copy_depth - 1];
+    if (copy.transfer && !copy.begun) {
+      // Ended inside cunumpy's own handling of its begin: a copy the
+      // program asked for, not known enough to be counted.
+      recorder.count_lost(LossReason::record_failed);
+      --thread.copy_depth;
+    } else {
+      copy.site.memo = WalkMemo{}; // the thread's unwinder cache is gone
+      end_copy(recorder, thread);
+    }
   }
 }
 

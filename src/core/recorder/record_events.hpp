@@ -13,7 +13,8 @@
 
 namespace cunumpy::Impl {
 class Recorder;
-}
+struct ThreadState;
+} // namespace cunumpy::Impl
 
 namespace cunumpy::Impl::record {
 
@@ -22,6 +23,11 @@ void begin_deep_copy(Recorder& recorder, const char* dst_space,
                      const char* src_space, const char* src_label,
                      const void* src_ptr, std::uint64_t size) noexcept;
 void end_deep_copy(Recorder& recorder) noexcept;
+/// Ends the copies `thread` has in flight, innermost first, as their ends
+/// would have: the thread ends between a copy's begin and its end (exit
+/// from a signal handler, an exception out of the thread). A copy whose
+/// begin was not recorded whole is counted as lost.
+void end_copies_in_flight(Recorder& recorder, ThreadState& thread) noexcept;
 void begin_fence(Recorder& recorder, const char* name,
                  std::uint32_t device_id) noexcept;
 void end_fence(Recorder& recorder) noexcept;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "recorder/record_events.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder/spaces.hpp"
 #include "support/fast_thread_local.hpp"
@@ -149,8 +150,14 @@ void ThreadState::join(Recorder& joined) {
 }
 
 ThreadState::~ThreadState() {
-  if (recorder != nullptr)
-    recorder->remove_thread(*this);
+  if (recorder == nullptr)
+    return;
+  // The thread ends in the middle of a copy: the copy counts. Not when
+  // it ends inside cunumpy's lock (exit from a signal handler that
+  // interrupted cunumpy): the process ends without a report then.
+  if (copy_depth > 0 && !recorder->lock_held_by_this_thread())
+    record::end_copies_in_flight(*recorder, *this);
+  recorder->remove_thread(*this);
 }
 
 void ThreadState::note_unknown_space(std::uint32_t id, const char* name) {

@@ -194,6 +194,9 @@ struct CapturedSite {
 
 struct InFlightCopy {
   bool transfer = false;
+  /// Its begin was recorded whole: a process that ends before its end
+  /// (exit from a signal handler) counts it (record::end_copies_in_flight).
+  bool begun = false;
   bool scalar = false;
   bool saw_fence = false;
   bool has_recorded_child = false;
