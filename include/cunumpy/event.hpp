@@ -59,11 +59,21 @@ constexpr bool moves_bytes(EventKind kind) noexcept {
          kind == EventKind::kokkos_own;
 }
 
-/// True for the kinds the program's transfers are: every kind but sync,
-/// migration and kokkos_own (what total() and assert_no_transfers count).
+/// True for the kinds the program's transfers are, as total() and the first
+/// line of every report count them: to_host, to_device, kernel_conversion,
+/// fallback, device_copy. Not sync, migration, kokkos_own.
 constexpr bool is_transfer(EventKind kind) noexcept {
   return kind != EventKind::sync && kind != EventKind::migration &&
          kind != EventKind::kokkos_own;
+}
+
+/// True for the kinds assert_no_transfers rejects (in C++, GoogleTest and
+/// Python): data moved between host and device (to_host, to_device,
+/// migration) and host code run on the device backend (kernel_conversion,
+/// fallback). Not device_copy (device-only), sync, kokkos_own.
+constexpr bool is_host_device_transfer(EventKind kind) noexcept {
+  return kind == EventKind::migration ||
+         (is_transfer(kind) && kind != EventKind::device_copy);
 }
 
 /// The memory a copy read or wrote, as CUDA's record of the copy names it;

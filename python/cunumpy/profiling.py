@@ -95,11 +95,11 @@ def count_transfers(
 
 
 def assert_no_transfers() -> AssertNoTransfers:
-    """Context manager: AssertionError with the report when the block copied
-    between host and device (to_host, to_device) or ran host code on the
-    device backend (kernel_conversion, fallback). Device-only copies
-    (device_copy) and syncs are allowed; an exception raised in the block
-    passes through unchanged.
+    """Context manager: AssertionError with the report when the block moved
+    data between host and device (to_host, to_device, migration) or ran
+    host code on the device backend (kernel_conversion, fallback).
+    Device-only copies (device_copy) and syncs are allowed; an exception
+    raised in the block passes through unchanged.
 
         with xp.profiling.assert_no_transfers():
             step(state, dt)

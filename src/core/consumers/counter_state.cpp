@@ -348,9 +348,10 @@ std::string joined(const std::vector<std::string>& lines,
 
 void throw_if_transfers(const profiling::TransferCounter& counter,
                         SourceLocation where) {
-  const std::uint64_t transfers = counter.to_host() + counter.to_device() +
-                                  counter.kernel_conversion() +
-                                  counter.fallback() + counter.migrations();
+  std::uint64_t transfers = 0;
+  for (EventKind kind : all_event_kinds)
+    if (is_host_device_transfer(kind))
+      transfers += counter.count(kind);
   const bool complete = counter.complete();
   if (transfers == 0 && complete)
     return;

@@ -23,7 +23,7 @@ kind_totals(const profiling::KindTable& totals, EventKind kind) noexcept {
   return totals[index_of(kind)];
 }
 
-/// Transfers and markers: every kind but sync, migration and kokkos_own.
+/// The count of the kinds that are transfers (is_transfer).
 std::uint64_t transfers(const profiling::KindTable& totals) noexcept;
 
 /// "N transfer(s) through cunumpy (a to_host, b to_device, c
