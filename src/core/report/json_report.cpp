@@ -24,8 +24,7 @@ using profiling::PhaseSummary;
 using profiling::RegionNode;
 using profiling::SiteSummary;
 
-// The JSON report, written as it is walked (report/json_writer.hpp):
-// members in ascending order of their names, as the writer requires.
+// The JSON report, written as it is walked (report/json_writer.hpp).
 
 /// `text`, or null in the report when it is empty.
 std::optional<std::string_view> unless_empty(const std::string& text) {

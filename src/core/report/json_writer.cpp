@@ -1,5 +1,6 @@
 #include "report/json_writer.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -116,14 +117,21 @@ JsonWriter& JsonWriter::key(std::string_view name) {
                            "' outside an object");
   Level& level = top();
   if (!level.empty) {
-    if (!(std::string_view(level.last_key) < name))
+    const std::string_view last = level.keys[level.count - 1];
+    if (last == name)
       throw std::logic_error("JsonWriter: key '" + std::string(name) +
-                             "' written after '" + level.last_key +
-                             "' (members go in ascending order)");
+                             "' written twice");
+    level.ordered = level.ordered && last < name;
     out_ += ',';
   }
   level.empty = false;
-  level.last_key.assign(name);
+  if (level.count == level.keys.size()) {
+    level.keys.emplace_back();
+    level.starts.emplace_back();
+  }
+  level.keys[level.count].assign(name);
+  level.starts[level.count] = out_.size();
+  ++level.count;
   newline_and_indent(depth_);
   append_json_string(out_, name);
   out_ += ": ";
@@ -139,6 +147,35 @@ void JsonWriter::open(bool object, char bracket) {
   Level& level = levels_[depth_++];
   level.object = object;
   level.empty = true;
+  level.ordered = true;
+  level.count = 0;
+}
+
+void JsonWriter::sort_members(Level& level) {
+  // Member i's text is out_[starts[i], end), its end the comma before the
+  // next member, or the end of out_ for the last.
+  std::vector<std::size_t> order(level.count);
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return level.keys[a] < level.keys[b];
+  });
+  for (std::size_t i = 1; i < order.size(); ++i)
+    if (level.keys[order[i - 1]] == level.keys[order[i]])
+      throw std::logic_error("JsonWriter: key '" + level.keys[order[i]] +
+                             "' written twice");
+  const std::size_t begin = level.starts[0];
+  const auto end_of = [&](std::size_t i) {
+    return i + 1 < level.count ? level.starts[i + 1] - 1 : out_.size();
+  };
+  std::string sorted;
+  sorted.reserve(out_.size() - begin);
+  for (std::size_t i : order) {
+    if (!sorted.empty())
+      sorted += ',';
+    sorted.append(out_, level.starts[i], end_of(i) - level.starts[i]);
+  }
+  out_.replace(begin, std::string::npos, sorted);
 }
 
 void JsonWriter::begin_object() {
@@ -153,6 +190,8 @@ void JsonWriter::close(bool object, char bracket) {
     throw std::logic_error(std::string("JsonWriter: '") + bracket +
                            "' closes nothing open");
   const bool empty = top().empty;
+  if (object && !top().ordered)
+    sort_members(top());
   --depth_;
   if (!empty)
     newline_and_indent(depth_);

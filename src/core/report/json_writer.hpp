@@ -9,10 +9,10 @@
 // The text is byte for byte what nlohmann::json's
 // dump(indent, ' ', false, error_handler_t::replace) writes for the same
 // document: 2-space pretty printing, members in ascending byte order of
-// their names (what nlohmann's std::map gives; members written out of
-// order are a logic_error, so a misplaced key fails every test that writes
-// a report instead of changing the file), numbers as nlohmann writes them,
-// invalid UTF-8 replaced by U+FFFD.
+// their names (what nlohmann's std::map gives: members written in another
+// order are put in order when their object closes, a name twice is a
+// logic_error), numbers as nlohmann writes them, invalid UTF-8 replaced by
+// U+FFFD.
 
 #include <cstdint>
 #include <optional>
@@ -37,8 +37,8 @@ public:
   void begin_array();
   void end_array();
 
-  /// The name of the next member of the current object; names must come
-  /// in ascending byte order (std::logic_error otherwise).
+  /// The name of the next member of the current object, in any order (the
+  /// same name twice in an object is a std::logic_error).
   JsonWriter& key(std::string_view name);
 
   void value(std::string_view text);
@@ -77,8 +77,17 @@ private:
   struct Level {
     bool object = false;
     bool empty = true;
-    std::string last_key;
+    /// Members came in ascending order so far: nothing to do at the close.
+    bool ordered = true;
+    /// The object's member names so far, and where each member's text
+    /// starts in out_ (after the comma before it): the buffers stay with
+    /// the level, reused by the next object at that depth.
+    std::vector<std::string> keys;
+    std::vector<std::size_t> starts;
+    std::size_t count = 0;
   };
+  /// Puts the members of the object at the top in order of their names.
+  void sort_members(Level& level);
   /// Before a value: the separator, new line and indentation of an array
   /// element (nothing after a member's name).
   void element();
