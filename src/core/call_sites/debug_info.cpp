@@ -395,6 +395,9 @@ struct DebugInfo::State {
     Dwarf_Die top{};    ///< where its functions are: the split unit's entry
     bool read = false;  ///< top and functions found
     bool split = false; ///< a skeleton whose split unit was found
+    /// Functions defined inside class bodies are in `functions` too (see
+    /// function_at).
+    bool whole = false;
     std::vector<Function> functions; ///< sorted by low
   };
   struct Range {
@@ -422,7 +425,10 @@ struct DebugInfo::State {
   /// Why libdw must not look for the split unit of `skeleton`: a file it
   /// would open fails cunumpy's checks. "" when it may look.
   std::string split_files_problem(Dwarf_Die& skeleton);
-  const Function* function_at(Unit& unit, Dwarf_Addr address) const;
+  const Function* function_at(Unit& unit, Dwarf_Addr address);
+  /// The unit's functions, sorted: with those defined inside class bodies
+  /// when `whole`.
+  void collect_unit_functions(Unit& unit, bool whole);
   /// The unit whose ranges hold `address`, and in `low` where that range
   /// starts; null in none.
   Unit* unit_at(Dwarf_Addr address, Dwarf_Addr* low = nullptr);
@@ -579,7 +585,7 @@ void DebugInfo::State::index_units() {
       covered = true;
     }
     if (covered)
-      units.push_back({die, {}, false, false, {}});
+      units.push_back({die, {}, false, false, false, {}});
   }
   std::sort(ranges.begin(), ranges.end(),
             [](const Range& a, const Range& b) { return a.low < b.low; });
@@ -588,10 +594,15 @@ void DebugInfo::State::index_units() {
 namespace {
 
 /// Every function with code in the entries under `parent`: in namespaces,
-/// classes and functions (a lambda's is in the function that has it).
+/// functions (a lambda's, a local class's, in the function that has it)
+/// and, with `classes`, the bodies of classes outside functions. GCC and
+/// Clang put the code of such a class's member functions outside its body,
+/// in an entry that names its declaration there: those bodies hold most of
+/// the entries of a unit that includes Kokkos, and are read only for an
+/// address no function outside them holds.
 void collect_functions(Dwarf_Die* parent,
                        std::vector<DebugInfo::State::Function>& functions,
-                       int depth) {
+                       int depth, bool classes) {
   Dwarf_Die child;
   if (depth > max_depth || ::dwarf_child(parent, &child) != 0)
     return;
@@ -603,15 +614,18 @@ void collect_functions(Dwarf_Die* parent,
            (offset = ::dwarf_ranges(&child, offset, &base, &low, &high)) > 0;)
         if (high > low)
           functions.push_back({low, high, child});
-      collect_functions(&child, functions, depth + 1);
+      collect_functions(&child, functions, depth + 1, true);
       break;
     }
-    case DW_TAG_namespace:
     case DW_TAG_class_type:
     case DW_TAG_structure_type:
     case DW_TAG_union_type:
+      if (!classes)
+        break;
+      [[fallthrough]];
+    case DW_TAG_namespace:
     case DW_TAG_lexical_block:
-      collect_functions(&child, functions, depth + 1);
+      collect_functions(&child, functions, depth + 1, classes);
       break;
     default:
       break;
@@ -722,7 +736,6 @@ void collect_tail_calls(Dwarf_Die* parent, TailCalls& calls, int depth) {
 void DebugInfo::State::read_unit(Unit& unit, std::string& problem) {
   unit.top = unit.die;
   unit.split = false;
-  unit.functions.clear();
   Dwarf_Half version = 0;
   std::uint8_t type = 0;
   if (::dwarf_cu_info(unit.die.cu, &version, &type, nullptr, nullptr, nullptr,
@@ -769,10 +782,16 @@ void DebugInfo::State::read_unit(Unit& unit, std::string& problem) {
         problem = text;
     }
   }
-  collect_functions(&unit.top, unit.functions, 0);
+  collect_unit_functions(unit, false);
+  unit.read = true;
+}
+
+void DebugInfo::State::collect_unit_functions(Unit& unit, bool whole) {
+  unit.functions.clear();
+  collect_functions(&unit.top, unit.functions, 0, whole);
   std::sort(unit.functions.begin(), unit.functions.end(),
             [](const Function& a, const Function& b) { return a.low < b.low; });
-  unit.read = true;
+  unit.whole = whole;
 }
 
 std::string DebugInfo::State::split_files_problem(Dwarf_Die& skeleton) {
@@ -816,7 +835,7 @@ std::string DebugInfo::State::split_files_problem(Dwarf_Die& skeleton) {
 }
 
 const DebugInfo::State::Function*
-DebugInfo::State::function_at(Unit& unit, Dwarf_Addr address) const {
+DebugInfo::State::function_at(Unit& unit, Dwarf_Addr address) {
   auto it = std::upper_bound(
       unit.functions.begin(), unit.functions.end(), address,
       [](Dwarf_Addr a, const Function& f) { return a < f.low; });
@@ -828,6 +847,10 @@ DebugInfo::State::function_at(Unit& unit, Dwarf_Addr address) const {
     if (address < it->high &&
         (best == nullptr || it->high - it->low < best->high - best->low))
       best = &*it;
+  }
+  if (best == nullptr && !unit.whole) {
+    collect_unit_functions(unit, true); // a function inside a class body?
+    return function_at(unit, address);
   }
   return best;
 }
