@@ -196,7 +196,11 @@ def test_launchers_without_a_launch_id(case, budget, report_tool):
         run = case.run(command=check)
         assert run.status == 0 and "check: passed" in run.stdout, \
             f"{launcher}: one launch's reports are one run\n{run}"
-        # A second launch in which rank 1 wrote no report.
+        # A second launch in which rank 1 wrote no report, started more
+        # than a clock tick after the first ended (a process' start time
+        # has the tick's resolution, and an earlier report counts as stale
+        # only when it surely ended before).
+        time.sleep(5 / os.sysconf("SC_CLK_TCK"))
         run = case.run(**variables, **{key: str(value) for key, value in
                                        variables_of_rank(0).items()})
         assert run.status == 0, f"{launcher}: rank 0 runs again\n{run}"
