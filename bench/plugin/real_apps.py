@@ -13,7 +13,9 @@ time per process; medians over the rounds.
         [--workload dem --workload flow-tiny] [--threads 1]
         [--python VENV/bin/python] [--json results.json]
 
-Workloads: dem (peclet-dem's quick start, 1000 spheres, 200 steps), flow
+Workloads: dem (peclet-dem's quick start, 1000 spheres, 200 steps),
+dem-dense (200 spheres, 2000 steps: ArborX's regions and kernels every
+step, the most events per second of work), flow
 (32^3 cells, 5 steps), and dem-tiny, flow-tiny (what a process costs
 whatever it runs: the plugin's fixed cost). The python is the venv's of
 the test tests/plugin/real_apps.py (<build>/tests/plugin/real-apps-venv,
@@ -40,6 +42,7 @@ import peclet_apps  # noqa: E402
 
 WORKLOADS = {
     "dem": [("dem", 1000, 200)],
+    "dem-dense": [("dem", 200, 2000)],
     "flow": [("flow", 32, 5)],
     "dem-tiny": [("dem", 100, 10)],
     "flow-tiny": [("flow", 8, 1)],
