@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from plugin_helpers import SANITIZED, VIOLATION_STATUS, shown
+from plugin_helpers import (EXIT_FROM_SIGNAL_TIMEOUT, SANITIZED,
+                            VIOLATION_STATUS, shown)
 
 RULES = "[phases.step]\noptional = true\n"
 
@@ -175,7 +176,8 @@ def test_exit_from_a_signal_handler(case):
     for run_index in range(24):
         delay = 2000 + 397 * run_index
         try:
-            run = case.run(["exit-from-signal", str(delay)], timeout=30,
+            run = case.run(["exit-from-signal", str(delay)],
+                           timeout=EXIT_FROM_SIGNAL_TIMEOUT,
                            CUNUMPY_BUDGET=budget, CUNUMPY_ON_VIOLATION="exit")
         except subprocess.TimeoutExpired:
             if not SANITIZED:

@@ -24,7 +24,8 @@ import signal
 import stat
 import subprocess
 
-from plugin_helpers import SANITIZED, VIOLATION_STATUS, shown
+from plugin_helpers import (EXIT_FROM_SIGNAL_TIMEOUT, SANITIZED,
+                            VIOLATION_STATUS, shown)
 
 KIND_FIELDS = ("count", "bytes", "blocking", "async", "implicit")
 CUDA_VIEW_FIELDS = ("copy_records", "described", "unmatched",
@@ -503,7 +504,8 @@ def test_exit_from_a_signal_handler_while_recording(case, cupti_built, plugin,
         recorder = case.__class__(case.path(f"run{run_index}"),
                                   hostile_program)
         try:
-            run = recorder.run(["exit-from-signal", str(delay)], timeout=30,
+            run = recorder.run(["exit-from-signal", str(delay)],
+                               timeout=EXIT_FROM_SIGNAL_TIMEOUT,
                                CUNUMPY_BUDGET=rules,
                                CUNUMPY_ON_VIOLATION="exit",
                                CUNUMPY_RECORD="run.jsonl",
