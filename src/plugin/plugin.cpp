@@ -21,6 +21,7 @@
 #include "mpi/mpi_merge.hpp"
 #include "output_file.hpp"
 #include "python_lines.hpp"
+#include "recorder/record_events.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder/recording.hpp"
 #include "recorder/spaces.hpp"
@@ -318,6 +319,9 @@ bool Plugin::finish() {
     return finish_without_report();
   if (finished_.exchange(true))
     return failed_.load();
+  // quick_exit (from a signal handler, say) between a copy's begin and its
+  // end: the copy counts, as at exit(), where the thread's end counts it.
+  Impl::record::end_copies_in_flight(recorder_);
   // Kokkos 3 may be initialized again, and then calls no tool: a hook in
   // its next finalize tells (reconsider). Kokkos 4 refuses a second
   // initialize, and the hook never runs.

@@ -26,9 +26,10 @@
 //   hostile_program exit-from-signal US  copies in "step" until SIGALRM,
 //                                  US microseconds in, whose handler calls
 //                                  exit(0), wherever it lands
-//   hostile_program exit-in-copy   in "step", a copy's begin, then SIGALRM,
-//                                  whose handler calls exit(0), before its
-//                                  end: the only copy of the run
+//   hostile_program exit-in-copy [quick_exit]  in "step", a copy's begin,
+//                                  then SIGALRM, whose handler calls exit(0)
+//                                  (quick_exit(0)), before its end: the only
+//                                  copy of the run
 //   hostile_program region NAME    the copy in a region named NAME inside
 //                                  "step"
 //   hostile_program unpopped-loop N  N steps that each push "step" and
@@ -167,7 +168,10 @@ int main(int argc, char** argv) {
     for (;;)
       copy_to_device(8);
   } else if (which == "exit-in-copy") {
-    std::signal(SIGALRM, [](int) { std::exit(0); });
+    if (argument == "quick_exit")
+      std::signal(SIGALRM, [](int) { std::quick_exit(0); });
+    else
+      std::signal(SIGALRM, [](int) { std::exit(0); });
     static double data[8];
     region("step");
     Kokkos::Tools::beginDeepCopy(

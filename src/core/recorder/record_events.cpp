@@ -294,6 +294,12 @@ void end_deep_copy(Recorder& recorder) noexcept {
   end_copy(recorder, *thread);
 }
 
+void end_copies_in_flight(Recorder& recorder) noexcept {
+  ThreadState* const thread = existing_thread_state();
+  if (thread != nullptr && thread->recorder == &recorder)
+    end_copies_in_flight(recorder, *thread);
+}
+
 void end_copies_in_flight(Recorder& recorder, ThreadState& thread) noexcept {
   while (thread.copy_depth > 0) {
     InFlightCopy& copy = thread.copies[thread.copy_depth - 1];

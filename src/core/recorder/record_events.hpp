@@ -28,6 +28,8 @@ void end_deep_copy(Recorder& recorder) noexcept;
 /// from a signal handler, an exception out of the thread). A copy whose
 /// begin was not recorded whole is counted as lost.
 void end_copies_in_flight(Recorder& recorder, ThreadState& thread) noexcept;
+/// The same for the calling thread, when it has a state in `recorder`.
+void end_copies_in_flight(Recorder& recorder) noexcept;
 void begin_fence(Recorder& recorder, const char* name,
                  std::uint32_t device_id) noexcept;
 void end_fence(Recorder& recorder) noexcept;

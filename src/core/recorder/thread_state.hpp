@@ -482,6 +482,11 @@ struct alignas(64) ThreadState {
 inline ThreadState& thread_state() {
   return FastThreadLocal<ThreadState, &HotThreadLocals::thread_state>::get();
 }
+/// The calling thread's state if it has one (none before its first event,
+/// nor once the thread's end deleted it).
+inline ThreadState* existing_thread_state() noexcept {
+  return FastThreadLocal<ThreadState, &HotThreadLocals::thread_state>::find();
+}
 /// The calling thread's state, taking part in `recorder` from its first
 /// event on (a few instructions once made).
 inline ThreadState& thread_state(Recorder& recorder) {

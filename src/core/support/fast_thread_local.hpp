@@ -67,6 +67,8 @@ public:
       return *static_cast<T*>(object);
     return make();
   }
+  /// The thread's object, or null before its first call and once deleted.
+  static T* find() noexcept { return static_cast<T*>(hot_thread_locals.*Slot); }
 
 private:
   /// The thread's first call; or a call while the thread ends, after its
