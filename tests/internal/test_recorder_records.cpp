@@ -373,13 +373,16 @@ TEST(RecorderKernels, KernelsAreRecordedOnlyWhileASinkWantsThem) {
 TEST(RecorderSpaces, ACopyBetweenAnUnknownSpaceAndTheHostIsCountedUncounted) {
   // A name of its own per run: the test registers it as a device.
   static int run = 0;
+  const auto unknown_spaces = [] {
+    return cunumpy::Impl::Recorder::instance().spaces().unknown();
+  };
   const std::string name = "SyntheticUnknownSpace" + std::to_string(run++);
   const char* space = name.c_str();
-  const auto named = [&](const cunumpy::Impl::UnknownSpaceCopies& unknown,
+  const auto named = [&](const cunumpy::Impl::SpaceRegistry::Unknown& unknown,
                          const std::string& which) {
     return std::count(unknown.names.begin(), unknown.names.end(), which);
   };
-  const auto before_copies = cunumpy::Impl::unknown_space_copies().copies;
+  const auto before_copies = unknown_spaces().copies;
   {
     RecordingSink sink;
     synthetic::copy(space, "Host", 64);
@@ -389,20 +392,20 @@ TEST(RecorderSpaces, ACopyBetweenAnUnknownSpaceAndTheHostIsCountedUncounted) {
     EXPECT_EQ(sink.events().size(), 1u);
   }
   synthetic::copy(space, "Host", 64); // nobody records
-  const auto unknown = cunumpy::Impl::unknown_space_copies();
+  const auto unknown = unknown_spaces();
   EXPECT_EQ(unknown.copies - before_copies, 2u);
   EXPECT_EQ(named(unknown, name), 1);
   EXPECT_EQ(named(unknown, "HBW"), 0);
   // Registered as a device since: named no more, and its copies count.
   cunumpy::register_device_space(name);
-  const auto after = cunumpy::Impl::unknown_space_copies();
+  const auto after = unknown_spaces();
   EXPECT_EQ(named(after, name), 0);
   RecordingSink sink;
   synthetic::copy(space, "Host", 64);
   const auto events = sink.events();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, EventKind::to_device);
-  EXPECT_EQ(cunumpy::Impl::unknown_space_copies().copies, after.copies);
+  EXPECT_EQ(unknown_spaces().copies, after.copies);
 }
 
 } // namespace

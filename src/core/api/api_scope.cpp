@@ -214,8 +214,8 @@ SyncScope::SyncScope(std::string_view api, SourceLocation where, bool implicit)
 SyncScope::SyncScope(std::string_view description, std::string_view file,
                      int line, std::string_view function, bool implicit)
     : api_(description, file, line, function, false, ApiScope::Unrecorded{}),
-      fences_before_(thread_fence_count()), start_(library_recorder().now()),
-      implicit_(implicit) {
+      fences_before_(thread_fence_count(library_recorder())),
+      start_(library_recorder().now()), implicit_(implicit) {
   api_.single_sync = true;
   api_.implicit_sync = implicit;
   recorded_ = record_scope("sync_enter", api_, "implicit", implicit);
@@ -228,7 +228,7 @@ SyncScope::~SyncScope() {
     inside.emplace();
   }
   try {
-    if (thread_fence_count() != fences_before_)
+    if (thread_fence_count(library_recorder()) != fences_before_)
       return; // Kokkos reported the fence; it is recorded already
     Recorder& recorder = library_recorder();
     if (!recorder.has_sinks())
@@ -260,8 +260,9 @@ SyncScope::~SyncScope() {
   }
 }
 
-std::uint64_t thread_fence_count() noexcept {
-  return thread_state().fence_count;
+std::uint64_t thread_fence_count(const Recorder& recorder) noexcept {
+  const ThreadState* const thread = thread_state().find(recorder);
+  return thread != nullptr ? thread->fence_count : 0;
 }
 
 std::uint32_t thread_index() noexcept {

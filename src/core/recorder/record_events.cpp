@@ -162,12 +162,13 @@ void begin_deep_copy(Recorder& recorder, const char* dst_space,
     if (!recorder.has_sinks())
       return;
     SpaceSide dst_side, src_side;
-    thread->last_spaces.classify(dst_space, src_space, *thread, dst_side,
+    thread->last_spaces.classify(dst_space, src_space, *thread,
+                                 recorder.spaces().generation(), dst_side,
                                  copy->dst_space, src_side, copy->src_space);
     if (!copy_kind(dst_side, src_side, copy->kind)) {
       if (thread->last_spaces.unknown_host_pair)
-        count_unknown_space_copy(); // a device space no one named?
-      return;                       // host to host: not a transfer
+        recorder.spaces().count_unknown_copy(); // a device no one named?
+      return;                                   // host to host: not a transfer
     }
     copy->transfer = true;
     copy->scalar = is_scalar_read(copy->kind, dst_label);
@@ -295,8 +296,9 @@ void end_deep_copy(Recorder& recorder) noexcept {
 }
 
 void end_copies_in_flight(Recorder& recorder) noexcept {
-  ThreadState* const thread = existing_thread_state();
-  if (thread != nullptr && thread->recorder == &recorder)
+  ThreadState* const first = existing_thread_state();
+  if (ThreadState* const thread =
+          first != nullptr ? first->find(recorder) : nullptr)
     end_copies_in_flight(recorder, *thread);
 }
 

@@ -70,6 +70,13 @@ Recorder::Recorder(const RecorderSettings& settings)
   register_source("kokkos"); // kokkos_source
 }
 
+Recorder::~Recorder() {
+  // The calling thread's state in it goes; every other thread that
+  // recorded in it ended (its state left with it).
+  if (ThreadState* const thread = existing_thread_state())
+    thread->leave(*this);
+}
+
 Recorder& Recorder::instance() {
   // Never destroyed: Kokkos may report events during static destruction.
   static Recorder* recorder = [] {

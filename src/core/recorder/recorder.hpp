@@ -80,7 +80,17 @@ struct RecorderSettings {
 
 class alignas(64) Recorder {
 public:
+  /// The process' recorder: the one Kokkos' and CUDA's callbacks, which
+  /// carry no context, feed (tools::connect hands it to the event path).
   static Recorder& instance();
+
+  /// A recorder of its own (tests make several): nothing recorded in one
+  /// reaches another. Threads that recorded in it other than the one that
+  /// ends it must have ended before it ends.
+  explicit Recorder(const RecorderSettings& settings = {});
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
 
   /// The memory space names cunumpy knows as devices.
   SpaceRegistry& spaces() noexcept { return spaces_; }
@@ -375,7 +385,6 @@ public:
   void remove_thread(ThreadState& thread);
 
 private:
-  explicit Recorder(const RecorderSettings& settings);
   template <class Record, class Give>
   void deliver_to_sinks(const Record& record, Give give) noexcept;
   void deliver_losses(const RecorderLock& lock) noexcept;
@@ -463,8 +472,9 @@ RecorderLock lock_recorder(Recorder& recorder);
 /// lock_recorder of the library's recorder (library_recorder).
 RecorderLock lock_recorder();
 
-/// Number of fence events seen on the calling thread (for SyncScope).
-std::uint64_t thread_fence_count() noexcept;
+/// Number of fence events `recorder` recorded on the calling thread (for
+/// SyncScope).
+std::uint64_t thread_fence_count(const Recorder& recorder) noexcept;
 
 /// The small integer naming the calling thread in events (RawEvent::thread).
 std::uint32_t thread_index() noexcept;

@@ -58,16 +58,10 @@ std::vector<std::string> registered_device_spaces() {
 }
 
 SpaceSide space_side(std::string_view name) {
-  if (registry().is_device(name))
-    return SpaceSide::device;
-  if (Impl::is_host_space_name(name))
-    return SpaceSide::host;
-  return is_device_space_name(name) ? SpaceSide::device : SpaceSide::host;
+  return registry().side(name);
 }
 
 namespace Impl {
-
-std::atomic<std::uint64_t> device_space_generation_counter{0};
 
 SpaceRegistry::SpaceRegistry(const std::vector<std::string>& device_names) {
   for (const std::string& name : device_names) {
@@ -91,13 +85,28 @@ void SpaceRegistry::add_device(std::string_view name) {
       device_names_.end())
     return;
   device_names_.emplace_back(name);
-  device_space_generation_counter.fetch_add(1, std::memory_order_acq_rel);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 bool SpaceRegistry::is_device(std::string_view name) {
   std::lock_guard lock(mutex_);
   return std::find(device_names_.begin(), device_names_.end(), name) !=
          device_names_.end();
+}
+
+SpaceSide SpaceRegistry::side(std::string_view name) {
+  if (is_device(name))
+    return SpaceSide::device;
+  if (is_host_space_name(name))
+    return SpaceSide::host;
+  return is_device_space_name(name) ? SpaceSide::device : SpaceSide::host;
+}
+
+bool SpaceRegistry::is_known(std::string_view name) {
+  // Kokkos' HBWSpace ("HBW") and AnonymousSpace are host spaces too.
+  return is_device(name) || is_host_space_name(name) ||
+         is_device_space_name(name) || name == "HBW" || name == "Anonymous" ||
+         name == "AnonymousSpace";
 }
 
 std::vector<std::string> SpaceRegistry::devices() const {
@@ -127,26 +136,6 @@ SpaceRegistry::Unknown SpaceRegistry::unknown() const {
 bool is_host_space_name(std::string_view name) {
   return name.find("HostPinned") != std::string_view::npos ||
          ends_with(name, "HostUSM") || starts_with(name, "Host");
-}
-
-bool is_known_space(std::string_view name) {
-  // Kokkos' HBWSpace ("HBW") and AnonymousSpace are host spaces too.
-  return registry().is_device(name) || is_host_space_name(name) ||
-         is_device_space_name(name) || name == "HBW" || name == "Anonymous" ||
-         name == "AnonymousSpace";
-}
-
-void note_unknown_space(std::string_view name) {
-  registry().note_unknown(name);
-}
-
-void count_unknown_space_copy() noexcept {
-  registry().count_unknown_copy();
-}
-
-UnknownSpaceCopies unknown_space_copies() {
-  SpaceRegistry::Unknown unknown = registry().unknown();
-  return {std::move(unknown.names), unknown.copies};
 }
 
 } // namespace Impl

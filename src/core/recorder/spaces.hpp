@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <cunumpy/space_names.hpp>
+
 namespace cunumpy::Impl {
 
 /// The memory space names cunumpy was told are devices
@@ -25,6 +27,16 @@ public:
   /// Throws std::invalid_argument for a host space's name.
   void add_device(std::string_view name);
   bool is_device(std::string_view name);
+  /// Which side of a copy the space `name` is on: a registered device, a
+  /// name of Kokkos' device spaces, else the host (an unknown name too).
+  SpaceSide side(std::string_view name);
+  /// Whether the space `name` is known by name: a registered device, or a
+  /// name of Kokkos' host or device spaces.
+  bool is_known(std::string_view name);
+  /// Changes whenever a device space is registered (invalidates caches).
+  std::uint64_t generation() const noexcept {
+    return generation_.load(std::memory_order_acquire);
+  }
   std::vector<std::string> devices() const;
   void note_unknown(std::string_view name);
   struct Unknown {
@@ -41,40 +53,17 @@ public:
   void unlock_after_fork() noexcept { mutex_.unlock(); }
 
 private:
+  std::atomic<std::uint64_t> generation_{0};
   mutable std::mutex mutex_;
   std::vector<std::string> device_names_;
   std::vector<std::string> unknown_names_; // seen in host-to-host copies
   std::atomic<std::uint64_t> unknown_copies_{0};
 };
 
-/// Changes whenever a device space is registered (invalidates caches).
-extern std::atomic<std::uint64_t> device_space_generation_counter;
-inline std::uint64_t device_space_generation() noexcept {
-  return device_space_generation_counter.load(std::memory_order_acquire);
-}
-
-/// Whether cunumpy knows the memory space `name` by name: a registered
-/// device, or a name of Kokkos' host or device spaces. space_side takes an
-/// unknown name for a host space.
-bool is_known_space(std::string_view name);
-
 /// Whether `name` is the name of one of Kokkos' host memory spaces (Host,
 /// *HostPinned, *HostUSM, ...): registering it as a device would turn every
 /// host copy into an ignored device_copy.
 bool is_host_space_name(std::string_view name);
-
-/// Copies the recorder took for host-to-host because a space of the pair
-/// was unknown: most likely a device space missing from
-/// CUNUMPY_DEVICE_SPACES, whose copies then count as no transfer.
-struct UnknownSpaceCopies {
-  std::vector<std::string> names; ///< the unknown spaces, in order seen
-  std::uint64_t copies = 0;
-};
-UnknownSpaceCopies unknown_space_copies();
-/// Called by the recorder: `name` is an unknown space of a host-to-host
-/// pair (once per space and thread), and a copy between such spaces.
-void note_unknown_space(std::string_view name);
-void count_unknown_space_copy() noexcept;
 
 } // namespace cunumpy::Impl
 

@@ -139,6 +139,8 @@ std::uint32_t CapturedSite::intern(Recorder& recorder, SiteCache& cache,
 
 ThreadState::ThreadState() : index(next_thread_index.fetch_add(1)) {}
 
+ThreadState::ThreadState(std::uint32_t thread_index) : index(thread_index) {}
+
 void ThreadState::join(Recorder& joined) {
   recorder = &joined;
   joined.add_thread(*this);
@@ -147,6 +149,44 @@ void ThreadState::join(Recorder& joined) {
   // first event takes no allocator lock another thread may have held).
   copies.reserve(2);
   fences.reserve(2);
+}
+
+ThreadState& ThreadState::in(Recorder& joined) {
+  if (recorder == nullptr && !left) {
+    join(joined);
+    return *this;
+  }
+  ThreadState* state = this;
+  for (; state->next != nullptr; state = state->next.get())
+    if (state->next->recorder == &joined)
+      return *state->next;
+  state->next = std::make_unique<ThreadState>(index);
+  state->next->join(joined);
+  return *state->next;
+}
+
+ThreadState* ThreadState::find(const Recorder& joined) noexcept {
+  for (ThreadState* state = this; state != nullptr; state = state->next.get())
+    if (state->recorder == &joined)
+      return state;
+  return nullptr;
+}
+
+void ThreadState::leave(Recorder& ended) noexcept {
+  if (recorder == &ended) {
+    ended.remove_thread(*this);
+    recorder = nullptr;
+    left = true; // its caches hold the ended recorder's ids
+    return;
+  }
+  for (ThreadState* state = this; state->next != nullptr;
+       state = state->next.get()) {
+    if (state->next->recorder == &ended) {
+      std::unique_ptr<ThreadState> gone = std::move(state->next);
+      state->next = std::move(gone->next);
+      return; // ~ThreadState leaves the recorder
+    }
+  }
 }
 
 ThreadState::~ThreadState() {
@@ -169,12 +209,14 @@ void ThreadState::note_unknown_space(std::uint32_t id, const char* name) {
       break;
     }
   }
-  Impl::note_unknown_space({name, strnlen(name, space_name_size)});
+  recorder->spaces().note_unknown({name, strnlen(name, space_name_size)});
 }
 
 void classify_space(const char* name, ThreadState& thread, SpaceSide& side,
                     std::uint32_t& id, bool& unknown) {
-  const std::uint64_t generation = device_space_generation();
+  Recorder& recorder = *thread.recorder; // joined at its event's start
+  SpaceRegistry& registry = recorder.spaces();
+  const std::uint64_t generation = registry.generation();
   for (SpaceCacheEntry& entry : thread.spaces) {
     if (entry.generation == generation && same_space_name(entry.name, name)) {
       side = entry.side;
@@ -184,10 +226,9 @@ void classify_space(const char* name, ThreadState& thread, SpaceSide& side,
     }
   }
   const std::string_view text(name, strnlen(name, space_name_size));
-  side = space_side(text);
-  unknown = !is_known_space(text);
+  side = registry.side(text);
+  unknown = !registry.is_known(text);
   {
-    Recorder& recorder = *thread.recorder; // joined at its event's start
     if (side == SpaceSide::device)
       recorder.note_device_space();
     const RecorderLock lock = recorder.lock();
@@ -204,7 +245,8 @@ void classify_space(const char* name, ThreadState& thread, SpaceSide& side,
 }
 
 void LastSpaces::reclassify(const char* dst_name, const char* src_name,
-                            ThreadState& thread) {
+                            ThreadState& thread,
+                            std::uint64_t space_generation) {
   bool dst_unknown = false;
   bool src_unknown = false;
   classify_space(dst_name, thread, dst_side, dst_id, dst_unknown);
@@ -222,7 +264,7 @@ void LastSpaces::reclassify(const char* dst_name, const char* src_name,
   std::memcpy(src_tail, src_name + head_size, space_name_size - head_size);
   dst_short = std::memchr(dst_head, 0, head_size) != nullptr;
   src_short = std::memchr(src_head, 0, head_size) != nullptr;
-  generation = device_space_generation();
+  generation = space_generation;
 }
 
 namespace {

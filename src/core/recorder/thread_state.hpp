@@ -287,7 +287,7 @@ struct alignas(64) LastSpaces {
   SpaceSide src_side = SpaceSide::host;
   bool dst_short = false; // terminated within its first 16 bytes
   bool src_short = false;
-  /// Host to host only because a name is unknown: see is_known_space.
+  /// Host to host only because a name is unknown: see SpaceRegistry::is_known.
   bool unknown_host_pair = false;
   static constexpr std::size_t head_size = 16;
   char dst_head[head_size] = {};
@@ -296,14 +296,16 @@ struct alignas(64) LastSpaces {
   char src_tail[space_name_size - head_size] = {};
 
   /// The sides and ids of the two spaces; inline, since every copy asks and
-  /// a loop's copies hit the last pair.
+  /// a loop's copies hit the last pair. `space_generation`: the thread's
+  /// recorder's SpaceRegistry::generation.
   void classify(const char* dst_name, const char* src_name, ThreadState& thread,
-                SpaceSide& dst_side_out, std::uint32_t& dst_id_out,
-                SpaceSide& src_side_out, std::uint32_t& src_id_out) {
-    if (generation != device_space_generation() ||
+                std::uint64_t space_generation, SpaceSide& dst_side_out,
+                std::uint32_t& dst_id_out, SpaceSide& src_side_out,
+                std::uint32_t& src_id_out) {
+    if (generation != space_generation ||
         !same_name(dst_head, dst_tail, dst_short, dst_name) ||
         !same_name(src_head, src_tail, src_short, src_name))
-      reclassify(dst_name, src_name, thread);
+      reclassify(dst_name, src_name, thread, space_generation);
     dst_side_out = dst_side;
     dst_id_out = dst_id;
     src_side_out = src_side;
@@ -331,7 +333,7 @@ private:
   }
   /// A pair other than the last one: looked up and kept.
   void reclassify(const char* dst_name, const char* src_name,
-                  ThreadState& thread);
+                  ThreadState& thread, std::uint64_t space_generation);
 };
 
 struct LastCopy {
@@ -410,7 +412,8 @@ struct alignas(64) ThreadState {
   bool in_debug_fence = false;
   std::uint32_t index;
   std::uint64_t fence_count = 0;
-  /// The recorder the thread takes part in, from its first event (join).
+  /// The recorder the thread takes part in, from its first event there
+  /// (join); null before, and once that recorder ended (leave).
   Recorder* recorder = nullptr;
 
   alignas(64) LastCopy last_copy; // 32 bytes
@@ -449,12 +452,28 @@ struct alignas(64) ThreadState {
   const void* allocation = nullptr;
   std::string device_kernel;
 
+  /// The thread's states in the other recorders it recorded in (a test's
+  /// second recorder, say), each joined to one: a chain from the thread's
+  /// first state, owned by it.
+  std::unique_ptr<ThreadState> next;
+  /// This state's recorder ended (leave): it joins none again.
+  bool left = false;
+
   ThreadState();
+  /// A state for another recorder of the thread of index `index`.
+  explicit ThreadState(std::uint32_t index);
   ThreadState(const ThreadState&) = delete;
   ThreadState& operator=(const ThreadState&) = delete;
   ~ThreadState();
   /// Takes part in `recorder` (Recorder::add_thread) until the thread ends.
   void join(Recorder& recorder);
+  /// The thread's state in `recorder`, made and joined at its first event
+  /// there (thread_state(recorder) calls it when this one is not it).
+  ThreadState& in(Recorder& recorder);
+  /// The thread's state in `recorder`, or null before its first event there.
+  ThreadState* find(const Recorder& recorder) noexcept;
+  /// `recorder` ends: the thread's state in it leaves it.
+  void leave(Recorder& recorder) noexcept;
 
   /// Tells the registry of an unknown space in a host-to-host pair, once
   /// per space and thread (a loop that alternates pairs takes no lock).
@@ -477,8 +496,8 @@ struct alignas(64) ThreadState {
   }
 };
 
-/// The calling thread's state, whether it recorded yet or not (its index,
-/// its fence count).
+/// The calling thread's first state, whether it recorded yet or not (its
+/// index).
 inline ThreadState& thread_state() {
   return FastThreadLocal<ThreadState, &HotThreadLocals::thread_state>::get();
 }
@@ -487,13 +506,14 @@ inline ThreadState& thread_state() {
 inline ThreadState* existing_thread_state() noexcept {
   return FastThreadLocal<ThreadState, &HotThreadLocals::thread_state>::find();
 }
-/// The calling thread's state, taking part in `recorder` from its first
-/// event on (a few instructions once made).
+/// The calling thread's state in `recorder`, taking part in it from its
+/// first event on (a few instructions once made, for the recorder the
+/// thread recorded in first).
 inline ThreadState& thread_state(Recorder& recorder) {
   ThreadState& thread = thread_state();
-  if (__builtin_expect(thread.recorder == nullptr, 0))
-    thread.join(recorder);
-  return thread;
+  if (__builtin_expect(thread.recorder == &recorder, 1))
+    return thread;
+  return thread.in(recorder);
 }
 
 /// The side and interned name of a memory space, cached per thread and

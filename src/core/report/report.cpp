@@ -227,8 +227,8 @@ void describe_run(Report& report, double start, const RecorderLock& lock) {
         (times == 1 ? std::string(" once")
                     : " " + std::to_string(times) + " times");
   report.cuda_view = profiling::cuda_view();
-  report.device_spaces = registered_device_spaces();
-  UnknownSpaceCopies unknown = unknown_space_copies();
+  report.device_spaces = recorder.spaces().devices();
+  SpaceRegistry::Unknown unknown = recorder.spaces().unknown();
   report.unknown_spaces = {std::move(unknown.names), unknown.copies};
 }
 
