@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 #include <map>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <Kokkos_Core.hpp>
@@ -368,7 +368,7 @@ std::uint64_t ns_now(double offset = 0.0) {
 }
 
 CudaView& view() {
-  CudaView& instance = CudaView::instance();
+  CudaView& instance = CudaView::of(cunumpy::Impl::Recorder::instance());
   instance.set_time_mapping(TimeMapping{});
   return instance;
 }
@@ -709,8 +709,7 @@ void launch(const char* name, std::initializer_list<ApiCall> calls,
 /// A view of `bytes` in CudaSpace as Kokkos makes it: the allocation, the
 /// copy of its header (the CUDA copy `header`), the fence after it, and
 /// the initialization kernel.
-void allocate_view(const char* label, std::uint64_t bytes,
-                   ApiCall header) {
+void allocate_view(const char* label, std::uint64_t bytes, ApiCall header) {
   static char memory[256];
   Kokkos::Tools::allocateData(Kokkos::Profiling::make_space_handle("Cuda"),
                               label, memory, bytes);
@@ -880,9 +879,8 @@ TEST(KokkosOwn, NothingAHostKernelsFunctorDoesIsKokkosOwn) {
   // A host parallel_for whose functor calls CUDA: a cuBLAS-like copy and
   // a wait, as Kokkos' own launch would make them.
   launch("host work",
-         {lock_array_copy(),
-          api_call("cudaStreamSynchronize", CallFamily::wait,
-                   CopyDirection::unknown, 0, true)},
+         {lock_array_copy(), api_call("cudaStreamSynchronize", CallFamily::wait,
+                                      CopyDirection::unknown, 0, true)},
          synthetic::ExecutionSpace::openmp);
   launch("serial work", {header_copy()}, synthetic::ExecutionSpace::serial);
   const auto& counter = counted.counter();
@@ -977,9 +975,9 @@ TEST(KokkosOwn, AReductionIntoAHostValueIsTheProgramsRead) {
 TEST(KokkosOwn, ARuleAllowingSmallReadsPassesAReductionEveryStep) {
   start_cuda_record();
   TransferBudget budget;
-  budget.require("step", Rule().allow(EventKind::to_host,
-                                      cunumpy::profiling::Limits().max_nbytes(
-                                          8)));
+  budget.require("step",
+                 Rule().allow(EventKind::to_host,
+                              cunumpy::profiling::Limits().max_nbytes(8)));
   TransferBudget forbidding;
   forbidding.require("step", Rule());
   for (int step = 0; step < 3; ++step) {

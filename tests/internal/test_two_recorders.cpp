@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "consumers/counter_state.hpp"
+#include "cuda/cuda_view.hpp"
 #include "recorder/record_events.hpp"
 #include "recorder/recorder.hpp"
 #include "report/format.hpp"
@@ -130,6 +131,19 @@ TEST(TwoRecorders, ARecorderEndsAndAnotherRecordsOnTheSameThread) {
   EXPECT_EQ(in_survivor.count(EventKind::to_host), 2u);
   EXPECT_EQ(in_survivor.count(EventKind::to_device), 0u);
   EXPECT_TRUE(in_survivor.problems().empty());
+}
+
+TEST(TwoRecorders, EachHasItsOwnCudaView) {
+  using cunumpy::Impl::cuda::CudaView;
+  using cunumpy::profiling::CudaViewState;
+  Recorder a;
+  Recorder b;
+  CudaView& of_a = CudaView::of(a);
+  EXPECT_EQ(&CudaView::of(a), &of_a);
+  EXPECT_NE(&CudaView::of(b), &of_a);
+  of_a.set_status(CudaViewState::unavailable, "a's CUDA view only");
+  EXPECT_EQ(CudaView::of(a).status().reason, "a's CUDA view only");
+  EXPECT_EQ(CudaView::of(b).status().state, CudaViewState::not_started);
 }
 
 } // namespace

@@ -86,10 +86,9 @@ const char* host_side_space(CopyDirection direction, bool source) {
 
 } // namespace
 
-CudaView& CudaView::instance() {
-  // Never destroyed: CUDA may call back during static destruction.
-  static CudaView* view = new CudaView();
-  return *view;
+CudaView& CudaView::of(Recorder& recorder) {
+  return static_cast<CudaView&>(recorder.cuda_state(
+      [] { return std::unique_ptr<EventSource>(new CudaView()); }));
 }
 
 CudaView::CudaView() : attribution_(0) {}
@@ -501,7 +500,7 @@ profiling::CudaView CudaView::status() const {
 namespace cunumpy::profiling {
 
 CudaView cuda_view() {
-  return Impl::cuda::CudaView::instance().status();
+  return Impl::cuda::CudaView::of(Impl::library_recorder()).status();
 }
 
 std::string_view to_string(CudaViewState state) noexcept {

@@ -2,11 +2,12 @@
 #define CUNUMPY_SRC_CUDA_CUDA_VIEW_HPP
 
 // The CUDA view: what CUDA's own record of the process adds to the
-// recorder. One per process. The CUPTI collector (cupti_collector.cpp)
-// feeds it: API calls on the threads that make them, activity records from
-// CUPTI's buffers. It keeps the attribution unit (attribution.hpp) behind a
-// mutex of its own and is a source of late events (EventSource) of the
-// recorder's, named "cuda".
+// recorder. One per recorder, owned by it (Recorder::cuda_state); CUPTI
+// feeds the view of the recorder it started with. The CUPTI collector
+// (cupti_collector.cpp) feeds it: API calls on the threads that make them,
+// activity records from CUPTI's buffers. It keeps the attribution unit
+// (attribution.hpp) behind a mutex of its own and is a source of late events
+// (EventSource) of the recorder's, named "cuda".
 //
 // Locks: the recorder's mutex, then this one, never the other way round;
 // CUPTI's buffer callback takes only this one.
@@ -27,7 +28,8 @@ namespace cunumpy::Impl::cuda {
 
 class CudaView final : public EventSource {
 public:
-  static CudaView& instance();
+  /// `recorder`'s view, made at its first use.
+  static CudaView& of(Recorder& recorder);
 
   /// Feeds `recorder` (start_collector, handed by the front end that
   /// starts CUDA's record): registers the source's name there. Once.

@@ -87,6 +87,12 @@ TimeMapping time_mapping;
 bool initialized_at_start = false;
 CUpti_SubscriberHandle subscriber = nullptr;
 std::once_flag started;
+/// The view CUPTI feeds, the one of the recorder the collector started
+/// with: CUPTI's callbacks carry no context. Set before the subscription.
+std::atomic<CudaView*> fed{nullptr};
+CudaView& fed_view() noexcept {
+  return *fed.load(std::memory_order_acquire);
+}
 std::once_flag activities_enabled;
 std::once_flag unified_memory_enabled;
 
@@ -507,20 +513,20 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream,
       }
     }
   } catch (...) {
-    if (Recorder* const recorder = CudaView::instance().bound())
+    if (Recorder* const recorder = fed_view().bound())
       recorder->count_lost(LossReason::record_failed);
   }
   size_t dropped = 0;
   if (cupti.dropped != nullptr &&
       cupti.dropped(context, stream, &dropped) == CUPTI_SUCCESS && dropped > 0)
-    CudaView::instance().add_dropped_records(dropped);
+    fed_view().add_dropped_records(dropped);
   std::free(buffer);
   std::optional<recording::Inside> inside;
   if (recording::active()) {
     record_buffer(copies, migrations, dropped);
     inside.emplace();
   }
-  CudaView& view = CudaView::instance();
+  CudaView& view = fed_view();
   view.copy_records(copies.data(), copies.size());
   view.unified_memory_records(migrations.data(), migrations.size());
   if (Recorder* const recorder = view.bound())
@@ -528,7 +534,7 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream,
 }
 
 uint64_t CUPTIAPI recorder_timestamp() {
-  const Recorder* const recorder = CudaView::instance().bound();
+  const Recorder* const recorder = fed_view().bound();
   return recorder == nullptr
              ? 0
              : static_cast<uint64_t>(std::max(0.0, recorder->now()) * 1e9);
@@ -611,7 +617,7 @@ void enable_activities() {
 /// without managed memory has nothing for them to count.
 void enable_unified_memory() {
   std::call_once(unified_memory_enabled, [] {
-    CudaView& view = CudaView::instance();
+    CudaView& view = fed_view();
     std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> configs;
     for (auto kind : {
              CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
@@ -663,7 +669,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
   if (info == nullptr)
     return;
-  CudaView& view = CudaView::instance();
+  CudaView& view = fed_view();
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
       id == CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged) {
     if (recording::active()) {
@@ -775,14 +781,14 @@ void* load_cupti(std::string& name, std::string& why) {
 /// The CUDA view is off, and why: in the reports, and in one note (a
 /// machine with a CUDA driver, where CUDA's record was expected).
 void cannot_start(const std::string& reason) {
-  CudaView::instance().set_status(profiling::CudaViewState::unavailable,
-                                  reason);
+  fed_view().set_status(profiling::CudaViewState::unavailable, reason);
   Impl::warn("note: CUDA's own record of copies and migrations is off: " +
              reason + "; cunumpy counts the copies Kokkos reports");
 }
 
 void start(Recorder& recorder) {
-  CudaView& view = CudaView::instance();
+  CudaView& view = CudaView::of(recorder);
+  fed.store(&view, std::memory_order_release);
   view.bind(recorder);
   if (!recorder.settings().cupti) {
     view.set_status(profiling::CudaViewState::off, "CUNUMPY_CUPTI=0");
@@ -903,7 +909,7 @@ void start(Recorder& recorder) {
 
 /// How the CUDA view started, for a replay to start it the same way.
 void record_start() {
-  const profiling::CudaView status = CudaView::instance().status();
+  const profiling::CudaView status = fed_view().status();
   recording::Line("cuda_view")
       .text("state", profiling::to_string(status.state))
       .text("reason", status.reason)

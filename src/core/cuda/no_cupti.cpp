@@ -8,9 +8,9 @@ namespace cunumpy::Impl::cuda {
 
 const bool collector_built = false;
 
-void start_collector(Recorder&) noexcept {
+void start_collector(Recorder& recorder) noexcept {
   try {
-    CudaView::instance().set_status(
+    CudaView::of(recorder).set_status(
         profiling::CudaViewState::not_built,
         "cunumpy was built without the CUDA toolkit (CMake found no CUPTI)");
   } catch (...) {

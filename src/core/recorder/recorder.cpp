@@ -269,6 +269,17 @@ std::string_view Recorder::source_name(std::uint8_t id) const noexcept {
   return "other";
 }
 
+EventSource& Recorder::cuda_state(std::unique_ptr<EventSource> (*make)()) {
+  if (EventSource* const made = cuda_state_.load(std::memory_order_acquire))
+    return *made;
+  const std::lock_guard lock(sources_mutex_);
+  if (cuda_state_owner_ == nullptr) {
+    cuda_state_owner_ = make();
+    cuda_state_.store(cuda_state_owner_.get(), std::memory_order_release);
+  }
+  return *cuda_state_owner_;
+}
+
 bool Recorder::add_source(EventSource& source) noexcept {
   const std::uint8_t id = register_source(source.name());
   // With the names' mutex, as the fork handler reads the mask.

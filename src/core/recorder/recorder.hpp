@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -331,6 +332,10 @@ public:
     return id < max_sources ? late_sources_[id].load(std::memory_order_acquire)
                             : nullptr;
   }
+  /// The state of CUDA's record of the process for this recorder (the
+  /// CUDA view, src/core/cuda, a layer above): made by `make` at its first
+  /// use, owned by the recorder, ended with it. A source once it is added.
+  EventSource& cuda_state(std::unique_ptr<EventSource> (*make)());
   /// `visit(source)` for every source added, in the order of their ids.
   template <class Visit> void for_each_source(Visit visit) const {
     const std::uint32_t mask =
@@ -445,6 +450,8 @@ private:
   std::array<std::array<char, max_source_name + 1>, max_sources> names_{};
   std::atomic<std::uint32_t> source_count_{0};
   std::array<std::atomic<EventSource*>, max_sources> late_sources_{};
+  std::atomic<EventSource*> cuda_state_{nullptr};
+  std::unique_ptr<EventSource> cuda_state_owner_; ///< with sources_mutex_
   std::uint32_t forked_sources_ = 0; ///< the mask the fork handler locked
   /// The main thread's places over time, for late events; kept from the
   /// main thread's last change before a source of late events came.

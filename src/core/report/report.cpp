@@ -9,6 +9,7 @@
 #include <cunumpy/space_names.hpp>
 #include <cunumpy/transfer_budget.hpp>
 
+#include "cuda/cuda_view.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder/spaces.hpp"
 #include "report/format.hpp"
@@ -226,7 +227,7 @@ void describe_run(Report& report, double start, const RecorderLock& lock) {
                      : printable(lock.strings().view(module))) +
         (times == 1 ? std::string(" once")
                     : " " + std::to_string(times) + " times");
-  report.cuda_view = profiling::cuda_view();
+  report.cuda_view = cuda::CudaView::of(recorder).status();
   report.device_spaces = recorder.spaces().devices();
   SpaceRegistry::Unknown unknown = recorder.spaces().unknown();
   report.unknown_spaces = {std::move(unknown.names), unknown.copies};
