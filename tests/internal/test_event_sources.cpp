@@ -63,7 +63,7 @@ private:
 TestSource& test_source() {
   static TestSource* source = [] {
     auto* made = new TestSource();
-    EXPECT_TRUE(Recorder::instance().add_source(*made));
+    EXPECT_TRUE(Recorder::instance().sources().add(*made));
     return made;
   }();
   return *source;
@@ -76,7 +76,7 @@ RawEvent device_copy_now(std::uint64_t nbytes) {
   RawEvent event;
   event.kind = EventKind::to_device;
   event.nbytes = nbytes;
-  event.origin = recorder.register_source("test-hip");
+  event.origin = recorder.sources().register_name("test-hip");
   event.late = true;
   event.start = recorder.now();
   event.region_thread = cunumpy::Impl::unplaced;
@@ -89,25 +89,28 @@ RawEvent device_copy_now(std::uint64_t nbytes) {
 
 TEST(EventSources, ANameHasOneIdFromEveryThread) {
   Recorder& recorder = Recorder::instance();
-  EXPECT_EQ(recorder.source_name(kokkos_source), "kokkos");
-  EXPECT_EQ(recorder.register_source("kokkos"), kokkos_source);
+  EXPECT_EQ(recorder.sources().name(kokkos_source), "kokkos");
+  EXPECT_EQ(recorder.sources().register_name("kokkos"), kokkos_source);
   std::vector<std::uint8_t> ids(4);
   std::vector<std::thread> threads;
   for (std::uint8_t& id : ids)
-    threads.emplace_back(
-        [&id, &recorder] { id = recorder.register_source("test-sycl"); });
+    threads.emplace_back([&id, &recorder] {
+      id = recorder.sources().register_name("test-sycl");
+    });
   for (std::thread& thread : threads)
     thread.join();
   for (const std::uint8_t id : ids)
     EXPECT_EQ(id, ids[0]);
   EXPECT_NE(ids[0], kokkos_source);
-  EXPECT_NE(ids[0], Recorder::other_source);
-  EXPECT_EQ(recorder.source_name(ids[0]), "test-sycl");
-  EXPECT_NE(recorder.register_source("test-openacc"), ids[0]);
+  EXPECT_NE(ids[0], cunumpy::Impl::EventSources::other);
+  EXPECT_EQ(recorder.sources().name(ids[0]), "test-sycl");
+  EXPECT_NE(recorder.sources().register_name("test-openacc"), ids[0]);
   // A name too long to keep is reported as "other", never as another's.
-  const std::string long_name(Recorder::max_source_name + 1, 'x');
-  EXPECT_EQ(recorder.register_source(long_name), Recorder::other_source);
-  EXPECT_EQ(recorder.source_name(Recorder::other_source), "other");
+  const std::string long_name(cunumpy::Impl::EventSources::max_name + 1, 'x');
+  EXPECT_EQ(recorder.sources().register_name(long_name),
+            cunumpy::Impl::EventSources::other);
+  EXPECT_EQ(recorder.sources().name(cunumpy::Impl::EventSources::other),
+            "other");
 }
 
 TEST(EventSources, AThirdSourcesEventIsCountedAndShownUnderItsName) {

@@ -87,7 +87,7 @@ const char* host_side_space(CopyDirection direction, bool source) {
 } // namespace
 
 CudaView& CudaView::of(Recorder& recorder) {
-  return static_cast<CudaView&>(recorder.cuda_state(
+  return static_cast<CudaView&>(recorder.sources().cuda_state(
       [] { return std::unique_ptr<EventSource>(new CudaView()); }));
 }
 
@@ -97,7 +97,7 @@ void CudaView::bind(Recorder& recorder) noexcept {
   if (recorder_.load(std::memory_order_acquire) != nullptr)
     return;
   // Not under mutex_: the fork handler takes the recorder's locks first.
-  const std::uint8_t origin = recorder.register_source(name());
+  const std::uint8_t origin = recorder.sources().register_name(name());
   {
     const std::lock_guard lock(mutex_);
     origin_ = origin;
@@ -114,7 +114,7 @@ Recorder* CudaView::become_source() noexcept {
     return recorder;
   // CUDA's own record runs: the process has a device.
   recorder->note_device_space();
-  if (recorder->add_source(*this))
+  if (recorder->sources().add(*this))
     return recorder;
   // Another source holds the name's place: what CUDA records cannot reach
   // the recorder, and the verdict must not pass.
@@ -124,7 +124,7 @@ Recorder* CudaView::become_source() noexcept {
     recorder->open_incident(
         "CUDA's record cannot feed the recorder: another event source took "
         "its place ('" +
-            std::string(recorder->source_name(origin_)) +
+            std::string(recorder->sources().name(origin_)) +
             "'), so copies CUDA made outside Kokkos are not counted",
         lock);
   } catch (...) {

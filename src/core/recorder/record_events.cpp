@@ -70,7 +70,7 @@ void lost_record(Recorder& recorder) noexcept {
 __attribute__((noinline, cold)) bool hold_in_source(Recorder& recorder,
                                                     const InFlightCopy& copy,
                                                     const RawEvent& event) {
-  EventSource* source = recorder.late_source(copy.held_by);
+  EventSource* source = recorder.sources().added(copy.held_by);
   if (source == nullptr)
     return false;
   if (!copy.scalar) {
@@ -86,7 +86,7 @@ __attribute__((noinline, cold)) bool hold_in_source(Recorder& recorder,
 /// own.
 __attribute__((noinline, cold)) void
 forget_in_source(Recorder& recorder, const InFlightCopy& copy) {
-  if (EventSource* source = recorder.late_source(copy.held_by))
+  if (EventSource* source = recorder.sources().added(copy.held_by))
     source->forget(copy.held_token);
 }
 
@@ -592,7 +592,7 @@ void allocation(Recorder& recorder, const char* space, const void* ptr,
     // A device allocation starts Kokkos' making of a view, which CUDA's
     // record and advice follow (ThreadState::allocation_step).
     const bool follow =
-        recorder.has_late_sources() || recorder.wants_allocations();
+        recorder.sources().any() || recorder.wants_allocations();
     if (!follow && recorder.device_space_seen())
       return;
     ThreadState& thread = thread_state(recorder);

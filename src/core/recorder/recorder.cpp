@@ -66,9 +66,7 @@ RecorderSettings RecorderSettings::from_environment() {
 Recorder::Recorder(const RecorderSettings& settings)
     : backtrace_depth_(settings.backtrace_depth),
       debug_sync_(settings.debug_sync ? 1 : 0), settings_(settings),
-      spaces_(settings.device_spaces) {
-  register_source("kokkos"); // kokkos_source
-}
+      spaces_(settings.device_spaces) {}
 
 Recorder::~Recorder() {
   // The calling thread's state in it goes; every other thread that
@@ -100,10 +98,7 @@ void Recorder::lock_for_fork() noexcept {
   symbolizer_mutex_.lock();
   tools::lock_for_fork();
   mutex_.lock();
-  sources_mutex_.lock();
-  // In the order of their ids, and released in the reverse order.
-  forked_sources_ = late_sources_mask_.load(std::memory_order_acquire);
-  for_each_source([](EventSource& source) { source.lock_for_fork(); });
+  sources_.lock_for_fork();
   spaces_.lock_for_fork();
   lock_stack_capture_for_fork();
 }
@@ -111,10 +106,7 @@ void Recorder::lock_for_fork() noexcept {
 void Recorder::unlock_after_fork() noexcept {
   unlock_stack_capture_after_fork();
   spaces_.unlock_after_fork();
-  for (std::uint32_t id = max_sources; id-- > 0;)
-    if ((forked_sources_ >> id & 1u) != 0)
-      late_source(static_cast<std::uint8_t>(id))->unlock_after_fork();
-  sources_mutex_.unlock();
+  sources_.unlock_after_fork();
   mutex_.unlock();
   tools::unlock_after_fork();
   symbolizer_mutex_.unlock();
@@ -144,7 +136,7 @@ void Recorder::attach(EventSink* sink) {
 
 void Recorder::detach(EventSink* sink) {
   // What happened until now includes the events waiting in the sources.
-  collect_late_events();
+  sources_.collect();
   const RecorderLock lock = this->lock();
   catch_up(lock); // what happened until now is still the sink's
   auto it = std::find_if(sinks_.begin(), sinks_.end(), [&](const auto& entry) {
@@ -245,72 +237,15 @@ void Recorder::retract_incident(std::uint32_t id, std::string why,
 void Recorder::before_read() noexcept {
   if (const ReadCheck check = read_check_.load(std::memory_order_acquire))
     check();
-  collect_late_events();
-}
-
-std::uint8_t Recorder::register_source(std::string_view name) noexcept {
-  if (name.empty() || name.size() > max_source_name || name == "other")
-    return other_source;
-  const std::lock_guard lock(sources_mutex_);
-  const std::uint32_t count = source_count_.load(std::memory_order_relaxed);
-  for (std::uint32_t id = 0; id < count; ++id)
-    if (name == names_[id].data())
-      return static_cast<std::uint8_t>(id);
-  if (count >= other_source)
-    return other_source;
-  name.copy(names_[count].data(), name.size());
-  source_count_.store(count + 1, std::memory_order_release);
-  return static_cast<std::uint8_t>(count);
-}
-
-std::string_view Recorder::source_name(std::uint8_t id) const noexcept {
-  if (id < source_count_.load(std::memory_order_acquire))
-    return names_[id].data();
-  return "other";
-}
-
-EventSource& Recorder::cuda_state(std::unique_ptr<EventSource> (*make)()) {
-  if (EventSource* const made = cuda_state_.load(std::memory_order_acquire))
-    return *made;
-  const std::lock_guard lock(sources_mutex_);
-  if (cuda_state_owner_ == nullptr) {
-    cuda_state_owner_ = make();
-    cuda_state_.store(cuda_state_owner_.get(), std::memory_order_release);
-  }
-  return *cuda_state_owner_;
-}
-
-bool Recorder::add_source(EventSource& source) noexcept {
-  const std::uint8_t id = register_source(source.name());
-  // With the names' mutex, as the fork handler reads the mask.
-  const std::lock_guard lock(sources_mutex_);
-  EventSource* none = nullptr;
-  if (!late_sources_[id].compare_exchange_strong(none, &source,
-                                                 std::memory_order_acq_rel))
-    return none == &source;
-  late_sources_mask_.fetch_or(1u << id, std::memory_order_acq_rel);
-  return true;
-}
-
-void Recorder::collect_late_events() noexcept {
-  for_each_source([](EventSource& source) { source.collect(); });
-}
-
-double Recorder::late_horizon() const noexcept {
-  double horizon = std::numeric_limits<double>::infinity();
-  for_each_source([&horizon](const EventSource& source) {
-    horizon = std::min(horizon, source.horizon());
-  });
-  return horizon;
+  sources_.collect();
 }
 
 void Recorder::catch_up(const RecorderLock& lock) {
   clock_.calibrate(); // with the mutex: one caller at a time
-  const std::uint32_t mask = late_sources_mask_.load(std::memory_order_acquire);
-  if (mask != 0) {
+  if (sources_.any()) {
     start_timeline();
     late_events_.clear();
-    for_each_source([&](EventSource& source) {
+    sources_.for_each([&](EventSource& source) {
       // Each source gives its events oldest first; so do all of them.
       const auto drained = static_cast<std::ptrdiff_t>(late_events_.size());
       source.drain(late_events_, lock);
@@ -335,7 +270,7 @@ void Recorder::catch_up(const RecorderLock& lock) {
       }
       deliver(event, lock);
     }
-    main_timeline_.forget_before(late_horizon());
+    main_timeline_.forget_before(sources_.horizon());
   }
   deliver_losses(lock);
 }
@@ -428,7 +363,7 @@ void Recorder::publish_main_place(const ThreadState& thread,
   const OpenRegion top =
       thread.regions.empty() ? OpenRegion{} : thread.regions.back();
   const RegionTimeline::State state{top.node, thread.index, top.call};
-  if (!has_late_sources()) {
+  if (!sources_.any()) {
     // No late event can come yet: the timeline is made from the last
     // change once one can (start_timeline), not kept on every region.
     main_change_ = {time, state};
@@ -687,7 +622,7 @@ Event to_public(const RawEvent& raw, const RecorderLock& lock) {
   event.thread = raw.thread;
   event.timestamp = raw.start;
   event.duration = raw.duration;
-  event.source = recorder.source_name(raw.origin);
+  event.source = recorder.sources().name(raw.origin);
   event.src_memory = raw.src_memory();
   event.dst_memory = raw.dst_memory();
   event.device_duration = raw.device_seconds();
@@ -763,11 +698,11 @@ profiling::DeviceStatus RecorderLock::device_status() const {
   return recorder_->device_status(*this);
 }
 std::string_view RecorderLock::source_name(std::uint8_t id) const {
-  return recorder_->source_name(id);
+  return recorder_->sources().name(id);
 }
 std::string RecorderLock::migrations_unseen() const {
   std::string text;
-  recorder_->for_each_source([&text](const EventSource& source) {
+  recorder_->sources().for_each([&text](const EventSource& source) {
     if (std::string why = source.migrations_unseen(); !why.empty())
       text += (text.empty() ? "" : "; ") + why;
   });

@@ -16,7 +16,6 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -221,7 +220,7 @@ public:
   SiteTable& sites(const RecorderLock&) noexcept { return sites_; }
 
   /// Gives the sinks what waited for a read: the late events of every
-  /// source (add_source), and the losses counted since the last time.
+  /// source (EventSources::add), and the losses counted since the last time.
   void catch_up(const RecorderLock& lock);
 
   /// Seconds since the recorder started.
@@ -306,48 +305,10 @@ public:
   /// The settings read from the environment when the recorder was made.
   const RecorderSettings& settings() const noexcept { return settings_; }
 
-  /// Source names: at most max_sources - 1 ("kokkos" included), of at most
-  /// max_source_name characters; any other name gets other_source, whose
-  /// name is "other".
-  static constexpr std::size_t max_sources = 16;
-  static constexpr std::uint8_t other_source = max_sources - 1;
-  static constexpr std::size_t max_source_name = 31;
-  /// The id of the source named `name` (RawEvent::origin), registered the
-  /// first time: the same id for the same name, from any thread. "kokkos"
-  /// is kokkos_source, registered when the recorder is made.
-  std::uint8_t register_source(std::string_view name) noexcept;
-  /// The name of `id`: "kokkos", "cuda"; "other" for an id never given.
-  std::string_view source_name(std::uint8_t id) const noexcept;
-  /// `source` feeds the recorder from now on, under its name's id, and is
-  /// asked for its late events at every read; never removed. False when
-  /// another source has that id already (then it is not asked).
-  bool add_source(EventSource& source) noexcept;
-  /// Whether a source was added: then Kokkos' allocations are followed
-  /// and the main thread's regions kept over time, for its late events.
-  bool has_late_sources() const noexcept {
-    return late_sources_mask_.load(std::memory_order_relaxed) != 0;
-  }
-  /// The source added under `id`, or null.
-  EventSource* late_source(std::uint8_t id) const noexcept {
-    return id < max_sources ? late_sources_[id].load(std::memory_order_acquire)
-                            : nullptr;
-  }
-  /// The state of CUDA's record of the process for this recorder (the
-  /// CUDA view, src/core/cuda, a layer above): made by `make` at its first
-  /// use, owned by the recorder, ended with it. A source once it is added.
-  EventSource& cuda_state(std::unique_ptr<EventSource> (*make)());
-  /// `visit(source)` for every source added, in the order of their ids.
-  template <class Visit> void for_each_source(Visit visit) const {
-    const std::uint32_t mask =
-        late_sources_mask_.load(std::memory_order_acquire);
-    for (std::uint32_t id = 0; mask >> id != 0; ++id)
-      if ((mask >> id & 1u) != 0)
-        visit(*late_source(static_cast<std::uint8_t>(id)));
-  }
-  /// No late event still to come starts before this time: the earliest
-  /// over the sources (+infinity without one). What sinks placing late
-  /// events by their time must remember.
-  double late_horizon() const noexcept;
+  /// The sources of its events: their names (RawEvent::origin) and the
+  /// sources of late events (CUDA's record) asked at every read.
+  EventSources& sources() noexcept { return sources_; }
+  const EventSources& sources() const noexcept { return sources_; }
 
   /// Run before every read of a sink (lock_recorder), without the mutex:
   /// the Kokkos Tools layer checks there that its callbacks are still the
@@ -368,8 +329,6 @@ public:
   bool symbolizing_on_this_thread() const noexcept {
     return symbolizer_mutex_.held_by_this_thread();
   }
-  /// Asks every source of late events for what it holds (collect).
-  void collect_late_events() noexcept;
 
   /// `count` events of `reason` could not reach the sinks. Lock-free and
   /// allocation-free, so it can be called where recording itself failed;
@@ -417,11 +376,8 @@ private:
   std::atomic<int> contents_wanted_{0};
   std::atomic<int> allocations_wanted_{0};
   std::atomic<SiteProvider> site_provider_{nullptr};
-  std::atomic<ReadCheck> read_check_{nullptr};
   std::atomic<DeviceFence> device_fence_{nullptr};
-  std::atomic<std::uint32_t> late_sources_mask_{0}; ///< bit: an added id
-  std::atomic<bool> fed_by_plugin_{false};
-  std::atomic<bool> hooks_installed_{false};
+  EventSources sources_; ///< its first word (any()) read by allocations
   std::atomic<ThreadState*> main_thread_{nullptr};
   std::atomic<std::uint32_t> shared_node_{0};
   std::atomic<std::uint32_t> shared_thread_{0};
@@ -431,6 +387,9 @@ private:
   std::atomic<std::uint32_t> execution_spaces_{0}; ///< bit: Kokkos' type
 
   alignas(64) RecorderMutex mutex_; // written by every lock: a line apart
+  std::atomic<ReadCheck> read_check_{nullptr};
+  std::atomic<bool> fed_by_plugin_{false};
+  std::atomic<bool> hooks_installed_{false};
   RecorderSettings settings_;
   SpaceRegistry spaces_;
   std::vector<std::pair<EventSink*, int>> sinks_;
@@ -444,15 +403,6 @@ private:
   std::vector<std::pair<std::uint32_t, std::uint64_t>> unbalanced_pops_;
   std::uint64_t next_call_ = 1;
   std::string default_device_; ///< with the mutex
-  /// Source names (register_source): written once, under sources_mutex_,
-  /// before source_count_ counts them; read without a lock.
-  std::mutex sources_mutex_;
-  std::array<std::array<char, max_source_name + 1>, max_sources> names_{};
-  std::atomic<std::uint32_t> source_count_{0};
-  std::array<std::atomic<EventSource*>, max_sources> late_sources_{};
-  std::atomic<EventSource*> cuda_state_{nullptr};
-  std::unique_ptr<EventSource> cuda_state_owner_; ///< with sources_mutex_
-  std::uint32_t forked_sources_ = 0; ///< the mask the fork handler locked
   /// The main thread's places over time, for late events; kept from the
   /// main thread's last change before a source of late events came.
   RegionTimeline main_timeline_{{}};

@@ -28,7 +28,7 @@ struct RawEvent {
   bool blocking = true;
   Content content = Content::not_checked;
   /// Who reported it: the id of its source's name
-  /// (Recorder::register_source); kokkos_source for Kokkos Tools and
+  /// (EventSources::register_name); kokkos_source for Kokkos Tools and
   /// cunumpy's own calls.
   std::uint8_t origin = 0;
   std::uint32_t thread = 0;
