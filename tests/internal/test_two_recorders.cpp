@@ -106,7 +106,7 @@ TEST(TwoRecorders, WhatOneRecordsTheOtherDoesNotSee) {
   }
 
   // A loss in one leaves the other complete.
-  a.count_lost(LossReason::record_failed);
+  a.losses().count(LossReason::record_failed);
   EXPECT_FALSE(in_a.problems().empty());
   EXPECT_TRUE(in_b.problems().empty());
 }

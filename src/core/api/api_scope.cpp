@@ -256,7 +256,7 @@ SyncScope::~SyncScope() {
     event.label = event.description;
     recorder.deliver(event, lock);
   } catch (...) {
-    library_recorder().count_lost(LossReason::record_failed);
+    library_recorder().losses().count(LossReason::record_failed);
   }
 }
 

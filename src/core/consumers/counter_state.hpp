@@ -20,7 +20,7 @@ namespace cunumpy::Impl {
 using profiling::KindTable;
 using profiling::KindTotals;
 
-/// The losses a sink was told of (Recorder::count_lost, open_incident).
+/// The losses a sink was told of (Recorder::losses, open_incident).
 struct LossLog {
   std::array<std::uint64_t, loss_reason_count> counts{};
   std::vector<std::uint32_t> incidents; ///< Recorder incident ids

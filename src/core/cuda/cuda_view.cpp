@@ -128,7 +128,7 @@ Recorder* CudaView::become_source() noexcept {
             "'), so copies CUDA made outside Kokkos are not counted",
         lock);
   } catch (...) {
-    recorder->count_lost(LossReason::record_failed);
+    recorder->losses().count(LossReason::record_failed);
   }
   return nullptr;
 }
@@ -424,7 +424,7 @@ void CudaView::buffer_delivered(double now) noexcept {
 
 void CudaView::lost(std::uint64_t count) noexcept {
   if (Recorder* const recorder = recorder_.load(std::memory_order_acquire))
-    recorder->count_lost(LossReason::record_failed, count);
+    recorder->losses().count(LossReason::record_failed, count);
 }
 
 void CudaView::collect() noexcept {
@@ -453,12 +453,12 @@ void CudaView::drain(std::vector<RawEvent>& out,
     unknown = seen - unknown_direction_seen_;
     unknown_direction_seen_ = seen;
   } catch (...) {
-    recorder.count_lost(LossReason::record_failed);
+    recorder.losses().count(LossReason::record_failed);
   }
   // A CUDA copy whose direction neither the call nor CUDA's record told is
   // an event missed.
   if (unknown > 0)
-    recorder.count_lost(LossReason::record_failed, unknown);
+    recorder.losses().count(LossReason::record_failed, unknown);
 }
 
 double CudaView::horizon() const noexcept {

@@ -514,7 +514,7 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream,
     }
   } catch (...) {
     if (Recorder* const recorder = fed_view().bound())
-      recorder->count_lost(LossReason::record_failed);
+      recorder->losses().count(LossReason::record_failed);
   }
   size_t dropped = 0;
   if (cupti.dropped != nullptr &&

@@ -60,7 +60,7 @@ bool cached_copy_ids(ThreadState& thread, const InFlightCopy& copy,
 }
 
 void lost_record(Recorder& recorder) noexcept {
-  recorder.count_lost(LossReason::record_failed);
+  recorder.losses().count(LossReason::record_failed);
 }
 
 /// A source of late events saw copies inside `copy` (CUDA's record: CUDA
@@ -213,7 +213,7 @@ inline void end_copy(Recorder& recorder, ThreadState& thread) noexcept {
       // A copy whose begin went elsewhere: another tool took that callback.
       // It is lost; the Kokkos Tools layer puts cunumpy back in front.
       if (recorder.has_sinks())
-        recorder.count_lost(LossReason::copy_begin_missed);
+        recorder.losses().count(LossReason::copy_begin_missed);
       recorder.before_read();
       return;
     }
@@ -308,7 +308,7 @@ void end_copies_in_flight(Recorder& recorder, ThreadState& thread) noexcept {
     if (copy.transfer && !copy.begun) {
       // Ended inside cunumpy's own handling of its begin: a copy the
       // program asked for, not known enough to be counted.
-      recorder.count_lost(LossReason::record_failed);
+      recorder.losses().count(LossReason::record_failed);
       --thread.copy_depth;
     } else {
       copy.site.memo = WalkMemo{}; // the thread's unwinder cache is gone
@@ -329,7 +329,7 @@ void begin_fence(Recorder& recorder, const char* name,
         std::strncmp(name, "Kokkos::deep_copy", 17) == 0)
       // Kokkos fences inside its deep copies only: this one's copy was
       // made while cunumpy's deep-copy callbacks were taken away.
-      recorder.count_lost(LossReason::copy_unseen);
+      recorder.losses().count(LossReason::copy_unseen);
     fence = &thread->push_fence();
     fence->recorded = false;
     fence->reads_result = false;

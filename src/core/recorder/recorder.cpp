@@ -123,8 +123,8 @@ void Recorder::attach(EventSink* sink) {
     }
   }
   sinks_.emplace_back(sink, 1);
-  for (std::size_t id = 1; id <= incidents_.size(); ++id)
-    if (incidents_[id - 1].standing)
+  for (std::uint32_t id = 1; id <= losses_.incidents(); ++id)
+    if (losses_.incident(id).standing)
       sink->on_loss({LossReason::incident, 0, static_cast<std::uint32_t>(id)},
                     lock);
   if (sink->wants_allocations())
@@ -166,7 +166,7 @@ void Recorder::deliver_to_sinks(const Record& record, Give give) noexcept {
     } catch (...) {
       // A sink out of memory loses this record, not the others; it is
       // told that one may be missing.
-      count_lost(LossReason::sink_failed);
+      losses_.count(LossReason::sink_failed);
     }
   }
 }
@@ -196,42 +196,24 @@ void Recorder::deliver(const Allocation& allocation,
   });
 }
 
-void Recorder::count_lost(LossReason reason, std::uint64_t count) noexcept {
-  lost_[static_cast<std::size_t>(reason)].fetch_add(count,
-                                                    std::memory_order_relaxed);
-}
-
 void Recorder::deliver_losses(const RecorderLock& lock) noexcept {
-  for (std::size_t i = 0; i < loss_reason_count; ++i) {
-    if (lost_[i].load(std::memory_order_relaxed) == 0)
-      continue;
-    const std::uint64_t count = lost_[i].exchange(0, std::memory_order_relaxed);
-    const Loss loss{static_cast<LossReason>(i), count, 0};
-    // A sink that cannot note a loss cannot be trusted either; it keeps no
-    // state that could say so, so this is the one loss that stays
-    // unreported.
+  // A sink that cannot note a loss cannot be trusted either; it keeps no
+  // state that could say so, so this is the one loss that stays unreported.
+  losses_.take([&](const Loss& loss) {
     deliver_to_sinks(loss, [&](EventSink& sink, const Loss& record) {
       sink.on_loss(record, lock);
     });
-  }
+  });
 }
 
 std::uint32_t Recorder::open_incident(std::string text,
                                       const RecorderLock& lock, bool standing) {
-  incidents_.push_back({std::move(text), standing, false, {}});
-  const auto id = static_cast<std::uint32_t>(incidents_.size());
+  const std::uint32_t id = losses_.add_incident(std::move(text), standing);
   const Loss loss{LossReason::incident, 0, id};
   deliver_to_sinks(loss, [&](EventSink& sink, const Loss& record) {
     sink.on_loss(record, lock);
   });
   return id;
-}
-
-void Recorder::retract_incident(std::uint32_t id, std::string why,
-                                const RecorderLock&) {
-  Incident& incident = incidents_.at(id - 1);
-  incident.retracted = true;
-  incident.retraction = std::move(why);
 }
 
 void Recorder::before_read() noexcept {
@@ -261,7 +243,7 @@ void Recorder::catch_up(const RecorderLock& lock) {
         // migration): where the main thread was then.
         RegionTimeline::State state;
         if (!main_timeline_.at(event.start, state)) {
-          count_lost(LossReason::late_record_unplaced);
+          losses_.count(LossReason::late_record_unplaced);
           continue;
         }
         event.node = state.node;
@@ -296,7 +278,7 @@ void Recorder::remove_thread(ThreadState& thread) {
       if (left_open_.size() < max_left_open)
         left_open_.emplace_back(thread.index, region);
   } catch (...) {
-    count_lost(LossReason::record_failed);
+    losses_.count(LossReason::record_failed);
   }
   ThreadState* main = &thread;
   main_thread_.compare_exchange_strong(main, nullptr);
@@ -312,7 +294,7 @@ Place Recorder::place(const ThreadState& thread) noexcept {
   if (node == 0)
     return {0, thread.index, 0};
   if (shared_ambiguous_.load(std::memory_order_relaxed))
-    count_lost(LossReason::placement_unknown);
+    losses_.count(LossReason::placement_unknown);
   return {node, shared_thread_.load(std::memory_order_relaxed),
           shared_call_.load(std::memory_order_relaxed)};
 }

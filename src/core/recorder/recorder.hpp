@@ -30,6 +30,7 @@
 #include "recorder/event_source.hpp"
 #include "recorder/kokkos_rules.hpp"
 #include "recorder/lock.hpp"
+#include "recorder/losses.hpp"
 #include "recorder/records.hpp"
 #include "recorder/region_timeline.hpp"
 #include "recorder/spaces.hpp"
@@ -45,19 +46,6 @@ struct ThreadState;
 
 /// Converts a raw event into the public Event (resolving ids).
 Event to_public(const RawEvent& event, const RecorderLock& lock);
-
-/// Something that happened to the event stream, told to the sinks
-/// attached at the time (another tool replaced cunumpy's callbacks).
-struct Incident {
-  std::string text;
-  /// Concerns the whole run (nothing reaches this recorder): told to the
-  /// sinks attached later too.
-  bool standing = false;
-  /// Found harmless later (the replacing tool forwards to cunumpy), with
-  /// why; a retracted incident loses no event.
-  bool retracted = false;
-  std::string retraction;
-};
 
 /// What the recorder takes from the environment, read in one place, once,
 /// when the recorder is made.
@@ -330,18 +318,21 @@ public:
     return symbolizer_mutex_.held_by_this_thread();
   }
 
-  /// `count` events of `reason` could not reach the sinks. Lock-free and
-  /// allocation-free, so it can be called where recording itself failed;
-  /// the sinks attached at the next read (catch_up) are told.
-  void count_lost(LossReason reason, std::uint64_t count = 1) noexcept;
+  /// What it could not deliver: losses, counted without a lock or an
+  /// allocation (code where recording itself failed counts them), told to
+  /// the sinks attached at the next read (catch_up); incidents.
+  Losses& losses() noexcept { return losses_; }
   /// An incident that may have cost events (their number unknown), told
   /// now to every attached sink, and with `standing` to every sink attached
   /// later too. Returns its id (never 0).
   std::uint32_t open_incident(std::string text, const RecorderLock& lock,
                               bool standing = false);
-  void retract_incident(std::uint32_t id, std::string why, const RecorderLock&);
+  void retract_incident(std::uint32_t id, std::string why,
+                        const RecorderLock&) {
+    losses_.retract(id, std::move(why));
+  }
   const Incident& incident(std::uint32_t id, const RecorderLock&) const {
-    return incidents_.at(id - 1);
+    return losses_.incident(id);
   }
 
   /// A thread takes part from its first event to its end (thread_state.cpp).
@@ -418,8 +409,7 @@ private:
   RecorderMutex symbolizer_mutex_;
   Symbolizer symbolizer_;             ///< with symbolizer_mutex_
   std::vector<RawEvent> late_events_; ///< catch_up's scratch space
-  std::array<std::atomic<std::uint64_t>, loss_reason_count> lost_{};
-  std::vector<Incident> incidents_;
+  Losses losses_;
 };
 
 /// Holds the recorder's lock until the returned lock ends, with every

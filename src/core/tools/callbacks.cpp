@@ -346,7 +346,7 @@ void verify_region_slots() noexcept {
     }
     verify();
   } catch (...) {
-    recorder->count_lost(LossReason::record_failed);
+    recorder->losses().count(LossReason::record_failed);
   }
 }
 
@@ -768,7 +768,7 @@ void verify() noexcept {
                   "events may have been lost");
     }
   } catch (...) {
-    recorder.count_lost(LossReason::record_failed);
+    recorder.losses().count(LossReason::record_failed);
   }
 }
 
