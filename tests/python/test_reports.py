@@ -3,6 +3,7 @@ the same model and formatters as the plugin, so cunumpy-report merges a
 library's JSON report and its Hatchet tree is the one cunumpy-report
 writes for it."""
 
+import importlib
 import json
 import math
 import os
@@ -201,3 +202,47 @@ def test_cunumpy_report_merges_a_library_report_into_the_same_tree(device_space,
 
     assert len(tree) == len(expected) == 1
     compare(tree[0], expected[0], "program")
+
+
+IDENTITY_PROGRAM = """
+import json, sys, time
+import numpy as np
+import cunumpy as xp
+with xp.testing.use_fake_device():
+    budget = xp.profiling.TransferBudget()
+    with budget.phase("step"):
+        xp.to_numpy(xp.to_device(np.arange(5.0)))
+    # The id of a run without a launcher holds the second it was read in.
+    time.sleep(1.5)
+    with open(sys.argv[1], "w") as file:
+        file.write(budget.report("json"))
+"""
+
+
+def test_the_plugin_and_a_budget_report_one_identity_of_the_run(tmp_path):
+    """One reader of the run's identity: in a process under the plugin, the
+    plugin's report (its identity read when Kokkos started) and a budget's
+    (asked for later) name the same run, rank, size and label."""
+    try:
+        plugin = importlib.import_module("cunumpy.plugin").path()
+    except FileNotFoundError as error:
+        pytest.skip(str(error))
+    environment = {name: value for name, value in os.environ.items()
+                   if not name.startswith(("CUNUMPY_", "KOKKOS_"))}
+    environment.update(PYTHONPATH=os.pathsep.join(sys.path),
+                       KOKKOS_TOOLS_LIBS=plugin, KOKKOS_PROFILE_LIBRARY=plugin,
+                       CUNUMPY_REPORT=str(tmp_path / "plugin.json"),
+                       CUNUMPY_DEVICE_SPACES="FakeDevice",
+                       CUNUMPY_LABEL="one reader")
+    done = subprocess.run(
+        [sys.executable, "-c", IDENTITY_PROGRAM, str(tmp_path / "budget.json")],
+        capture_output=True, text=True, env=environment, timeout=300)
+    assert done.returncode == 0, done.stderr
+    plugin_run = json.loads((tmp_path / "plugin.json").read_text())["run"]
+    budget_run = json.loads((tmp_path / "budget.json").read_text())["run"]
+    assert plugin_run["id"].startswith("local:"), plugin_run
+    assert plugin_run["label"] == "one reader", plugin_run
+    # When each was written; when the process started, read twice.
+    plugin_run.pop("ended"), budget_run.pop("ended")
+    assert budget_run.pop("started") == pytest.approx(plugin_run.pop("started"), abs=0.02)
+    assert budget_run == plugin_run

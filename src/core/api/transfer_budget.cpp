@@ -233,13 +233,6 @@ Impl::JobMerge merge_job(const Impl::Report& report, const char* function) {
 Impl::Report TransferBudget::describe() const {
   Impl::Report report;
   report.from_plugin = false;
-  const Impl::RunIdentity& run = Impl::run_identity();
-  report.rank = run.rank;
-  report.rank_known = run.rank_known;
-  report.size = run.size;
-  report.run_id = run.id;
-  report.run_id_unique = run.id_unique;
-  report.label = run.label;
   Impl::Recorder& recorder = *state_->recorder;
   {
     const Impl::RecorderLock lock = Impl::lock_recorder(recorder);

@@ -14,6 +14,7 @@
 #include "report/format.hpp"
 #include "support/excerpt.hpp"
 #include "support/process_info.hpp"
+#include "support/variables.hpp"
 
 namespace cunumpy::Impl {
 
@@ -209,6 +210,14 @@ void describe_run(Report& report, double start, const RecorderLock& lock) {
   report.pid = static_cast<long>(::getpid());
   report.started = process_start_time();
   report.ended = wall_clock_now();
+  // Which process of which run: one reader for every report.
+  const RunIdentity& run = run_identity();
+  report.rank = run.rank;
+  report.rank_known = run.rank_known;
+  report.size = run.size;
+  report.run_id = run.id;
+  report.run_id_unique = run.id_unique;
+  report.label = run.label;
   report.elapsed = recorder.now() - start;
   report.backtrace_depth = recorder.backtrace_depth();
   for (const OpenRegionText& open : open_region_texts(lock))

@@ -146,11 +146,12 @@ struct Report {
   std::string_view verdict() const;
 };
 
-/// What the recorder knows of the run, read under its lock: the program,
-/// its pid, the seconds since `start` (the recorder's
-/// clock), the backtrace depth, the regions still open and the region
-/// tree's cut, why call sites lack a line, the device and unknown memory
-/// spaces, CUDA's view.
+/// What the recorder knows of the run, read under its lock: which process
+/// of which run (rank, job size, run id, label: Impl::run_identity, the one
+/// reader every report uses), the program, its pid, when it started, the
+/// seconds since `start` (the recorder's clock), the backtrace depth, the
+/// regions still open and the region tree's cut, why call sites lack a line,
+/// the device and unknown memory spaces, CUDA's view.
 void describe_run(Report& report, double start, const RecorderLock& lock);
 /// What `budget` knows: its snapshot (regions, phases, violations,
 /// losses) and, unless `report.advice_recording` is off, its findings.
