@@ -373,12 +373,18 @@ void bind_profiling(py::module_& module) {
       "What cunumpy sees of CUDA's own record of the process (CUPTI): its "
       "state ('on', 'off', 'unavailable', 'not built', 'not started'), why, "
       "and what it received (docs/cuda.md).");
-  module.attr("event_kinds") = [] {
+  // Python's lists of kinds are the C++ definitions (event.hpp).
+  const auto kind_names = [](bool (*keep)(EventKind)) {
     py::list kinds;
     for (EventKind kind : all_event_kinds)
       kinds.append(std::string(to_string(kind)));
     return py::tuple(kinds);
-  }();
+  };
+  module.attr("event_kinds") = kind_names([](EventKind) { return true; });
+  module.attr("transfer_kinds") =
+      kind_names([](EventKind kind) { return is_transfer(kind); });
+  module.attr("host_device_transfer_kinds") =
+      kind_names([](EventKind kind) { return is_host_device_transfer(kind); });
   module.def("set_backtrace_depth", &profiling::set_backtrace_depth,
              py::arg("depth"));
   module.def("backtrace_depth", &profiling::backtrace_depth);
