@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import cunumpy as xp
+from helpers import without_elapsed
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
 # The compiled cunumpy-report (ctest sets its path), else the one of a
@@ -82,9 +83,15 @@ def test_a_budget_writes_every_format_of_the_plugin(device_space):
                 if child["frame"]["name"] == "solve"]
     assert solve["frame"]["name"] == "solve" and solve["metrics"]["calls"] == 3
 
-    # The report without a format is the TransferBudget's own.
-    assert budget.report().startswith(
-        "TransferBudget: BROKEN, 1 broken rule(s) (3 phase(s))\n")
+    # The report without a format, and the message of check(), are the
+    # text report: every phase's events, the broken rules, all of it.
+    assert without_elapsed(budget.report()) == without_elapsed(text)
+    with pytest.raises(AssertionError) as failed:
+        budget.check()
+    assert without_elapsed(str(failed.value)) == without_elapsed(text)
+    for phase in ("step", "solve", "output"):
+        assert f"\nphase '{phase}' (3 calls); " in text, text
+    assert "\nbroken rules (1):\n  phase 'step': to_host is not allowed" in text, text
 
 
 def test_a_budget_without_rules_has_no_verdict(device_space):
@@ -144,7 +151,7 @@ def test_outside_mpi_the_job_is_the_process(device_space):
         budget.job_check()
     with pytest.raises(AssertionError) as own_error:
         budget.check()
-    assert str(error.value) == str(own_error.value)
+    assert without_elapsed(str(error.value)) == without_elapsed(str(own_error.value))
     with pytest.raises(ValueError, match="'csv'"):
         budget.job_report("csv")
     kept = xp.profiling.TransferBudget()
