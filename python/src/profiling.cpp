@@ -86,18 +86,11 @@ struct NoTransfersScope {
     scope.reset();
     if (raised)
       return; // the block's own exception passes through
-    try {
-      Impl::throw_if_transfers(
-          *counter,
-          SourceLocation{site.file.c_str(), site.line, site.function.c_str()});
-    } catch (const TransferError& error) {
-      std::string message = error.what();
-      const std::string cpp_name = "cunumpy::profiling::assert_no_transfers";
-      if (message.compare(0, cpp_name.size(), cpp_name) == 0)
-        message.replace(0, cpp_name.size(),
-                        "cunumpy.profiling.assert_no_transfers");
+    const std::string message = Impl::no_transfers_failure(
+        *counter, "cunumpy.profiling.assert_no_transfers",
+        SourceLocation{site.file.c_str(), site.line, site.function.c_str()});
+    if (!message.empty())
       raise_assertion(message);
-    }
   }
 };
 
@@ -377,7 +370,8 @@ void bind_profiling(py::module_& module) {
   const auto kind_names = [](bool (*keep)(EventKind)) {
     py::list kinds;
     for (EventKind kind : all_event_kinds)
-      kinds.append(std::string(to_string(kind)));
+      if (keep(kind))
+        kinds.append(std::string(to_string(kind)));
     return py::tuple(kinds);
   };
   module.attr("event_kinds") = kind_names([](EventKind) { return true; });

@@ -288,6 +288,21 @@ def test_assert_no_transfers_raises_assertion_error_with_the_report(device_space
     assert f"    {site}: to_cunumpy(shape=(100,), dtype=float64) (x1)\n" in message
 
 
+def test_the_assert_no_transfers_message_is_one_line_then_the_counter_report(device_space):
+    """The same text as in C++: the failure in one line, then the report of
+    a counter of the same block."""
+    state = np.ones(100)
+    with count_transfers() as counter:
+        with pytest.raises(AssertionError) as error:
+            check = next_site()
+            with assert_no_transfers():
+                xp.to_cunumpy(state)
+    assert str(error.value) == (
+        "cunumpy.profiling.assert_no_transfers: 1 host/device transfer(s) "
+        f"where none are allowed (checked at {check})\n" + counter.report()
+    )
+
+
 def test_assert_no_transfers_rejects_host_execution_on_the_device_backend(device_space):
     with pytest.raises(AssertionError, match="kernel_conversion"):
         with assert_no_transfers():

@@ -161,6 +161,11 @@ std::string_view Report::verdict() const {
   return profiling::to_string(profiling::verdict(budget.violations));
 }
 
+bool no_transfers(const Report& counter) {
+  return host_device_transfers(counter.budget.total) == 0 &&
+         counter.counter_complete;
+}
+
 std::vector<OpenRegionText> open_region_texts(const RecorderLock& lock) {
   struct Open {
     std::string path;
