@@ -1,6 +1,8 @@
 #ifndef CUNUMPY_ASSERT_NO_TRANSFERS_HPP
 #define CUNUMPY_ASSERT_NO_TRANSFERS_HPP
 
+#include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -10,8 +12,14 @@
 
 namespace cunumpy {
 namespace Impl {
-/// Throws TransferError when `counter` holds a host/device copy or a marker
-/// (kernel_conversion, fallback).
+/// The message assert_no_transfers fails with (the same in C++, GoogleTest
+/// and Python, written by the report's text renderer): `function`, what it
+/// rejects, `where`, then `counter.report()`; "" when `counter` holds no
+/// host/device transfer (is_host_device_transfer) and is complete().
+std::string no_transfers_failure(const profiling::TransferCounter& counter,
+                                 std::string_view function,
+                                 SourceLocation where);
+/// Throws TransferError with no_transfers_failure's message, if any.
 void throw_if_transfers(const profiling::TransferCounter& counter,
                         SourceLocation where);
 } // namespace Impl

@@ -345,16 +345,16 @@ public:
   /// Throws cunumpy::TransferError whose message is report() when a rule is
   /// broken or events may be missing.
   void check() const;
-  /// Every phase's events, then the broken rules.
-  std::string report() const;
   /// The report of the run in `format`, as the plugin writes it: "text"
-  /// (everything, for people), "summary" (a few lines), "json" (every
+  /// (the default; everything, for people: the verdict, the totals, the
+  /// regions, every phase's events and rule, the broken rules, advice),
+  /// "summary" (a few lines), "json" (every
   /// number; cunumpy-report merges these across MPI ranks), "hatchet" (the
   /// region tree in Hatchet's literal format), "sarif" (SARIF 2.1.0, for
   /// code scanning), "junit" (JUnit XML test results); see report_formats. A
   /// budget without rules has the verdict "none". Throws
   /// std::invalid_argument for another format, naming the formats.
-  std::string report(std::string_view format) const;
+  std::string report(std::string_view format = "text") const;
   /// The job's report in `format` (as report(format)), under MPI: every
   /// rank's report merged over MPI_COMM_WORLD, as the plugin merges them
   /// (docs/plugin.md#mpi). Collective: every rank calls it (each rank's

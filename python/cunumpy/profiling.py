@@ -43,7 +43,9 @@ __all__ = [
     "count_transfers",
     "cuda_view",
     "event_kinds",
+    "host_device_transfer_kinds",
     "record_marker",
+    "transfer_kinds",
 ]
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
@@ -58,6 +60,12 @@ def __dir__() -> list[str]:
 
 #: Every event kind, in report order.
 event_kinds: tuple[str, ...] = _core.event_kinds
+#: The kinds that are transfers: what TransferCounter.total and the first
+#: line of every report count (docs/counting.md).
+transfer_kinds: tuple[str, ...] = _core.transfer_kinds
+#: The kinds assert_no_transfers() rejects: data moved between host and
+#: device, host code run on the device backend.
+host_device_transfer_kinds: tuple[str, ...] = _core.host_device_transfer_kinds
 
 #: The rules of advice (docs/advice.md), and the default thresholds of
 #: advice(**thresholds).
@@ -96,10 +104,11 @@ def count_transfers(
 
 def assert_no_transfers() -> AssertNoTransfers:
     """Context manager: AssertionError with the report when the block moved
-    data between host and device (to_host, to_device, migration) or ran
-    host code on the device backend (kernel_conversion, fallback).
-    Device-only copies (device_copy) and syncs are allowed; an exception
-    raised in the block passes through unchanged.
+    data between host and device or ran host code on the device backend:
+    an event of a kind in host_device_transfer_kinds (to_host, to_device,
+    migration, kernel_conversion, fallback). Device-only copies
+    (device_copy) and syncs are allowed; an exception raised in the block
+    passes through unchanged.
 
         with xp.profiling.assert_no_transfers():
             step(state, dt)

@@ -326,11 +326,12 @@ void bind_budget(py::module_& module) {
           "report",
           [](const TransferBudget& budget,
              const std::optional<std::string>& format) {
-            return format ? budget.report(*format) : budget.report();
+            return budget.report(format.value_or("text"));
           },
-          py::arg("format") = py::none(),
-          "Every phase's events, then the broken rules; with `format`, the "
-          "report of the run as the plugin writes it: 'text', 'summary', "
+          py::arg("format") = "text",
+          "The report of the run as the plugin writes it, in `format`: "
+          "'text' (the default: the verdict, the totals, the regions, every "
+          "phase's events and rule, the broken rules, advice), 'summary', "
           "'json' (cunumpy-report merges these), 'hatchet', 'sarif' (code "
           "scanning) or 'junit' (test results).")
       .def(

@@ -86,18 +86,11 @@ struct NoTransfersScope {
     scope.reset();
     if (raised)
       return; // the block's own exception passes through
-    try {
-      Impl::throw_if_transfers(
-          *counter,
-          SourceLocation{site.file.c_str(), site.line, site.function.c_str()});
-    } catch (const TransferError& error) {
-      std::string message = error.what();
-      const std::string cpp_name = "cunumpy::profiling::assert_no_transfers";
-      if (message.compare(0, cpp_name.size(), cpp_name) == 0)
-        message.replace(0, cpp_name.size(),
-                        "cunumpy.profiling.assert_no_transfers");
+    const std::string message = Impl::no_transfers_failure(
+        *counter, "cunumpy.profiling.assert_no_transfers",
+        SourceLocation{site.file.c_str(), site.line, site.function.c_str()});
+    if (!message.empty())
       raise_assertion(message);
-    }
   }
 };
 
@@ -373,12 +366,19 @@ void bind_profiling(py::module_& module) {
       "What cunumpy sees of CUDA's own record of the process (CUPTI): its "
       "state ('on', 'off', 'unavailable', 'not built', 'not started'), why, "
       "and what it received (docs/cuda.md).");
-  module.attr("event_kinds") = [] {
+  // Python's lists of kinds are the C++ definitions (event.hpp).
+  const auto kind_names = [](bool (*keep)(EventKind)) {
     py::list kinds;
     for (EventKind kind : all_event_kinds)
-      kinds.append(std::string(to_string(kind)));
+      if (keep(kind))
+        kinds.append(std::string(to_string(kind)));
     return py::tuple(kinds);
-  }();
+  };
+  module.attr("event_kinds") = kind_names([](EventKind) { return true; });
+  module.attr("transfer_kinds") =
+      kind_names([](EventKind kind) { return is_transfer(kind); });
+  module.attr("host_device_transfer_kinds") =
+      kind_names([](EventKind kind) { return is_host_device_transfer(kind); });
   module.def("set_backtrace_depth", &profiling::set_backtrace_depth,
              py::arg("depth"));
   module.def("backtrace_depth", &profiling::backtrace_depth);

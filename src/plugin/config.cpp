@@ -214,15 +214,9 @@ std::string cannot_write(const std::string& path) {
   return {};
 }
 
-Config Config::from_environment() {
+Config Config::from_environment(const Impl::RunIdentity& run) {
   Config config;
-  const Impl::RunIdentity run = Impl::read_run_identity();
   config.rank = run.rank;
-  config.rank_known = run.rank_known;
-  config.size = run.size;
-  config.run_id = run.id;
-  config.run_id_unique = run.id_unique;
-  config.label = run.label;
   if (const auto budget = Impl::read_text("CUNUMPY_BUDGET"))
     config.budget_path = *budget;
   config.mpi_deadline = Impl::read_integer("CUNUMPY_MPI_DEADLINE");

@@ -9,6 +9,8 @@
 
 #include <cunumpy/advice.hpp>
 
+#include "support/variables.hpp"
+
 namespace cunumpy::plugin {
 
 /// What a file the plugin will write was like at start-up, to refuse at the
@@ -58,18 +60,14 @@ struct Config {
   profiling::AdviceRecording advice = profiling::AdviceRecording::on;
   profiling::AdviceOptions advice_options;
   int advice_top = 3;
+  /// This process' rank (Impl::RunIdentity), for the paths' "%r"; the
+  /// report takes the whole identity from the same reader (describe_run).
   int rank = 0;
-  bool rank_known = false;
-  /// The job's number of ranks, when the launcher says (0: unknown).
-  int size = 0;
-  /// What every rank of one launch shares (Impl::run_identity).
-  std::string run_id;
-  bool run_id_unique = true;
-  /// CUNUMPY_LABEL: the user's name for this run, in the JSON report (to
-  /// tell runs apart when comparing them).
-  std::string label;
 
-  static Config from_environment();
+  /// The settings of the environment, for the process `run` (the default:
+  /// the one reader of the run's identity, Impl::run_identity).
+  static Config
+  from_environment(const Impl::RunIdentity& run = Impl::run_identity());
 };
 
 /// The exit status of a process whose budget was broken under

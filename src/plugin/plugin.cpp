@@ -421,12 +421,6 @@ bool Plugin::write_report() {
     const Impl::RecorderLock lock =
         Impl::lock_recorder(recorder_); // every event
     Impl::describe_run(report, start_, lock);
-    report.rank = config_.rank;
-    report.rank_known = config_.rank_known;
-    report.size = config_.size;
-    report.run_id = config_.run_id;
-    report.run_id_unique = config_.run_id_unique;
-    report.label = config_.label;
     report.kokkos_interface = interface_version_;
     report.kokkos_sessions = sessions_seen_;
     report.has_budget = !config_.budget_path.empty();

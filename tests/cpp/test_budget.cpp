@@ -23,6 +23,7 @@ using cunumpy::profiling::Limits;
 using cunumpy::profiling::Rule;
 using cunumpy::profiling::TransferBudget;
 using cunumpy_tests::site;
+using cunumpy_tests::without_elapsed;
 
 /// A marker event: works on every Kokkos, with or without a device.
 void marker(
@@ -363,10 +364,46 @@ TEST(Budget, ADefaultRuleForbidsEveryTransferAndNamesTheLine) {
   EXPECT_EQ(violations[0].events[0].site.str(), site(__FILE__, line));
   const std::string message =
       message_of<TransferError>([&] { budget.check(); });
-  EXPECT_EQ(message, budget.report());
+  EXPECT_EQ(without_elapsed(message), without_elapsed(budget.report()));
   EXPECT_TRUE(contains(message, "phase 'integrate': fallback is not allowed, "
                                 "got 1 event(s)"));
   EXPECT_TRUE(contains(message, site(__FILE__, line)));
+}
+
+// report() is report("text"), the plugin's text: the verdict, every phase
+// with its events and rule, the broken rules; check() and job_check()
+// (outside MPI) throw it.
+TEST(Budget, ReportIsTheTextReportOfEveryPhaseAndTheBrokenRules) {
+  TransferBudget budget;
+  int line = 0;
+  for (int i = 0; i < 2; ++i) {
+    {
+      auto phase = budget.phase("integrate");
+      line = __LINE__ + 1;
+      marker();
+    }
+    auto output = budget.phase("output");
+  }
+  budget.require("integrate", Rule());
+  budget.require("output", Rule().calls(3));
+  budget.require("absent", Rule());
+  const std::string text = without_elapsed(budget.report("text"));
+  EXPECT_EQ(without_elapsed(budget.report()), text);
+  EXPECT_EQ(without_elapsed(message_of<TransferError>([&] { budget.check(); })),
+            text);
+  EXPECT_EQ(
+      without_elapsed(message_of<TransferError>([&] { budget.job_check(); })),
+      text);
+  for (const std::string& part :
+       {std::string("cunumpy transfer report: "),
+        std::string("\nbudget: BROKEN, "),
+        std::string("\nphase 'integrate' (2 calls); rule: allow nothing"),
+        std::string("\nphase 'output' (2 calls); rule: "),
+        std::string("\nphase 'absent' (0 calls); rule: "),
+        std::string("  never entered\n"), std::string("\nbroken rules ("),
+        std::string("  phase 'integrate': fallback is not allowed"),
+        site(__FILE__, line)})
+    EXPECT_TRUE(contains(text, part));
 }
 
 TEST(Budget, CallsRuleChecksTheCallCount) {

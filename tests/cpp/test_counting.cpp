@@ -34,7 +34,7 @@ using cunumpy_tests::TestDevice;
 using DeviceVector = Kokkos::View<double*, TestDevice>;
 using HostVector = Kokkos::View<double*, Kokkos::HostSpace>;
 
-TEST(Counting, ReportFollowsTheSeedFormat) {
+TEST(Counting, ReportFollowsTheDocumentedFormat) {
   auto host = iota_host(100000);
   DeviceVector device("device", 100000);
   auto counted = count_transfers();
@@ -323,6 +323,24 @@ TEST(AssertNoTransfers, ThrowsWithTheReportNamingTheLine) {
   });
   EXPECT_TRUE(contains(message, "1 transfer(s) through cunumpy"));
   EXPECT_TRUE(contains(message, site(__FILE__, line)));
+}
+
+// One text in every front end: the failure in one line, then the counter's
+// report of what the block did.
+TEST(AssertNoTransfers, TheMessageIsOneLineThenTheCounterReport) {
+  auto host = iota_host(10);
+  auto counted = count_transfers(); // sees what assert_no_transfers sees
+  const int line = __LINE__;
+  const std::string message = message_of<TransferError>([&] {
+    assert_no_transfers([&] { (void)cunumpy::to_device<TestDevice>(host); },
+                        cunumpy::SourceLocation{__FILE__, line, nullptr});
+  });
+  counted.stop();
+  EXPECT_EQ(message, "cunumpy::profiling::assert_no_transfers: 1 host/device "
+                     "transfer(s) where none are allowed (checked at " +
+                         site(__FILE__, line) + ")\n" +
+                         counted.counter().report());
+  EXPECT_TRUE(contains(message, "\n  to_device (1):\n    "));
 }
 
 TEST(AssertNoTransfers, ExceptionsOfTheCallablePassThrough) {

@@ -191,6 +191,18 @@ inline ::testing::AssertionResult contains(std::string_view text,
          << "\"" << part << "\" is not in \"" << text << "\"";
 }
 
+/// A text report without the seconds at the end of its first line
+/// ("cunumpy transfer report: <program> (rank 0, pid N), 0.123 s"): two
+/// reports of one run differ there only.
+inline std::string without_elapsed(std::string text) {
+  const std::size_t end = text.find('\n');
+  const std::size_t comma = text.rfind("), ", end);
+  if (text.rfind("cunumpy transfer report: ", 0) == 0 &&
+      comma != std::string::npos)
+    text.erase(comma + 1, end - comma - 1);
+  return text;
+}
+
 /// "this_file.cpp:LINE", the way reports name a call site.
 inline std::string site(const char* file, int line) {
   return std::string(file) + ":" + std::to_string(line);

@@ -73,9 +73,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
     if (more)
       input.remove_prefix(end + 1);
   }
-  const auto config = cunumpy::plugin::Config::from_environment();
+  // Read again for each input (run_identity reads it once a process).
+  const cunumpy::Impl::RunIdentity run = cunumpy::Impl::read_run_identity();
+  const auto config = cunumpy::plugin::Config::from_environment(run);
   if (config.rank < 0 || config.rank >= (1 << 30) ||
-      (!config.rank_known && config.rank != 0))
+      (!run.rank_known && config.rank != 0))
     finding("rank out of range", std::to_string(config.rank));
   if (!config.report_path.empty() && config.report_path[0] != '/')
     finding("a relative report path", config.report_path);
@@ -84,8 +86,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
   if (std::getenv("CUNUMPY_REPORT_FORMAT") == nullptr &&
       config.report_format != format_of_name(config.report_path))
     finding("the report format does not follow the path", config.report_path);
-  if (config.size < 0)
-    finding("job size out of range", std::to_string(config.size));
+  if (run.size < 0)
+    finding("job size out of range", std::to_string(run.size));
   if (config.advice_top < 0 || config.advice_top > 100)
     finding("advice_top out of range", std::to_string(config.advice_top));
   if (!config.trace_path.empty() && config.trace_path[0] != '/')

@@ -3,6 +3,7 @@
 import importlib
 import inspect
 import os
+import re
 
 import pytest
 
@@ -27,3 +28,11 @@ def next_site():
 def report_lines(counter):
     """The report's lines, without the trailing newline."""
     return counter.report().rstrip("\n").split("\n")
+
+
+def without_elapsed(text):
+    """A text report without the seconds on its first line ("cunumpy
+    transfer report: <program> (rank 0, pid N), 0.123 s"): two reports of
+    one run differ there only."""
+    first, newline, rest = text.partition("\n")
+    return re.sub(r"\), [0-9.]+ s$", ")", first) + newline + rest

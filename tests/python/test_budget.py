@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import cunumpy as xp
-from helpers import next_site
+from helpers import next_site, without_elapsed
 
 
 class Model:
@@ -56,7 +56,7 @@ def test_the_documented_budget_example_passes(device_space):
     assert budget["integrate"].to_host == n_steps
     assert budget["integrate"].device_copy == n_steps
     assert budget["output"].bytes_to_host == b
-    assert budget.report().startswith("TransferBudget: ok (2 phase(s))\n")
+    assert "\nbudget: ok (2 rule(s))\n" in budget.report()
 
 
 def test_the_documented_budget_example_catches_a_copy_in_the_time_loop(device_space):
@@ -70,7 +70,7 @@ def test_the_documented_budget_example_catches_a_copy_in_the_time_loop(device_sp
     )
     with pytest.raises(AssertionError) as error:
         budget.check()
-    assert str(error.value) == budget.report()
+    assert without_elapsed(str(error.value)) == without_elapsed(budget.report())
 
     (violation,) = budget.violations()
     assert (violation.phase, violation.kind, violation.limit) == (
@@ -223,7 +223,7 @@ def test_calls_is_the_number_of_calls_the_phase_must_have_had(device_space):
         ("io", "calls", "2", "1", None),
         ("absent", "calls", "1", "0", None),
     ]
-    assert "phase 'absent' (0 call(s)); rule: allow nothing; ignore device_copy, sync; calls=1\n  never entered" in budget.report()
+    assert "phase 'absent' (0 calls); rule: allow nothing; ignore device_copy, sync; calls=1 [BROKEN]\n  never entered" in budget.report()
     with pytest.raises(AssertionError, match="calls=2 required, got 1"):
         budget.check()
 

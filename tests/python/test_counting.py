@@ -3,6 +3,7 @@ Python caller's file and line, nesting and accumulation, bytes, markers and
 syncs."""
 
 import importlib
+import pathlib
 import sys
 
 import numpy as np
@@ -287,6 +288,21 @@ def test_assert_no_transfers_raises_assertion_error_with_the_report(device_space
     assert f"    {site}: to_cunumpy(shape=(100,), dtype=float64) (x1)\n" in message
 
 
+def test_the_assert_no_transfers_message_is_one_line_then_the_counter_report(device_space):
+    """The same text as in C++: the failure in one line, then the report of
+    a counter of the same block."""
+    state = np.ones(100)
+    with count_transfers() as counter:
+        with pytest.raises(AssertionError) as error:
+            check = next_site()
+            with assert_no_transfers():
+                xp.to_cunumpy(state)
+    assert str(error.value) == (
+        "cunumpy.profiling.assert_no_transfers: 1 host/device transfer(s) "
+        f"where none are allowed (checked at {check})\n" + counter.report()
+    )
+
+
 def test_assert_no_transfers_rejects_host_execution_on_the_device_backend(device_space):
     with pytest.raises(AssertionError, match="kernel_conversion"):
         with assert_no_transfers():
@@ -307,3 +323,41 @@ def test_exceptions_in_the_block_pass_through_unchanged(device_space):
         with assert_no_transfers():
             xp.to_device(np.ones(3))
             raise KeyError("mine")
+
+
+# The kinds
+
+
+def documented_kinds():
+    """docs/counting.md's table of kinds: {kind: (a transfer, rejected by
+    assert_no_transfers)}, from its "yes"/"no" columns."""
+    path = pathlib.Path(__file__).resolve().parents[2] / "docs" / "counting.md"
+    table = path.read_text().split("## What is counted", 1)[1]
+    kinds = {}
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].startswith("`"):
+            kinds[cells[0].strip("`")] = (cells[2].startswith("yes"),
+                                          cells[3].startswith("yes"))
+        elif kinds and not line.startswith("|"):
+            break
+    return kinds
+
+
+def test_the_kinds_are_the_cpp_definitions_and_the_documented_ones(device_space):
+    kinds = documented_kinds()
+    profiling = xp.profiling
+    assert set(profiling.event_kinds) == set(kinds)
+    assert len(profiling.event_kinds) == len(kinds)
+    assert set(profiling.transfer_kinds) == {k for k, (t, _) in kinds.items() if t}
+    assert set(profiling.host_device_transfer_kinds) == {
+        k for k, (_, rejected) in kinds.items() if rejected}
+    # The tuples follow the report's order, and total is what they say.
+    for subset in (profiling.transfer_kinds, profiling.host_device_transfer_kinds):
+        assert list(subset) == [k for k in profiling.event_kinds if k in subset]
+    with count_transfers() as counter:
+        xp.to_device(np.ones(4))
+        xp.synchronize()
+        xp.profiling.record_marker("fallback", "push")
+    assert counter.total == sum(counter.count(k) for k in profiling.transfer_kinds)
+    assert counter.total == 2 and counter.syncs >= 1

@@ -3,6 +3,7 @@ the same model and formatters as the plugin, so cunumpy-report merges a
 library's JSON report and its Hatchet tree is the one cunumpy-report
 writes for it."""
 
+import importlib
 import json
 import math
 import os
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 import cunumpy as xp
+from helpers import without_elapsed
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
 # The compiled cunumpy-report (ctest sets its path), else the one of a
@@ -81,9 +83,15 @@ def test_a_budget_writes_every_format_of_the_plugin(device_space):
                 if child["frame"]["name"] == "solve"]
     assert solve["frame"]["name"] == "solve" and solve["metrics"]["calls"] == 3
 
-    # The report without a format is the TransferBudget's own.
-    assert budget.report().startswith(
-        "TransferBudget: BROKEN, 1 broken rule(s) (3 phase(s))\n")
+    # The report without a format, and the message of check(), are the
+    # text report: every phase's events, the broken rules, all of it.
+    assert without_elapsed(budget.report()) == without_elapsed(text)
+    with pytest.raises(AssertionError) as failed:
+        budget.check()
+    assert without_elapsed(str(failed.value)) == without_elapsed(text)
+    for phase in ("step", "solve", "output"):
+        assert f"\nphase '{phase}' (3 calls); " in text, text
+    assert "\nbroken rules (1):\n  phase 'step': to_host is not allowed" in text, text
 
 
 def test_a_budget_without_rules_has_no_verdict(device_space):
@@ -143,7 +151,7 @@ def test_outside_mpi_the_job_is_the_process(device_space):
         budget.job_check()
     with pytest.raises(AssertionError) as own_error:
         budget.check()
-    assert str(error.value) == str(own_error.value)
+    assert without_elapsed(str(error.value)) == without_elapsed(str(own_error.value))
     with pytest.raises(ValueError, match="'csv'"):
         budget.job_report("csv")
     kept = xp.profiling.TransferBudget()
@@ -201,3 +209,50 @@ def test_cunumpy_report_merges_a_library_report_into_the_same_tree(device_space,
 
     assert len(tree) == len(expected) == 1
     compare(tree[0], expected[0], "program")
+
+
+IDENTITY_PROGRAM = """
+import json, os, sys, time
+import numpy as np
+import cunumpy as xp
+with xp.testing.use_fake_device():
+    budget = xp.profiling.TransferBudget()
+    with budget.phase("step"):
+        xp.to_numpy(xp.to_device(np.arange(5.0)))
+    # The id of a run without a launcher holds the second it was read in,
+    # and the program may change its environment: the run is the one the
+    # process started as.
+    time.sleep(1.5)
+    os.environ["CUNUMPY_LABEL"] = "changed later"
+    with open(sys.argv[1], "w") as file:
+        file.write(budget.report("json"))
+"""
+
+
+def test_the_plugin_and_a_budget_report_one_identity_of_the_run(tmp_path):
+    """One reader of the run's identity: in a process under the plugin, the
+    plugin's report (its identity read when Kokkos started) and a budget's
+    (asked for later) name the same run, rank, size and label."""
+    try:
+        plugin = importlib.import_module("cunumpy.plugin").path()
+    except FileNotFoundError as error:
+        pytest.skip(str(error))
+    environment = {name: value for name, value in os.environ.items()
+                   if not name.startswith(("CUNUMPY_", "KOKKOS_"))}
+    environment.update(PYTHONPATH=os.pathsep.join(sys.path),
+                       KOKKOS_TOOLS_LIBS=plugin, KOKKOS_PROFILE_LIBRARY=plugin,
+                       CUNUMPY_REPORT=str(tmp_path / "plugin.json"),
+                       CUNUMPY_DEVICE_SPACES="FakeDevice",
+                       CUNUMPY_LABEL="one reader")
+    done = subprocess.run(
+        [sys.executable, "-c", IDENTITY_PROGRAM, str(tmp_path / "budget.json")],
+        capture_output=True, text=True, env=environment, timeout=300)
+    assert done.returncode == 0, done.stderr
+    plugin_run = json.loads((tmp_path / "plugin.json").read_text())["run"]
+    budget_run = json.loads((tmp_path / "budget.json").read_text())["run"]
+    assert plugin_run["id"].startswith("local:"), plugin_run
+    assert plugin_run["label"] == "one reader", plugin_run
+    # When each was written; when the process started, read twice.
+    plugin_run.pop("ended"), budget_run.pop("ended")
+    assert budget_run.pop("started") == pytest.approx(plugin_run.pop("started"), abs=0.02)
+    assert budget_run == plugin_run

@@ -169,14 +169,14 @@ std::vector<Violation> TransferBudget::violations() const {
 }
 
 void TransferBudget::check() const {
-  const RecorderLock lock = lock_recorder(*state_->recorder);
-  if (!state_->violations(lock).empty())
-    throw TransferError(state_->report(lock));
-}
-
-std::string TransferBudget::report() const {
-  const RecorderLock lock = lock_recorder(*state_->recorder);
-  return state_->report(lock);
+  bool broken = false;
+  {
+    const RecorderLock lock = lock_recorder(*state_->recorder);
+    broken = !state_->violations(lock).empty();
+  }
+  // The report only of a failure: it costs the whole report model.
+  if (broken)
+    throw TransferError(report());
 }
 
 BudgetSnapshot TransferBudget::snapshot() const {
@@ -233,13 +233,6 @@ Impl::JobMerge merge_job(const Impl::Report& report, const char* function) {
 Impl::Report TransferBudget::describe() const {
   Impl::Report report;
   report.from_plugin = false;
-  const Impl::RunIdentity& run = Impl::run_identity();
-  report.rank = run.rank;
-  report.rank_known = run.rank_known;
-  report.size = run.size;
-  report.run_id = run.id;
-  report.run_id_unique = run.id_unique;
-  report.label = run.label;
   Impl::Recorder& recorder = *state_->recorder;
   {
     const Impl::RecorderLock lock = Impl::lock_recorder(recorder);
@@ -274,12 +267,9 @@ void TransferBudget::job_check() const {
   const Impl::JobMerge merge = merge_job(report, function);
   if (!merge.mpi)
     return check();
-  std::string own;
-  {
-    const RecorderLock lock = lock_recorder(*state_->recorder);
-    if (!state_->violations(lock).empty())
-      own = state_->report(lock);
-  }
+  const std::string own = report.budget.violations.empty()
+                              ? std::string()
+                              : Impl::format_text(report);
   // A verdict not heard in time may have been a failure.
   if (!merge.failed.value_or(true) && own.empty())
     return;

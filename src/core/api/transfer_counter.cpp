@@ -14,6 +14,7 @@
 
 #include "consumers/counter_state.hpp"
 #include "recorder/recorder.hpp"
+#include "report/report.hpp"
 
 namespace cunumpy {
 namespace Impl {
@@ -30,7 +31,34 @@ auto read(const std::shared_ptr<CounterState>& state, Read read) {
   return read(*state, lock);
 }
 
+/// The report of a counter (Report::of_counter), read once.
+Report describe(const std::shared_ptr<CounterState>& state) {
+  return read(state, [](const CounterState& s, const RecorderLock& lock) {
+    Report report;
+    s.describe(report, lock);
+    return report;
+  });
+}
+
 } // namespace
+
+std::string no_transfers_failure(const profiling::TransferCounter& counter,
+                                 std::string_view function,
+                                 SourceLocation where) {
+  const Report report = describe(CounterAccess::state(counter));
+  if (no_transfers(report))
+    return {};
+  return format_no_transfers_failure(report, function, where);
+}
+
+void throw_if_transfers(const profiling::TransferCounter& counter,
+                        SourceLocation where) {
+  std::string message = no_transfers_failure(
+      counter, "cunumpy::profiling::assert_no_transfers", where);
+  if (!message.empty())
+    throw TransferError(std::move(message));
+}
+
 } // namespace Impl
 
 namespace profiling {
@@ -120,9 +148,7 @@ std::vector<SiteSummary> TransferCounter::sites() const {
   });
 }
 std::string TransferCounter::report() const {
-  return read(state_, [](const CounterState& s, const RecorderLock& lock) {
-    return s.report(lock);
-  });
+  return Impl::format_text(Impl::describe(state_));
 }
 std::uint64_t TransferCounter::events_lost() const {
   return read(state_, [](const CounterState& s, const RecorderLock&) {

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <array>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 
 #include "recorder/recorder.hpp"
@@ -528,10 +527,6 @@ check(const BudgetState& state,
   return result;
 }
 
-std::string calls_text(std::uint64_t calls) {
-  return std::to_string(calls) + " call(s)";
-}
-
 } // namespace
 
 BudgetState::BudgetState(const profiling::BudgetOptions& options)
@@ -912,65 +907,6 @@ BudgetState::findings(const profiling::AdviceOptions& options,
       result.push_back(std::move(finding));
   }
   return result;
-}
-
-std::string BudgetState::report(const RecorderLock& lock) const {
-  const profiling::BudgetSnapshot snap = snapshot(lock);
-  std::vector<const profiling::Violation*> broken, unsure;
-  for (const auto& violation : snap.violations)
-    (profiling::verdict({violation}) == profiling::Verdict::broken ? broken
-                                                                   : unsure)
-        .push_back(&violation);
-  // The first line tells the verdict, as the plugin's summary does.
-  std::string verdict;
-  switch (profiling::verdict(snap.violations)) {
-  case profiling::Verdict::ok:
-    verdict = snap.unchecked_allowed ? "ok, but no copy was checked" : "ok";
-    break;
-  case profiling::Verdict::broken:
-    verdict = "BROKEN, " + std::to_string(broken.size()) + " broken rule(s)";
-    break;
-  case profiling::Verdict::incomplete:
-    verdict = "INCOMPLETE: events may be missing, so it cannot pass";
-    break;
-  case profiling::Verdict::unchecked:
-    verdict = "NOT CHECKED: " + snap.device.reason;
-    break;
-  }
-  std::string text = "TransferBudget: " + verdict + " (" +
-                     std::to_string(snap.phases.size()) + " phase(s))\n";
-  for (const profiling::PhaseSummary& phase : snap.phases) {
-    text += "phase '" + phase.name + "' (" + calls_text(phase.calls) + "); " +
-            (phase.rule ? "rule: " + phase.rule->str() : "no rule") + "\n";
-    if (phase.entered)
-      text += format_report(phase.totals, phase.sites, "  ");
-    else
-      text += "  never entered\n";
-  }
-  const profiling::PhaseSummary& outside = snap.outside;
-  if (transfers(outside.totals) +
-          outside.totals[index_of(EventKind::sync)].count +
-          outside.totals[index_of(EventKind::migration)].count >
-      0) {
-    text += "outside any phase:\n";
-    text += format_report(outside.totals, outside.sites, "  ");
-  }
-  if (snap.unchecked_allowed)
-    text += "no copy was checked: " + snap.device.reason +
-            " (it passes because CUNUMPY_ALLOW_NO_DEVICE=1)\n";
-  for (const auto* list : {&broken, &unsure}) {
-    if (list->empty())
-      continue;
-    text +=
-        std::string(list == &broken ? "broken rules (" : "cannot be sure (") +
-        std::to_string(list->size()) + "):\n";
-    for (const profiling::Violation* violation : *list) {
-      std::istringstream lines(violation->str());
-      for (std::string line; std::getline(lines, line);)
-        text += "  " + line + "\n";
-    }
-  }
-  return text;
 }
 
 } // namespace cunumpy::Impl

@@ -74,7 +74,6 @@ struct BudgetState final : AdvisedSink {
   std::vector<profiling::Finding>
   findings(const profiling::AdviceOptions& options, const RecorderLock& lock,
            const std::string* phase = nullptr) const;
-  std::string report(const RecorderLock& lock) const;
   std::vector<std::string> phase_names(const RecorderLock& lock) const;
   /// The counter (and calls) of `name` as if it were a phase, into `into`.
   void phase_counter(const std::string& name, CounterState& into,

@@ -5,11 +5,11 @@
 #include <stdexcept>
 #include <tuple>
 
-#include <cunumpy/assert_no_transfers.hpp>
 #include <cunumpy/impl/api_scope.hpp>
 #include <cunumpy/transfer_counter.hpp>
 
 #include "recorder/recorder.hpp"
+#include "report/report.hpp"
 
 namespace cunumpy {
 namespace Impl {
@@ -289,10 +289,7 @@ CounterState::summaries(const RecorderLock& lock) const {
 }
 
 std::string CounterState::unchecked(const RecorderLock& lock) const {
-  const profiling::DeviceStatus device = lock.device_status();
-  if (!device.unchecked)
-    return {};
-  return device.reason + "; nothing was checked: " + device.fix;
+  return unchecked_text(lock.device_status());
 }
 
 std::vector<std::string>
@@ -303,16 +300,14 @@ CounterState::problems(const RecorderLock& lock) const {
   return lines;
 }
 
-std::string CounterState::report(const RecorderLock& lock) const {
-  const std::vector<profiling::SiteSummary> sites = summaries(lock);
-  std::string text = format_report(totals, sites);
-  for (const std::string& problem : site_problems(sites))
-    text += "  note: call sites of " + problem + "\n";
-  for (const std::string& line : losses.describe(lock))
-    text += "  INCOMPLETE: " + line + "\n";
-  if (const std::string why = unchecked(lock); !why.empty())
-    text += "  NOT CHECKED: " + why + "\n";
-  return text;
+void CounterState::describe(Report& report, const RecorderLock& lock) const {
+  report.of_counter = true;
+  report.budget.total = totals;
+  report.budget.total_sites = summaries(lock);
+  report.budget.losses = losses.describe(lock);
+  report.budget.device = lock.device_status();
+  report.site_problems = site_problems(report.budget.total_sites);
+  report.counter_complete = complete(lock);
 }
 
 std::vector<Event> CounterState::events(const RecorderLock& lock) const {
@@ -334,40 +329,5 @@ std::vector<Event> CounterState::events(const RecorderLock& lock) const {
   return result;
 }
 
-namespace {
-
-std::string joined(const std::vector<std::string>& lines,
-                   std::string_view separator) {
-  std::string text;
-  for (const std::string& line : lines)
-    text += (text.empty() ? "" : std::string(separator)) + line;
-  return text;
-}
-
-} // namespace
-
-void throw_if_transfers(const profiling::TransferCounter& counter,
-                        SourceLocation where) {
-  std::uint64_t transfers = 0;
-  for (EventKind kind : all_event_kinds)
-    if (is_host_device_transfer(kind))
-      transfers += counter.count(kind);
-  const bool complete = counter.complete();
-  if (transfers == 0 && complete)
-    return;
-  std::string message = "cunumpy::profiling::assert_no_transfers: ";
-  if (transfers > 0)
-    message += std::to_string(transfers) +
-               " host/device transfer(s) where none are allowed";
-  if (!complete)
-    message += std::string(transfers > 0 ? "; and " : "") +
-               "cunumpy cannot tell that none happened: " +
-               joined(counter.losses(), "; ");
-  if (where.known())
-    message += " (checked at " + std::string(where.file) + ":" +
-               std::to_string(where.line) + ")";
-  message += "\n" + counter.report();
-  throw TransferError(message);
-}
 } // namespace Impl
 } // namespace cunumpy

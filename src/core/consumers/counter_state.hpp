@@ -17,6 +17,8 @@
 
 namespace cunumpy::Impl {
 
+struct Report;
+
 using profiling::KindTable;
 using profiling::KindTotals;
 
@@ -103,8 +105,9 @@ struct CounterState final : AdvisedSink {
 
   /// Per-site summaries merged by resolved call site, in first-seen order.
   std::vector<profiling::SiteSummary> summaries(const RecorderLock& lock) const;
-  /// The report: the summary line, one section per kind, then the losses.
-  std::string report(const RecorderLock& lock) const;
+  /// What the report of a counter says (Report::of_counter): its totals,
+  /// sites and losses; format_text writes it.
+  void describe(Report& report, const RecorderLock& lock) const;
   std::vector<Event> events(const RecorderLock& lock) const;
 
   std::uint64_t total(const RecorderLock& lock) const;

@@ -40,6 +40,20 @@ std::uint64_t transfers(const KindTable& totals) noexcept {
   return sum;
 }
 
+std::uint64_t host_device_transfers(const KindTable& totals) noexcept {
+  std::uint64_t sum = 0;
+  for (EventKind kind : all_event_kinds)
+    if (is_host_device_transfer(kind))
+      sum += totals[index_of(kind)].count;
+  return sum;
+}
+
+std::string unchecked_text(const profiling::DeviceStatus& device) {
+  if (!device.unchecked)
+    return {};
+  return device.reason + "; nothing was checked: " + device.fix;
+}
+
 std::vector<std::string>
 site_problems(const std::vector<profiling::SiteSummary>& summaries) {
   std::vector<std::string> problems;
@@ -99,23 +113,6 @@ std::string migration_text(const KindTable& totals) {
     return {};
   return "; unified memory migrated " + std::to_string(migrations.nbytes) +
          " bytes (" + std::to_string(migrations.count) + " record(s))";
-}
-
-std::string format_report(const KindTable& totals,
-                          const std::vector<profiling::SiteSummary>& summaries,
-                          const std::string& indent) {
-  std::string text = indent + summary_line(totals) + "\n";
-  for (EventKind kind : all_event_kinds) {
-    const std::uint64_t count = totals[index_of(kind)].count;
-    if (count == 0)
-      continue;
-    text += indent + "  " + std::string(to_string(kind)) + " (" +
-            std::to_string(count) + "):\n";
-    for (const auto& summary : summaries)
-      if (summary.kind == kind)
-        text += indent + "    " + format_site_line(summary) + "\n";
-  }
-  return text;
 }
 
 std::string printf_text(const char* format, double value) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <cunumpy/budget_snapshot.hpp>
 #include <cunumpy/transfer_counter.hpp>
 
 namespace cunumpy::Impl {
@@ -26,6 +27,15 @@ kind_totals(const profiling::KindTable& totals, EventKind kind) noexcept {
 /// The count of the kinds that are transfers (is_transfer).
 std::uint64_t transfers(const profiling::KindTable& totals) noexcept;
 
+/// The count of the kinds assert_no_transfers rejects
+/// (is_host_device_transfer).
+std::uint64_t
+host_device_transfers(const profiling::KindTable& totals) noexcept;
+
+/// Why a count checked nothing: "<reason>; nothing was checked: <fix>"
+/// when `device.unchecked`, else "".
+std::string unchecked_text(const profiling::DeviceStatus& device);
+
 /// "N transfer(s) through cunumpy (a to_host, b to_device, c
 /// kernel_conversion, d fallback, e device_copy)": the first line of every
 /// report, followed by migration_text and kokkos_own_text.
@@ -38,12 +48,6 @@ std::string migration_text(const profiling::KindTable& totals);
 /// "; Kokkos' own CUDA copies N (B bytes, not transfers of the program)", or
 /// "" without any.
 std::string kokkos_own_text(const profiling::KindTable& totals);
-
-/// The report of `summaries`: the summary line, then one section per kind
-/// with a line per call site. `indent` prefixes every line.
-std::string format_report(const profiling::KindTable& totals,
-                          const std::vector<profiling::SiteSummary>& summaries,
-                          const std::string& indent = "");
 
 /// Why the sites of `summaries` lack a line, once per module
 /// (CallSite::problem), in order of appearance.

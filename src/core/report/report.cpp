@@ -15,6 +15,7 @@
 #include "report/format.hpp"
 #include "support/excerpt.hpp"
 #include "support/process_info.hpp"
+#include "support/variables.hpp"
 
 namespace cunumpy::Impl {
 
@@ -161,6 +162,11 @@ std::string_view Report::verdict() const {
   return profiling::to_string(profiling::verdict(budget.violations));
 }
 
+bool no_transfers(const Report& counter) {
+  return host_device_transfers(counter.budget.total) == 0 &&
+         counter.counter_complete;
+}
+
 std::vector<OpenRegionText> open_region_texts(const RecorderLock& lock) {
   struct Open {
     std::string path;
@@ -210,6 +216,14 @@ void describe_run(Report& report, double start, const RecorderLock& lock) {
   report.pid = static_cast<long>(::getpid());
   report.started = process_start_time();
   report.ended = wall_clock_now();
+  // Which process of which run: one reader for every report.
+  const RunIdentity& run = run_identity();
+  report.rank = run.rank;
+  report.rank_known = run.rank_known;
+  report.size = run.size;
+  report.run_id = run.id;
+  report.run_id_unique = run.id_unique;
+  report.label = run.label;
   report.elapsed = recorder.now() - start;
   report.backtrace_depth = recorder.backtrace_depth();
   for (const OpenRegionText& open : open_region_texts(lock))

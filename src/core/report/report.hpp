@@ -3,8 +3,9 @@
 
 // The report of a run: one model, made once from what the recorder and a
 // budget know (describe_run), and each format a function over it
-// (report_formats). The plugin, the library (TransferBudget::report) and the
-// Python module all write their reports through it.
+// (report_formats). The plugin, the library (TransferBudget::report,
+// TransferCounter::report, assert_no_transfers' message) and the Python
+// module all write their texts through it.
 
 #include <cstdint>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <cunumpy/advice.hpp>
 #include <cunumpy/budget_snapshot.hpp>
 #include <cunumpy/cuda_view.hpp>
+#include <cunumpy/source_location.hpp>
 
 #include "recorder/lock.hpp"
 #include "report/job.hpp"
@@ -129,6 +131,14 @@ struct Report {
   /// process, `job.merged` is false.
   JobRanks job;
 
+  /// The report of one TransferCounter (CounterState::describe), not of a
+  /// run: its counts are `budget.total` and `budget.total_sites`, why they
+  /// may be short `budget.losses` (and `budget.device`, when nothing was
+  /// checked), and `counter_complete` is TransferCounter::complete(). Its
+  /// text is the counts by kind and call site (docs/counting.md).
+  bool of_counter = false;
+  bool counter_complete = true;
+
   /// The budget asked for is broken, could not be checked, may have
   /// missed events, or checked nothing (no device memory space); of a job,
   /// a budget was asked for and the job's verdict is not ok.
@@ -146,11 +156,12 @@ struct Report {
   std::string_view verdict() const;
 };
 
-/// What the recorder knows of the run, read under its lock: the program,
-/// its pid, the seconds since `start` (the recorder's
-/// clock), the backtrace depth, the regions still open and the region
-/// tree's cut, why call sites lack a line, the device and unknown memory
-/// spaces, CUDA's view.
+/// What the recorder knows of the run, read under its lock: which process
+/// of which run (rank, job size, run id, label: Impl::run_identity, the one
+/// reader every report uses), the program, its pid, when it started, the
+/// seconds since `start` (the recorder's clock), the backtrace depth, the
+/// regions still open and the region tree's cut, why call sites lack a line,
+/// the device and unknown memory spaces, CUDA's view.
 void describe_run(Report& report, double start, const RecorderLock& lock);
 /// What `budget` knows: its snapshot (regions, phases, violations,
 /// losses) and, unless `report.advice_recording` is off, its findings.
@@ -189,7 +200,8 @@ std::vector<std::string> report_notes(const Report& report, bool summary);
 
 // The formats (report_formats lists them).
 
-/// The full text report (text_report.cpp).
+/// The full text report (text_report.cpp); of a counter (`of_counter`),
+/// its counts by kind and call site, then why they may be short.
 std::string format_text(const Report& report);
 /// A few lines for stderr: totals, phases, verdict and broken rules
 /// (text_report.cpp).
@@ -286,6 +298,17 @@ inline constexpr std::size_t sarif_results_limit = 25000;
 /// missing, expected true or false"), for text that is not a JSON report of
 /// version 2 or 3.
 Report read_json_report(std::string_view text);
+
+/// assert_no_transfers' verdict over a counter's report: it passes when
+/// the counter holds no host/device transfer (is_host_device_transfer) and
+/// nothing may be missing or unchecked (report.cpp).
+bool no_transfers(const Report& counter);
+/// The message assert_no_transfers fails with, in C++, GoogleTest and
+/// Python alike: "<function>: N host/device transfer(s) where none are
+/// allowed (checked at <where>)", then the counter's text (text_report.cpp).
+std::string format_no_transfers_failure(const Report& counter,
+                                        std::string_view function,
+                                        SourceLocation where);
 
 // What more than one format writes (report.cpp).
 

@@ -1,4 +1,5 @@
-// The text formats: the full report and the stderr summary.
+// The text formats: the full report, the stderr summary, a counter's
+// report and assert_no_transfers' message.
 
 #include <algorithm>
 #include <cctype>
@@ -689,11 +690,64 @@ std::string format_job_text(const Report& report) {
   return text;
 }
 
+/// A counter's report: the summary line, one section per kind with a line
+/// per call site, then why sites lack a line and why the counts may be
+/// short (docs/counting.md shows it).
+std::string format_counter_text(const Report& report) {
+  const KindTable& totals = report.budget.total;
+  std::string text = summary_line(totals) + "\n";
+  for (EventKind kind : all_event_kinds) {
+    const std::uint64_t count = kind_totals(totals, kind).count;
+    if (count == 0)
+      continue;
+    text += "  " + std::string(to_string(kind)) + " (" + std::to_string(count) +
+            "):\n";
+    for (const SiteSummary& summary : report.budget.total_sites)
+      if (summary.kind == kind)
+        text += "    " + format_site_line(summary) + "\n";
+  }
+  for (const std::string& problem : report.site_problems)
+    text += "  note: call sites of " + problem + "\n";
+  for (const std::string& loss : report.budget.losses)
+    text += "  INCOMPLETE: " + loss + "\n";
+  if (const std::string why = unchecked_text(report.budget.device);
+      !why.empty())
+    text += "  NOT CHECKED: " + why + "\n";
+  return text;
+}
+
 } // namespace
+
+std::string format_no_transfers_failure(const Report& counter,
+                                        std::string_view function,
+                                        SourceLocation where) {
+  const std::uint64_t transfers = host_device_transfers(counter.budget.total);
+  std::string message = std::string(function) + ": ";
+  if (transfers > 0)
+    message += std::to_string(transfers) +
+               " host/device transfer(s) where none are allowed";
+  if (!counter.counter_complete) {
+    // The lines of TransferCounter::losses().
+    std::string problems;
+    for (const std::string& line : counter.budget.losses)
+      problems += (problems.empty() ? "" : "; ") + line;
+    if (const std::string why = unchecked_text(counter.budget.device);
+        !why.empty())
+      problems += (problems.empty() ? "" : "; ") + why;
+    message += std::string(transfers > 0 ? "; and " : "") +
+               "cunumpy cannot tell that none happened: " + problems;
+  }
+  if (where.known())
+    message += " (checked at " + std::string(where.file) + ":" +
+               std::to_string(where.line) + ")";
+  return message + "\n" + format_counter_text(counter);
+}
 
 std::string format_text(const Report& report) {
   if (report.job.merged)
     return format_job_text(report);
+  if (report.of_counter)
+    return format_counter_text(report);
   std::string text = header(report);
   text += budget_verdict(report) + "\n";
   for (const std::string& note : report_notes(report, false))

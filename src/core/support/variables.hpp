@@ -87,14 +87,17 @@ RunId run_id_from_environment();
 struct RunIdentity {
   int rank = 0;
   bool rank_known = false;
-  int size = 0;      ///< the job's ranks; 0: unknown
-  std::string id;    ///< run_id_from_environment
+  int size = 0;   ///< the job's ranks; 0: unknown
+  std::string id; ///< run_id_from_environment
   bool id_unique = true;
   std::string label; ///< CUNUMPY_LABEL
 };
+/// Reads it from the environment now (a test of the readers may read it
+/// again; everything else takes run_identity).
 RunIdentity read_run_identity();
-/// read_run_identity, read once (the run id of a process without a
-/// launcher holds the time).
+/// read_run_identity, read once: the one identity of the process that
+/// every report (the plugin's, a TransferBudget's) and the plugin's paths
+/// use (the run id of a process without a launcher holds the time).
 const RunIdentity& run_identity();
 
 } // namespace cunumpy::Impl
