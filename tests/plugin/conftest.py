@@ -2,122 +2,156 @@ r"""Plugin tests: each runs a real program with libkp_cunumpy loaded the way
 kokkos-tools are and checks what the plugin leaves (report, JSON, trace,
 exit status, stderr, what a chained tool received).
 
-ctest runs one test function per ctest test, `plugin.<case>`, with the
-plugin in KOKKOS_TOOLS_LIBS (Kokkos 4) or KOKKOS_PROFILE_LIBRARY (Kokkos 3)
-and the paths as options (CMakeLists.txt):
+Every test function of a test_*.py here is the ctest test plugin.<case>
+(the function's name without test_): ctest asks pytest for them when it
+starts (discover_cases.py, run by CMakeLists.txt), and runs each as
 
     python3 -m pytest -q -p no:cacheprovider \
-        tests/plugin/test_<topic>.py::test_<case> \
-        --program <exe> --work-root <dir> --kokkos-major <N> [--source ...]
+        tests/plugin/test_<subject>.py::test_<case> \
+        --facts <build>/tests/plugin/facts.json
 
-`ctest --test-dir build -V -R '^plugin\.<case>$'` prints that command and
-its environment, to run it by hand.
+facts.json is what the build says of itself: the paths of the plugin, the
+tools and the programs it built, the Kokkos it uses, and for what it
+lacks, why. The fixture below loads the plugin (and with
+pytest.mark.chain the test tool after it) in the variable that Kokkos
+reads, so a file or a case also runs by hand:
+`python3 -m pytest tests/plugin/test_hostile.py --facts build/tests/plugin/facts.json`.
+plugin.discovery fails when a test function is not a ctest test.
 
-To add a case:
-1. Write `def test_<case>(case, ...)` in the test_<topic>.py of its topic
-   (or a new one; do not reuse a file name of tests/python). Take the
-   fixtures below that it needs: `case` runs the program in the test's own
-   work directory (`case.run(arguments, CUNUMPY_REPORT="report.json")`),
-   `case.json("report.json", run)` reads what it wrote; plugin_helpers.py
-   has the other checks and the facts of the legacy example. Check with
-   plain asserts, and end each message with `{run}` to show the run.
-2. Register it in CMakeLists.txt: `legacy_test(<topic> <case>)` for the
-   legacy example, else `plugin_test(<topic> <case> <program> [CHAIN]
-   [ARGS ...])`; CHAIN loads the test tool after the plugin. Configuring
-   fails while a test function is not registered.
-3. A new path or setting from ctest: an option in pytest_addoption and a
-   fixture below that reads it, passed in ARGS.
-A test that calls pytest.skip ends with status 77, which ctest reports as
-skipped (SKIP_RETURN_CODE).
+To add a case, write `def test_<case>(case, ...)` in the test_<subject>.py
+of its subject (or a new file named after a new subject; not a file name
+of tests/python): ctest runs it from then on, with nothing to register.
+- The program it runs: `pytestmark = pytest.mark.program(<name>, source=,
+  budget=)` of the file, or the same mark on the case; <name> is a key of
+  facts.json (plugin_fact in CMakeLists.txt), source and budget are files
+  of the repository (plugin_helpers.LEGACY_APP for the legacy example).
+- Fixtures: `case` runs the program in the case's own work directory
+  (`case.run(arguments, CUNUMPY_REPORT="report.json")`), `case.json(
+  "report.json", run)` reads what it wrote; the fixtures below give the
+  tools and programs; plugin_helpers.py has the other checks and the facts
+  of the legacy example. Check with plain asserts, and end each message
+  with `{run}` to show the run.
+- What this build may lack: `pytest.mark.needs(<fact>)` ("device" for
+  copies that must reach the tools); a fixture of a fact the build lacks
+  skips too. The case then skips with one line saying why (status 77,
+  which ctest reports as skipped), in every configuration that lacks it.
+- ctest properties other than the 300 s timeout: `pytest.mark.ctest(
+  TIMEOUT=900, PROCESSORS=2, RESOURCE_LOCK=...)`.
+- A new program or path of the build: add_executable and plugin_fact in
+  CMakeLists.txt, and a fixture below if cases take it as an argument.
 """
 
+import json
 import os
 
 import pytest
 
-pytest.register_assert_rewrite("plugin_helpers")
+pytest.register_assert_rewrite("plugin_helpers", "debug_file_helpers",
+                               "mpi_helpers")
 
-from plugin_helpers import Case  # noqa: E402  (after the rewrite hook)
+# After the rewrite hook:
+from plugin_helpers import REPOSITORY, Case, skip  # noqa: E402
 
 SKIPPED_STATUS = 77
 
 
 def pytest_addoption(parser):
-    group = parser.getgroup("cunumpy plugin tests")
-    group.addoption("--program", help="the program under test")
-    group.addoption("--work-root",
-                    help="directory of the work directories, one per test "
-                         "(default: pytest's temporary directory)")
-    group.addoption("--kokkos-major", type=int, default=3,
-                    help="the major version of the Kokkos the program uses")
-    group.addoption("--source", help="the program's source file")
-    group.addoption("--budget", help="the program's budget file")
-    group.addoption("--tool", help="the chained test tool, libkp_test_tool")
-    group.addoption("--plugin", help="libkp_cunumpy.so")
-    group.addoption("--forwarder", help="libkp_forwarding_tool.so")
-    group.addoption("--kernel-only-tool", help="libkp_kernel_only_tool.so")
-    group.addoption("--plugin-copy",
-                    help="a copy of libkp_cunumpy.so under another name")
-    group.addoption("--mpirun", help="mpirun or mpiexec")
-    group.addoption("--report-tool", help="cunumpy-report")
-    group.addoption("--cupti-built", choices=["ON", "OFF"],
-                    help="whether cunumpy was built with the CUPTI collector")
-    group.addoption("--fail-alloc",
-                    help="tests/tools/fail_alloc.cpp's library, for LD_PRELOAD")
-    group.addoption("--slow-open",
-                    help="tests/tools/slow_open.cpp's library, for LD_PRELOAD")
-    group.addoption("--fake-mpi",
-                    help="tests/tools/fake_mpi.cpp's library, for LD_PRELOAD")
-    group.addoption("--extension-dir",
-                    help="the directory of tests/plugin/python's extension")
-    group.addoption("--workload",
-                    help="tests/plugin/python/workload.py")
-    group.addoption("--fake-cuda",
-                    help="the directory of tests/tools/fake_cuda.cpp's "
-                         "libcuda.so.1 and libcupti.so")
-    group.addoption("--recordings",
-                    help="tests/recordings: recordings kept with their reports")
-    group.addoption("--fake-cuda-app",
-                    help="tests/programs/fake_cuda_app.cpp's program")
-    group.addoption("--legacy-app", help="examples/legacy_app's program")
-    group.addoption("--legacy-budget", help="examples/legacy_app's rule file")
-    group.addoption("--hostile-program",
-                    help="tests/programs/hostile_program.cpp's program")
-    group.addoption("--cpp-tests", help="the C++ tests' program (GoogleTest)")
-    group.addoption("--python", help="the Python of the build's module")
-    group.addoption("--python-path",
-                    help="PYTHONPATH of the build's module and examples")
-    group.addoption("--time-loop", help="examples/python/time_loop.py")
+    parser.getgroup("cunumpy plugin tests").addoption(
+        "--facts", help="the build's tests/plugin/facts.json: its programs, "
+                        "tools and Kokkos")
 
 
-def _option(request, name):
-    value = request.config.getoption(name)
-    if value is None:
-        pytest.fail(f"this test needs --{name.replace('_', '-')} "
-                    "(ctest passes it: see tests/plugin/CMakeLists.txt)",
-                    pytrace=False)
-    return value
+def pytest_configure(config):
+    for line in (
+            "program(name, source=None, budget=None): the program the case "
+            "runs, a name of facts.json; its source file and rule file, "
+            "relative to the repository",
+            "needs(*names): what the case needs of the build (facts.json); "
+            "it skips without one, saying why",
+            "chain: the test tool is loaded after the plugin",
+            "ctest(**properties): ctest properties of the case's test "
+            "(TIMEOUT=900, PROCESSORS=2, RESOURCE_LOCK=...)",
+            "python_interpreter: the program is Python (under the "
+            "sanitizers it loads their runtime first)"):
+        config.addinivalue_line("markers", line)
+
+
+@pytest.fixture(scope="session")
+def facts(request):
+    """What the build says of itself (tests/plugin/CMakeLists.txt)."""
+    path = request.config.getoption("facts")
+    if path is None:
+        pytest.fail("the plugin cases need --facts <build>/tests/plugin/"
+                    "facts.json (ctest passes it)", pytrace=False)
+    with open(path, encoding="utf-8") as stream:
+        return json.load(stream)
+
+
+def fact(request, name):
+    """The build's `name`; the case skips, saying why, when it has none."""
+    values = request.getfixturevalue("facts")
+    if name not in values:
+        why = values["missing"].get(name, "not in this build's facts.json")
+        skip(request, f"needs {name}: {why}")
+    return values[name]
 
 
 def _path(request, name):
-    """A file option as an absolute path: programs run in the work
+    """A file of the build as an absolute path: programs run in the work
     directory."""
-    return os.path.abspath(_option(request, name))
+    return os.path.abspath(fact(request, name))
+
+
+def _program_marker(request):
+    marker = request.node.get_closest_marker("program")
+    if marker is None:
+        pytest.fail("the case names no program: pytest.mark.program(<name "
+                    "in facts.json>) on the case or its module",
+                    pytrace=False)
+    return marker
+
+
+def _marked_file(request, key):
+    """The program marker's `key` file, in the repository."""
+    relative = _program_marker(request).kwargs.get(key)
+    if relative is None:
+        pytest.fail(f"the case needs pytest.mark.program(..., {key}=...)",
+                    pytrace=False)
+    return os.path.join(REPOSITORY, relative)
+
+
+@pytest.fixture(autouse=True)
+def loaded_plugin(request, facts, monkeypatch):
+    """Skips a case whose needs (pytest.mark.needs) this build lacks; loads
+    the plugin, and with pytest.mark.chain the test tool after it, in the
+    variable this Kokkos reads, with the fake device's space named."""
+    for marker in request.node.iter_markers("needs"):
+        for name in marker.args:
+            fact(request, name)
+    libraries = [_path(request, "plugin")]
+    if request.node.get_closest_marker("chain"):
+        libraries.append(_path(request, "tool"))
+    variable = facts["tools_variable"]
+    for other in ("KOKKOS_TOOLS_LIBS", "KOKKOS_PROFILE_LIBRARY"):
+        if other != variable:
+            monkeypatch.delenv(other, raising=False)
+    monkeypatch.setenv(variable, ";".join(libraries))
+    monkeypatch.setenv("CUNUMPY_DEVICE_SPACES", "FakeDevice")
 
 
 @pytest.fixture
 def program(request):
-    return _path(request, "program")
+    return _path(request, _program_marker(request).args[0])
 
 
 @pytest.fixture
 def source(request):
-    return _path(request, "source")
+    return _marked_file(request, "source")
 
 
 @pytest.fixture
 def budget(request):
-    return _path(request, "budget")
+    return _marked_file(request, "budget")
 
 
 @pytest.fixture
@@ -147,7 +181,14 @@ def plugin_copy(request):
 
 @pytest.fixture
 def mpirun(request):
-    return _option(request, "mpirun")
+    """Open MPI's mpirun (or the first mpirun or mpiexec found)."""
+    return fact(request, "mpirun")
+
+
+@pytest.fixture
+def mpiexec_hydra(request):
+    """MPICH's mpiexec."""
+    return fact(request, "mpiexec_hydra")
 
 
 @pytest.fixture
@@ -156,8 +197,8 @@ def report_tool(request):
 
 
 @pytest.fixture
-def cupti_built(request):
-    return _option(request, "cupti_built") == "ON"
+def cupti_built(facts):
+    return facts["cupti_built"] == "ON"
 
 
 @pytest.fixture
@@ -166,8 +207,9 @@ def extension_dir(request):
 
 
 @pytest.fixture
-def workload(request):
-    return _path(request, "workload")
+def workload():
+    return os.path.join(REPOSITORY, "tests", "plugin", "python",
+                        "workload.py")
 
 
 @pytest.fixture
@@ -176,8 +218,8 @@ def fake_cuda(request):
 
 
 @pytest.fixture
-def recordings(request):
-    return _path(request, "recordings")
+def recordings():
+    return os.path.join(REPOSITORY, "tests", "recordings")
 
 
 @pytest.fixture
@@ -191,8 +233,8 @@ def legacy_app(request):
 
 
 @pytest.fixture
-def legacy_budget(request):
-    return _path(request, "legacy_budget")
+def legacy_budget():
+    return os.path.join(REPOSITORY, "examples", "legacy_app", "budget.toml")
 
 
 @pytest.fixture
@@ -201,28 +243,28 @@ def hostile_program(request):
 
 
 @pytest.fixture
-def library_programs(request):
+def library_programs(facts):
     """The programs using cunumpy's library this build has: {name:
     (command, extra variables)}, the C++ conversion tests and the Python
     time loop (when the build has them)."""
     programs = {}
-    tests = request.config.getoption("cpp_tests")
+    tests = facts.get("cpp_tests")
     if tests:
         programs["conversions"] = (
             [os.path.abspath(tests), "--gtest_filter=Conversions.*"], {})
-    python = request.config.getoption("python")
-    if python:
+    if facts.get("python_time_loop"):
         programs["time_loop"] = (
-            [python, _path(request, "time_loop"), "--fake-device",
-             "--steps", "20"],
-            {"PYTHONPATH": _option(request, "python_path")})
+            [facts["python"],
+             os.path.join(REPOSITORY, "examples", "python", "time_loop.py"),
+             "--fake-device", "--steps", "20"],
+            {"PYTHONPATH": facts["python_path"]})
     return programs
 
 
 @pytest.fixture
 def python(request):
     """The Python of the build's module and its PYTHONPATH."""
-    return _path(request, "python"), _option(request, "python_path")
+    return _path(request, "python"), fact(request, "python_path")
 
 
 @pytest.fixture
@@ -241,19 +283,19 @@ def fake_mpi(request):
 
 
 @pytest.fixture
-def kokkos_major(request):
-    return request.config.getoption("kokkos_major")
+def kokkos_major(facts):
+    return int(facts["kokkos_major"])
 
 
 @pytest.fixture
-def case(request, program, tmp_path):
+def case(request, facts, program):
     """The program in an empty work directory named after the case
-    (<work-root>/<case>), with its source file when --source is given."""
-    root = request.config.getoption("work_root")
+    (<work_root>/<case>), with its source file when its
+    pytest.mark.program names one."""
     name = request.node.name.removeprefix("test_")
-    work = os.path.join(root, name) if root else tmp_path / name
-    source = request.config.getoption("source")
-    return Case(work, program, source and os.path.abspath(source))
+    source = _program_marker(request).kwargs.get("source")
+    return Case(os.path.join(facts["work_root"], name), program,
+                source and os.path.join(REPOSITORY, source))
 
 
 # A run whose tests all skipped ends with SKIPPED_STATUS for ctest.

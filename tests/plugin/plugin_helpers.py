@@ -12,6 +12,8 @@ import re
 import shutil
 import subprocess
 
+import pytest
+
 # The CUNUMPY_* variables ctest's environment keeps for every run (which
 # memory spaces are the fake device's); every other one is removed unless a
 # test sets it.
@@ -45,6 +47,12 @@ EXIT_FROM_SIGNAL_TIMEOUT = 10 if SANITIZED else 30
 STATE_BYTES = 800000
 DIAGNOSTICS_BYTES = 16 * 8
 STEPS, OUTPUTS = 100, 10
+# Its source and rule file, in the repository, and the cases' marker for it
+# (conftest.py).
+LEGACY_SOURCE = "examples/legacy_app/legacy_app.cpp"
+LEGACY_BUDGET = "examples/legacy_app/budget.toml"
+LEGACY_APP = pytest.mark.program("legacy_app", source=LEGACY_SOURCE,
+                                 budget=LEGACY_BUDGET)
 # Source lines of legacy_app.cpp, found by their text.
 OUTPUT_COPY = "Kokkos::deep_copy(host_state, state);"
 SETUP_COPY = "Kokkos::deep_copy(state, host_state);"
@@ -218,3 +226,12 @@ def program_ran(run):
     """Checks that the legacy example ran to its end and succeeded."""
     assert run.status == 0, f"the program runs on unharmed\n{run}"
     assert "legacy_app: 100 steps" in run.stdout, f"to its end\n{run}"
+
+
+def skip(request, reason):
+    """Says why in one line, even under -q, and skips (status 77)."""
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(f"\nplugin.{request.node.name.removeprefix('test_')}: "
+              f"skipped: {reason}")
+    pytest.skip(reason)

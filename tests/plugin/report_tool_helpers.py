@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from plugin_helpers import skip
+
 RUN_ID = "slurm:1234.0"
 
 
@@ -133,8 +135,7 @@ def build_venv(case, request, name, packages, module):
     (tests/plugin/<name>) with `packages` from PyPI, made once and reused
     while it imports `module`; skips the test when PyPI cannot be
     reached."""
-    root = request.config.getoption("work_root") or case.work
-    venv = os.path.join(os.path.dirname(os.path.abspath(root)), name)
+    venv = os.path.join(os.path.dirname(os.path.dirname(case.work)), name)
     python = os.path.join(venv, "bin", "python")
     if os.path.exists(python) and subprocess.run(
             [python, "-c", f"import {module}"],
@@ -167,12 +168,3 @@ NETWORK_FAILURES = ("NewConnectionError", "ConnectTimeoutError",
                     "Name or service not known", "Network is unreachable",
                     "Connection refused", "ProxyError", "ReadTimeoutError",
                     "No route to host")
-
-
-def skip(request, reason):
-    """Says why in one line, even under -q, and skips (status 77)."""
-    capture = request.config.pluginmanager.getplugin("capturemanager")
-    with capture.global_and_fixture_disabled():
-        print(f"\nplugin.{request.node.name.removeprefix('test_')}: "
-              f"skipped: {reason}")
-    pytest.skip(reason)

@@ -13,6 +13,9 @@ import pytest
 from plugin_helpers import one_warning, shown
 from report_tool_helpers import short_paths
 
+pytestmark = pytest.mark.program("advice_events",
+                                 source="tests/programs/advice_events.cpp")
+
 STEPS = 20
 
 

@@ -6,8 +6,13 @@ import os
 import re
 import subprocess
 
-from plugin_helpers import (STEP_COPY, VIOLATION_STATUS, one_warning,
-                            phase, program_ran, shown)
+import pytest
+
+from plugin_helpers import (LEGACY_APP, STEP_COPY, VIOLATION_STATUS,
+                            one_warning, phase, program_ran, shown)
+
+
+pytestmark = [LEGACY_APP, pytest.mark.needs("device")]
 
 
 def check_step_violation(case, run):

@@ -4,7 +4,12 @@ it received)."""
 
 import os
 
-from plugin_helpers import OUTPUTS, one_warning, program_ran, shown
+import pytest
+
+from plugin_helpers import LEGACY_APP, OUTPUTS, one_warning, program_ran, shown
+
+
+pytestmark = [LEGACY_APP, pytest.mark.needs("device")]
 
 
 def check_chained(case, run):
@@ -29,6 +34,7 @@ def check_chained(case, run):
     assert report["total"]["transfers"] == 21, "cunumpy still counts"
 
 
+@pytest.mark.chain
 def test_chaining(case):
     """The ';' list is in the variable Kokkos reads (ctest's environment)."""
     run = case.run(CUNUMPY_REPORT="report.json", CUNUMPY_TRACE="trace.json",
@@ -36,6 +42,7 @@ def test_chaining(case):
     check_chained(case, run)
 
 
+@pytest.mark.needs("reads_kokkos_profile_library")
 def test_chaining_tools_libs(case, tool):
     """Kokkos 3 reads KOKKOS_PROFILE_LIBRARY only (from 3.7 Kokkos stops when
     the two variables differ): with two different lists, the plugin follows

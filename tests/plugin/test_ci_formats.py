@@ -14,9 +14,16 @@ import re
 import subprocess
 import xml.etree.ElementTree
 
-from plugin_helpers import REPOSITORY, STATE_BYTES, STEP_COPY, STEPS
+import pytest
+
+from plugin_helpers import (LEGACY_APP, REPOSITORY, STATE_BYTES, STEPS,
+                            STEP_COPY)
 from report_tool_helpers import (build_venv, call_tool, passing, version3,
                                  write_job, write_json)
+
+
+pytestmark = [LEGACY_APP, pytest.mark.needs("device"),
+              pytest.mark.ctest(TIMEOUT=900, RESOURCE_LOCK="cunumpy_ci_venv")]
 
 EXAMPLES = os.path.join(REPOSITORY, "examples", "ci")
 

@@ -1,7 +1,11 @@
 """CUNUMPY_DEBUG_SYNC=1: the host waits after every kernel, and each wait is
 an implicit sync named after the kernel, in the region that was open."""
 
+import pytest
+
 from plugin_helpers import count, region, shown
+
+pytestmark = pytest.mark.program("tool_events")
 
 STEPS = 10
 

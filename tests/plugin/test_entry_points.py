@@ -2,7 +2,11 @@
 as Kokkos calls them, without a Kokkos runtime: every Kokkos version, and
 device space names a host-only build never produces."""
 
+import pytest
+
 from plugin_helpers import count, nbytes, region, shown
+
+pytestmark = pytest.mark.program("plugin_entry_points")
 
 
 def check_entry_points(case, plugin, kokkos_major, chained):
@@ -78,6 +82,7 @@ def test_entry_points(case, plugin, kokkos_major):
     check_entry_points(case, plugin, kokkos_major, chained=False)
 
 
+@pytest.mark.chain
 def test_entry_points_chained(case, plugin, kokkos_major):
     """The same sequence with the test tool after the plugin (ctest puts
     both in the variable Kokkos reads)."""

@@ -5,7 +5,13 @@ checked."""
 
 import re
 
-from plugin_helpers import OUTPUTS, STEPS, VIOLATION_STATUS, region, shown
+import pytest
+
+from plugin_helpers import (LEGACY_APP, OUTPUTS, STEPS, VIOLATION_STATUS,
+                            region, shown)
+
+
+pytestmark = [LEGACY_APP, pytest.mark.needs("no_device"), pytest.mark.chain]
 
 
 def test_host_only(case, kokkos_major):

@@ -15,6 +15,8 @@ import pytest
 from plugin_helpers import (EXIT_FROM_SIGNAL_TIMEOUT, SANITIZED,
                             VIOLATION_STATUS, shown)
 
+pytestmark = pytest.mark.program("hostile_program")
+
 RULES = "[phases.step]\noptional = true\n"
 
 

@@ -1,15 +1,26 @@
-"""The paths of CUNUMPY_REPORT and CUNUMPY_TRACE: relative to where the
-program started; one that cannot be written, or that names the rule file or
-the other output, is refused with one line on stderr."""
+"""The files the plugin writes, CUNUMPY_REPORT and CUNUMPY_TRACE: their
+paths are relative to where the program started; one that cannot be
+written, is a hard link or a special file, or names the rule file, the
+other output or the next tool's library, is refused with one line on
+stderr (a long one by an excerpt); a forked child never writes its
+parent's report. The legacy example, and tool_events for fork and
+chains."""
 
 import json
 import os
 import re
 import shutil
 
-from plugin_helpers import one_warning, program_ran, shown
+import pytest
+
+from plugin_helpers import LEGACY_APP, one_warning, program_ran, shown
 
 
+pytestmark = pytest.mark.program("tool_events")
+
+
+@LEGACY_APP
+@pytest.mark.needs("device")
 def test_relative_paths_after_chdir(case):
     """Relative paths name files in the directory the program started in,
     even when it moves to a run directory before the files are written."""
@@ -27,6 +38,8 @@ def test_relative_paths_after_chdir(case):
          shown(report["trace"]))
 
 
+@LEGACY_APP
+@pytest.mark.needs("device")
 def test_a_longer_file_is_replaced_whole(case):
     """The report and the trace replace what an earlier run left in their
     files, a longer text included (they are written over it and cut, not
@@ -47,6 +60,8 @@ def test_a_longer_file_is_replaced_whole(case):
         assert b"\x01" not in written, f"{name}: the old text is gone"
 
 
+@LEGACY_APP
+@pytest.mark.needs("device")
 def test_bad_report_path(case):
     run = case.run(CUNUMPY_REPORT=case.path("no/such/dir/report.txt"))
     program_ran(run)
@@ -58,6 +73,8 @@ def test_bad_report_path(case):
         f"the summary went to stderr\n{run}"
 
 
+@LEGACY_APP
+@pytest.mark.needs("device")
 def test_bad_trace_path(case):
     os.makedirs(case.path("a_directory"))
     run = case.run(CUNUMPY_REPORT="report.json",
@@ -71,6 +88,8 @@ def test_bad_trace_path(case):
         "no trace in the report"
 
 
+@LEGACY_APP
+@pytest.mark.needs("device")
 def test_bad_same_paths(case):
     """An output that names the rule file or the other output is refused:
     a report written over budget.toml would destroy the rules it checks."""

@@ -8,7 +8,13 @@ import os
 import re
 import shutil
 
+import pytest
+
 from plugin_helpers import shown
+
+pytestmark = [pytest.mark.program("python"),
+              pytest.mark.needs("extension_dir"),
+              pytest.mark.python_interpreter]
 
 
 def run_workload(case, extension_dir, workload, *extra, **variables):

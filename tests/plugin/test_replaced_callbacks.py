@@ -7,7 +7,11 @@ to cunumpy is found out and nothing is lost."""
 
 import re
 
+import pytest
+
 from plugin_helpers import count, shown
+
+pytestmark = pytest.mark.program("tool_events")
 
 STEPS = 10
 BUDGET = "[phases.step]\nallow.to_device = {}\n[phases.output]\n" \

@@ -24,8 +24,13 @@ import signal
 import stat
 import subprocess
 
+import pytest
+
 from plugin_helpers import (EXIT_FROM_SIGNAL_TIMEOUT, SANITIZED,
                             VIOLATION_STATUS, shown)
+
+pytestmark = pytest.mark.program(
+    "cunumpy_replay", budget="tests/plugin/fake_cuda_budget.toml")
 
 KIND_FIELDS = ("count", "bytes", "blocking", "async", "implicit")
 CUDA_VIEW_FIELDS = ("copy_records", "described", "unmatched",
@@ -138,7 +143,7 @@ def test_kept_recordings_replay_to_their_reports(case, cupti_built, plugin,
         check_replay(case, plugin, fake_cuda, recording, report)
 
 
-# What fake_cuda_app's runs give (tests/plugin/test_cuda_view.py), with
+# What fake_cuda_app's runs give (tests/plugin/test_cuda_copies.py), with
 # tests/plugin/fake_cuda_budget.toml and 5 steps: the verdict, and counts
 # per kind of the whole run.
 PROGRAMS_COPY = {"verdict": "broken", "to_device": 2, "kokkos_own": 3}

@@ -6,10 +6,15 @@ import re
 import shutil
 import subprocess
 
-from plugin_helpers import (DIAGNOSTICS_BYTES, MODIFY, OUTPUT_COPY, OUTPUTS,
-                            SETUP_COPY, STATE_BYTES, STEPS, SYNC,
+import pytest
+
+from plugin_helpers import (DIAGNOSTICS_BYTES, LEGACY_APP, MODIFY, OUTPUTS,
+                            OUTPUT_COPY, SETUP_COPY, STATE_BYTES, STEPS, SYNC,
                             VIOLATION_STATUS, count, nbytes, one_warning,
                             phase, program_ran, region, shown)
+
+
+pytestmark = [LEGACY_APP, pytest.mark.needs("device")]
 
 
 def test_report_text(case, budget):
@@ -323,6 +328,7 @@ def test_bad_backtrace(case):
         "a bad rank variable is skipped for the next one"
 
 
+@pytest.mark.chain
 def test_exit_without_finalize(case, budget):
     """exit() before Kokkos::finalize, with the test tool chained: the
     plugin still writes its report once, finalizes the chained tool and
@@ -344,20 +350,3 @@ def test_exit_without_finalize(case, budget):
         f"a broken budget still ends with the violation status\n{run}"
     assert not case.json("report.json", run)["budget"]["ok"], \
         "and the report says why"
-
-
-def test_with_cunumpy_library(case, source):
-    """A program using cunumpy's library with the plugin loaded: one
-    recorder, fed once."""
-    run = case.run(["20"], CUNUMPY_REPORT="report.json")
-    assert run.status == 0, f"the program must succeed\n{run}"
-    assert ("wrong way: 40 transfer(s)" in run.stdout and
-            "right way: 2 transfer(s)" in run.stdout), \
-        f"the program's own counters are not doubled\n{run}"
-    report = case.json("report.json", run)
-    assert report["total"]["transfers"] == 42, \
-        f"the plugin sees them all\n{shown(report['total']['kinds'])}"
-    sites = [site["site"] for site in report["total"]["top_sites"]]
-    line = case.source_line("state = cunumpy::to_host(device);")
-    assert any(site.endswith(f"time_loop.cpp:{line}") for site in sites), \
-        f"cunumpy's API call sites reach the plugin's report: {sites}"

@@ -25,6 +25,8 @@ from report_tool_helpers import (build_venv, call_tool, passing,
                                  short_paths, skip, version3, write_job,
                                  write_json)
 
+pytestmark = pytest.mark.program("tool_events", budget="examples/legacy_app/budget.toml")
+
 LINE_WIDTH = 160
 
 
@@ -593,6 +595,7 @@ json.dump({"nodes": nodes, "inclusive": sorted(graph.inc_metrics),
 """
 
 
+@pytest.mark.ctest(TIMEOUT=900)
 def test_hatchet_reads_the_export(case, sample, merge, request):
     python = hatchet_venv(case, request)
     files = two_ranks(case, sample)

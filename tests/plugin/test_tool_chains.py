@@ -8,7 +8,11 @@ points, so these run on every Kokkos."""
 
 import os
 
+import pytest
+
 from plugin_helpers import count, nbytes, one_warning, region, shown
+
+pytestmark = pytest.mark.program("tool_events")
 
 STEPS = 10
 # Per run of tool_events: a copy of 8 bytes per step, of 64 bytes in the

@@ -1,7 +1,12 @@
 """The trace of the legacy example (CUNUMPY_TRACE, Chrome's trace format)."""
 
-from plugin_helpers import (DIAGNOSTICS_BYTES, OUTPUT_COPY, OUTPUTS,
-                            STATE_BYTES, STEPS, shown)
+import pytest
+
+from plugin_helpers import (DIAGNOSTICS_BYTES, LEGACY_APP, OUTPUTS,
+                            OUTPUT_COPY, STATE_BYTES, STEPS, shown)
+
+
+pytestmark = [LEGACY_APP, pytest.mark.needs("device")]
 
 
 def test_trace(case):

@@ -10,8 +10,13 @@ merged by cunumpy-report equal but for times."""
 
 import re
 
+import pytest
+
 from plugin_helpers import VIOLATION_STATUS, count, phase, shown
 from report_tool_helpers import comparable
+
+pytestmark = [pytest.mark.program("tpetra_belos_cg"),
+              pytest.mark.needs("device"), pytest.mark.ctest(PROCESSORS=2)]
 
 # "setup" allows its upload, "solve" (Belos and Tpetra) nothing, "output"
 # its download.

@@ -1,6 +1,6 @@
 // An MPI + Kokkos program that checks a TransferBudget of the library over
-// MPI, for tests/plugin/test_mpi.py: "setup" uploads the state, each "step"
-// (no copy allowed) runs a kernel and reduces a norm over the ranks,
+// MPI, for tests/plugin/test_mpi_job_check.py: "setup" uploads the state, each
+// "step" (no copy allowed) runs a kernel and reduces a norm over the ranks,
 // "output" downloads the state. Each rank writes its own report(json) to
 // rank-<rank>.json; then every rank calls job_report("json"), which rank 0
 // writes to job.json, and job_check(). Each rank writes one line to

@@ -1,8 +1,8 @@
 // A plain MPI + Kokkos program for the plugin's MPI tests
-// (tests/plugin/test_mpi.py): "setup" uploads the state to the device,
-// each "step" runs a kernel and reduces a norm over the ranks through MPI,
-// "output" downloads the state. Kokkos finalizes before MPI, as programs
-// do: the plugin merges the ranks' reports over MPI then.
+// (tests/plugin/test_mpi_job_report.py): "setup" uploads the state to the
+// device, each "step" runs a kernel and reduces a norm over the ranks
+// through MPI, "output" downloads the state. Kokkos finalizes before MPI,
+// as programs do: the plugin merges the ranks' reports over MPI then.
 //
 //   --steps N                        time steps (default 20)
 //   --copy-on-rank R                 rank R also downloads the state in each

@@ -1,5 +1,5 @@
 // A program of the C++ library whose copies' sites come from its own debug
-// information, for tests/plugin/test_debug_files.py to run on damaged copies
+// information, for tests/plugin/test_symbolizing.py to run on damaged copies
 // of it and with files that open slowly:
 //
 //   test_reports_with_debug_files twice

@@ -1,5 +1,6 @@
 // Regions popped where none was open, as real libraries make them, for the
-// plugin's tests (tests/plugin/test_regions.py). The program's phases:
+// plugin's tests (tests/plugin/test_unbalanced_regions.py). The program's
+// phases:
 // "setup" makes a copy to the device, "solve" one to the host.
 //
 //   unbalanced_regions before-init [after]  a region pushed before

@@ -141,7 +141,7 @@ def test_a_budget_writes_sarif_and_junit(device_space, monkeypatch):
 def test_outside_mpi_the_job_is_the_process(device_space):
     """Without MPI initialized, job_report(format) is report(format) and
     job_check() is check(): the process' own, never an error (under MPI:
-    tests/plugin/test_mpi.py, plugin.job_check_over_mpi*)."""
+    tests/plugin/test_mpi_job_check.py, plugin.job_check_over_mpi*)."""
     budget = broken_budget()
     job, own = (json.loads(text) for text in
                 (budget.job_report(format="json"), budget.report("json")))

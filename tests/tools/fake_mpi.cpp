@@ -1,5 +1,6 @@
 // An MPI that is none the plugin's MPI part was built for: the three calls
-// the plugin makes to find out (tests/plugin/test_mpi.py, with LD_PRELOAD).
+// the plugin makes to find out (tests/plugin/test_mpi_job_report.py, with
+// LD_PRELOAD).
 
 #include <cstring>
 
