@@ -64,10 +64,9 @@ struct Config {
   /// report takes the whole identity from the same reader (describe_run).
   int rank = 0;
 
-  /// The settings of the environment, for the process `run` (the default:
-  /// the one reader of the run's identity, Impl::run_identity).
-  static Config
-  from_environment(const Impl::RunIdentity& run = Impl::run_identity());
+  /// The settings of the environment, for the process `run` (the
+  /// recorder's, RecorderSettings::run).
+  static Config from_environment(const Impl::RunIdentity& run);
 };
 
 /// The exit status of a process whose budget was broken under

@@ -130,7 +130,7 @@ Plugin::Plugin(Impl::Recorder& recorder, int load_sequence,
   // threads that opened none of their own.
   recorder.set_main_thread();
   start_ = recorder.now();
-  config_ = Config::from_environment();
+  config_ = Config::from_environment(recorder.settings().run);
   Impl::warn_unknown_variables();
   // What the rest of the start does (the CUDA view's start, what CUDA says
   // then) is recorded inside this call.

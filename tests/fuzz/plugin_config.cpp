@@ -73,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
     if (more)
       input.remove_prefix(end + 1);
   }
-  // Read again for each input (run_identity reads it once a process).
+  // Read again for each input (a recorder reads it once, when made).
   const cunumpy::Impl::RunIdentity run = cunumpy::Impl::read_run_identity();
   const auto config = cunumpy::plugin::Config::from_environment(run);
   if (config.rank < 0 || config.rank >= (1 << 30) ||

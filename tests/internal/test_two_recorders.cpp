@@ -13,6 +13,7 @@
 #include "recorder/record_events.hpp"
 #include "recorder/recorder.hpp"
 #include "report/format.hpp"
+#include "report/report.hpp"
 
 namespace {
 
@@ -131,6 +132,28 @@ TEST(TwoRecorders, ARecorderEndsAndAnotherRecordsOnTheSameThread) {
   EXPECT_EQ(in_survivor.count(EventKind::to_host), 2u);
   EXPECT_EQ(in_survivor.count(EventKind::to_device), 0u);
   EXPECT_TRUE(in_survivor.problems().empty());
+}
+
+TEST(TwoRecorders, EachReportsItsOwnRunAndDevices) {
+  RecorderSettings first;
+  first.run.label = "first";
+  first.run.rank = 3;
+  first.run.rank_known = true;
+  first.device_spaces = {"FakeDevice"};
+  RecorderSettings second;
+  second.run.label = "second";
+  Recorder a(first);
+  Recorder b(second);
+  cunumpy::Impl::Report of_a;
+  cunumpy::Impl::Report of_b;
+  cunumpy::Impl::describe_run(of_a, 0.0, lock_recorder(a));
+  cunumpy::Impl::describe_run(of_b, 0.0, lock_recorder(b));
+  EXPECT_EQ(of_a.label, "first");
+  EXPECT_EQ(of_a.rank, 3);
+  EXPECT_EQ(of_a.device_spaces, std::vector<std::string>{"FakeDevice"});
+  EXPECT_EQ(of_b.label, "second");
+  EXPECT_FALSE(of_b.rank_known);
+  EXPECT_TRUE(of_b.device_spaces.empty());
 }
 
 TEST(TwoRecorders, EachHasItsOwnCudaView) {

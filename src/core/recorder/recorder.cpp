@@ -60,6 +60,7 @@ RecorderSettings RecorderSettings::from_environment() {
   settings.debug_sync = read_integer("CUNUMPY_DEBUG_SYNC") == 1;
   settings.cupti = read_integer("CUNUMPY_CUPTI") == 1;
   settings.allow_no_device = read_integer("CUNUMPY_ALLOW_NO_DEVICE") == 1;
+  settings.run = read_run_identity();
   return settings;
 }
 

@@ -35,6 +35,7 @@
 #include "recorder/region_timeline.hpp"
 #include "recorder/spaces.hpp"
 #include "recorder/string_table.hpp"
+#include "support/variables.hpp"
 
 namespace cunumpy {
 struct Event;
@@ -62,6 +63,10 @@ struct RecorderSettings {
   /// memory space passes, unchecked, instead of failing (a CPU-only CI job
   /// that runs the GPU job's rule file).
   bool allow_no_device = false;
+  /// Which process of which run (rank, job size, run id, CUNUMPY_LABEL):
+  /// every report of the recorder (the plugin's, a TransferBudget's) and
+  /// the plugin's paths say the same.
+  RunIdentity run;
 
   static RecorderSettings from_environment();
 };

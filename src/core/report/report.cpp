@@ -217,7 +217,7 @@ void describe_run(Report& report, double start, const RecorderLock& lock) {
   report.started = process_start_time();
   report.ended = wall_clock_now();
   // Which process of which run: one reader for every report.
-  const RunIdentity& run = run_identity();
+  const RunIdentity& run = recorder.settings().run;
   report.rank = run.rank;
   report.rank_known = run.rank_known;
   report.size = run.size;

@@ -157,7 +157,7 @@ struct Report {
 };
 
 /// What the recorder knows of the run, read under its lock: which process
-/// of which run (rank, job size, run id, label: Impl::run_identity, the one
+/// of which run (rank, job size, run id, label: RecorderSettings::run, the one
 /// reader every report uses), the program, its pid, when it started, the
 /// seconds since `start` (the recorder's clock), the backtrace depth, the
 /// regions still open and the region tree's cut, why call sites lack a line,

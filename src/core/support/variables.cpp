@@ -260,8 +260,8 @@ namespace {
 // Open MPI, PMI (MPICH's hydra, Intel MPI, Slurm's pmi2), PMIx, Slurm,
 // hydra with -pmi-port and MVAPICH's mpirun_rsh (PMI_ID), mpirun_rsh.
 constexpr const char* rank_variables[] = {
-    "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID",
-    "PMI_ID",               "MV2_COMM_WORLD_RANK"};
+    "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+    "SLURM_PROCID",         "PMI_ID",   "MV2_COMM_WORLD_RANK"};
 
 } // namespace
 
@@ -330,8 +330,7 @@ RunId run_id_from_environment() {
   char host[256] = "";
   ::gethostname(host, sizeof host - 1);
   return {"local:" + std::string(host) + ":" + std::to_string(::getpid()) +
-              ":" +
-              std::to_string(static_cast<long long>(std::time(nullptr))),
+              ":" + std::to_string(static_cast<long long>(std::time(nullptr))),
           true};
 }
 
@@ -349,11 +348,6 @@ RunIdentity read_run_identity() {
   if (const auto label = read_text("CUNUMPY_LABEL"))
     identity.label = *label;
   return identity;
-}
-
-const RunIdentity& run_identity() {
-  static const RunIdentity run = read_run_identity();
-  return run;
 }
 
 } // namespace cunumpy::Impl

@@ -92,13 +92,10 @@ struct RunIdentity {
   bool id_unique = true;
   std::string label; ///< CUNUMPY_LABEL
 };
-/// Reads it from the environment now (a test of the readers may read it
-/// again; everything else takes run_identity).
+/// Reads it from the environment now: once, when a recorder is made
+/// (RecorderSettings::run; the run id of a process without a launcher
+/// holds the time).
 RunIdentity read_run_identity();
-/// read_run_identity, read once: the one identity of the process that
-/// every report (the plugin's, a TransferBudget's) and the plugin's paths
-/// use (the run id of a process without a launcher holds the time).
-const RunIdentity& run_identity();
 
 } // namespace cunumpy::Impl
 
