@@ -215,17 +215,16 @@ IDENTITY_PROGRAM = """
 import json, os, sys, time
 import numpy as np
 import cunumpy as xp
-with xp.testing.use_fake_device():
-    budget = xp.profiling.TransferBudget()
-    with budget.phase("step"):
-        xp.to_numpy(xp.to_device(np.arange(5.0)))
-    # The id of a run without a launcher holds the second it was read in,
-    # and the program may change its environment: the run is the one the
-    # process started as.
-    time.sleep(1.5)
-    os.environ["CUNUMPY_LABEL"] = "changed later"
-    with open(sys.argv[1], "w") as file:
-        file.write(budget.report("json"))
+budget = xp.profiling.TransferBudget()
+with budget.phase("step"):
+    xp.to_numpy(xp.to_device(np.arange(5.0)))
+# The id of a run without a launcher holds the second it was read in, and
+# the program may change its environment: the run is the one the process
+# started as.
+time.sleep(1.5)
+os.environ["CUNUMPY_LABEL"] = "changed later"
+with open(sys.argv[1], "w") as file:
+    file.write(budget.report("json"))
 """
 
 
