@@ -3,6 +3,7 @@
 // functions the Kokkos Tools event path calls (record::*), as the process'
 // recorder is. What one records the other never sees.
 
+#include <cstring>
 #include <gtest/gtest.h>
 #include <string>
 #include <thread>
@@ -55,9 +56,19 @@ struct Counter {
   Recorder& recorder;
 };
 
+/// A space name as Kokkos passes it: 64 readable bytes (a SpaceHandle).
+struct SpaceName {
+  explicit SpaceName(const char* name) {
+    std::strncpy(text, name, sizeof text - 1);
+  }
+  char text[64] = {};
+};
+
 void copy(Recorder& recorder, const char* dst, const char* src, int index) {
-  record::begin_deep_copy(recorder, dst, "dst", memory[index], src, "src",
-                          memory[index + 1], 64);
+  const SpaceName dst_space(dst);
+  const SpaceName src_space(src);
+  record::begin_deep_copy(recorder, dst_space.text, "dst", memory[index],
+                          src_space.text, "src", memory[index + 1], 64);
   record::end_deep_copy(recorder);
 }
 
