@@ -55,10 +55,9 @@ def libdw_version_at_least(version):
     return tuple(int(part) for part in text.split(".")[:2]) >= version
 
 
-def compressed_section(program, wanted):
-    """The offset in an ELF64 little-endian file of the compression header
-    of its compressed section `wanted` (ch_type, ch_reserved, ch_size,
-    ch_addralign)."""
+def sections(program):
+    """(name, flags, offset) of each section of an ELF64 little-endian file:
+    section headers at e_shoff, e_shentsize, e_shnum, e_shstrndx."""
     with open(program, "rb") as file:
         data = file.read()
     shoff, = struct.unpack_from("<Q", data, 0x28)
@@ -70,8 +69,19 @@ def compressed_section(program, wanted):
         flags, = struct.unpack_from("<Q", data, header + 8)
         offset, = struct.unpack_from("<Q", data, header + 0x18)
         end = data.index(b"\0", names_offset + name)
-        if data[names_offset + name:end] == wanted.encode():
-            assert flags & 0x800, f"{wanted} is compressed (SHF_COMPRESSED)"
+        yield data[names_offset + name:end].decode(), flags, offset
+
+
+SHF_COMPRESSED = 0x800  # the section starts with a compression header
+
+
+def compressed_section(program, wanted):
+    """The offset in an ELF64 little-endian file of the compression header
+    of its compressed section `wanted` (ch_type, ch_reserved, ch_size,
+    ch_addralign)."""
+    for name, flags, offset in sections(program):
+        if name == wanted:
+            assert flags & SHF_COMPRESSED, f"{wanted} is compressed"
             return offset
     raise AssertionError(f"no {wanted} in {program}")
 

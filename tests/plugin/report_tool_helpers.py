@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from plugin_helpers import skip
+from plugin_helpers import shown, skip
 
 RUN_ID = "slurm:1234.0"
 
@@ -128,6 +128,17 @@ def comparable(value, key=""):
     if isinstance(value, list):
         return [comparable(member, key) for member in value]
     return value
+
+
+def assert_same_report(job, offline):
+    """The job's report (merged over MPI) is the offline merge's, but for
+    what two runs differ in (comparable); the members that differ if not."""
+    ours, theirs = comparable(job), comparable(offline)
+    assert ours == theirs, "the job's report is the offline merge's:\n" + \
+        "\n".join(f"{name}: {shown(ours.get(name))} != "
+                  f"{shown(theirs.get(name))}"
+                  for name in sorted(set(ours) | set(theirs))
+                  if ours.get(name) != theirs.get(name))[:4000]
 
 
 def build_venv(case, request, name, packages, module):

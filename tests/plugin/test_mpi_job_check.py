@@ -8,7 +8,7 @@ import pytest
 
 from mpi_helpers import launch_job, phase
 from plugin_helpers import shown
-from report_tool_helpers import comparable
+from report_tool_helpers import assert_same_report
 
 pytestmark = [pytest.mark.program("mpi_budget"), pytest.mark.needs("device"),
               pytest.mark.ctest(PROCESSORS=4)]
@@ -52,13 +52,7 @@ def check_job_check(case, mpirun, report_tool, command):
         merged = case.run(command=[report_tool, "--json", "offline.json"] +
                           [case.path(f"rank-{rank}.json")
                            for rank in range(ranks)])
-        ours = comparable(job)
-        theirs = comparable(case.json("offline.json", merged))
-        assert ours == theirs, "the job's report is the offline merge's:\n" + \
-            "\n".join(f"{name}: {shown(ours.get(name))} != "
-                      f"{shown(theirs.get(name))}"
-                      for name in sorted(set(ours) | set(theirs))
-                      if ours.get(name) != theirs.get(name))[:4000]
+        assert_same_report(job, case.json("offline.json", merged))
 
     run, _, lines = launch(2, [])
     assert (run.status == 0 and len(lines) == 2 and

@@ -9,7 +9,7 @@ import pytest
 
 from mpi_helpers import launch_job, phase
 from plugin_helpers import VIOLATION_STATUS, shown
-from report_tool_helpers import comparable
+from report_tool_helpers import assert_same_report
 
 pytestmark = [pytest.mark.program(
                   "mpi_kokkos", budget="tests/plugin/mpi_kokkos_budget.toml"),
@@ -61,13 +61,8 @@ def check_job_report(case, mpirun, report_tool, budget):
     merged = case.run(command=[report_tool, "--check", "--json", "offline.json",
                                case.path("ranks")])
     assert merged.status == 0, merged
-    ours = comparable(case.json("job-8.json", run))
-    theirs = comparable(case.json("offline.json", merged))
-    assert ours == theirs, "the job's report is the offline merge's:\n" + \
-        "\n".join(f"{name}: {shown(ours.get(name))} != "
-                   f"{shown(theirs.get(name))}"
-                   for name in sorted(set(ours) | set(theirs))
-                   if ours.get(name) != theirs.get(name))[:4000]
+    assert_same_report(case.json("job-8.json", run),
+                       case.json("offline.json", merged))
 
 
 def check_one_rank_breaks(case, mpirun, report_tool, budget, ranks):
